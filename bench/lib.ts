@@ -1,0 +1,108 @@
+/**
+ * Benchmark helpers: measure ours and a baseline in the same run, print ratios, save results.
+ * Benchmarks never assert timings; they report them.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+export interface Stats {
+  samples: number;
+  meanMs: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  minMs: number;
+  maxMs: number;
+}
+
+/** Summary statistics of durations in milliseconds. */
+export function stats(durationsMs: number[]): Stats {
+  const sorted = [...durationsMs].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  const sum = sorted.reduce((total, value) => total + value, 0);
+  return {
+    samples: sorted.length,
+    meanMs: sum / Math.max(1, sorted.length),
+    p50Ms: at(0.5),
+    p90Ms: at(0.9),
+    p99Ms: at(0.99),
+    minMs: sorted[0] ?? 0,
+    maxMs: sorted.at(-1) ?? 0,
+  };
+}
+
+/** Runs `fn` `warmup` times unmeasured, then `iterations` times measured, one after another. */
+export async function measure(
+  fn: () => unknown | Promise<unknown>,
+  { iterations = 1000, warmup = 100 }: { iterations?: number; warmup?: number } = {},
+): Promise<Stats> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const durations: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = performance.now();
+    await fn();
+    durations.push(performance.now() - start);
+  }
+  return stats(durations);
+}
+
+/** Runs `fn` with `concurrency` workers for `durationMs`; returns completed operations per second. */
+export async function throughput(
+  fn: () => Promise<unknown>,
+  { concurrency = 32, durationMs = 3000 }: { concurrency?: number; durationMs?: number } = {},
+): Promise<{ opsPerSecond: number; operations: number; errors: number }> {
+  const deadline = performance.now() + durationMs;
+  let operations = 0;
+  let errors = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        try {
+          await fn();
+          operations++;
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - start) / 1000;
+  return { opsPerSecond: operations / elapsed, operations, errors };
+}
+
+/** One printed line: label, ours, baseline, ratio (ours / baseline). */
+export function printComparison(label: string, ours: number, baseline: number, unit: string): void {
+  const ratio = baseline === 0 ? Number.NaN : ours / baseline;
+  console.log(
+    `${label.padEnd(48)} ours ${ours.toFixed(3).padStart(10)} ${unit}  baseline ${baseline
+      .toFixed(3)
+      .padStart(10)} ${unit}  ratio ${ratio.toFixed(2)}x`,
+  );
+}
+
+/** One printed line for a figure with a goal (reported, not asserted). */
+export function printFigure(label: string, value: number, unit: string, goal?: string): void {
+  console.log(
+    `${label.padEnd(48)} ${value.toFixed(3).padStart(12)} ${unit}${goal ? `   (goal ${goal})` : ''}`,
+  );
+}
+
+/** Writes `bench/results/<name>.json` with a timestamp and the machine's basics. */
+export function saveResults(name: string, results: Record<string, unknown>): string {
+  const dir = new URL('./results/', import.meta.url);
+  mkdirSync(dir, { recursive: true });
+  const path = new URL(`${name}.json`, dir);
+  const body = {
+    name,
+    at: new Date().toISOString(),
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    results,
+  };
+  writeFileSync(
+    path,
+    `${JSON.stringify(body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`,
+  );
+  return path.pathname;
+}

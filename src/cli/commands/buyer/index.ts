@@ -1,0 +1,11 @@
+/** `svc buyer ...`: the local buyer proxy and its wallets. */
+import type { Command } from 'commander';
+import type { CliIo } from '../../io.js';
+import { registerIdentityCommands } from './identity.js';
+
+export function registerBuyerCommands(program: Command, io: CliIo): void {
+  const buyer = program
+    .command('buyer')
+    .description('the local buyer: finds sellers, routes requests, pays them');
+  registerIdentityCommands(buyer, io);
+}

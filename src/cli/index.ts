@@ -1,0 +1,77 @@
+/** The `svc` command-line interface. `main(argv)` runs one invocation and returns its exit code. */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CommanderError } from 'commander';
+import { ConfigError } from '../config/index.js';
+import { isSvcError } from '../errors/index.js';
+import { type CliIo, processIo } from './io.js';
+import { createProgram } from './program.js';
+
+export type { CliIo } from './io.js';
+
+/** Exit codes: 0 success, 1 the command failed, 2 the command line itself was wrong. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** Thrown by commands to fail with a chosen exit code and message. */
+export class CliError extends Error {
+  override name = 'CliError';
+  readonly exitCode: number;
+  constructor(message: string, exitCode = EXIT_FAILURE) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** Runs `svc <argv...>`; never calls process.exit. */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const program = createProgram(io);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return EXIT_OK;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+function reportError(error: unknown, io: CliIo): number {
+  if (error instanceof CommanderError) {
+    // Help and version "errors" are successful exits; everything else is a usage error.
+    if (
+      error.code === 'commander.helpDisplayed' ||
+      error.code === 'commander.version' ||
+      error.exitCode === 0
+    ) {
+      return EXIT_OK;
+    }
+    if (error.code === 'commander.help') return EXIT_OK;
+    return EXIT_USAGE;
+  }
+  if (error instanceof CliError) {
+    io.stderr(`error: ${error.message}\n`);
+    return error.exitCode;
+  }
+  if (error instanceof ConfigError || isSvcError(error)) {
+    io.stderr(`error: ${error.message}\n`);
+    return EXIT_FAILURE;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr(`error: ${message}\n(run with --log-level debug for details)\n`);
+  if (io.env.SVC_DEBUG && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
+  return EXIT_FAILURE;
+}
+
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,39 @@
+/** Configuration: the schema of `<data-dir>/config.json`, its loader (defaults < file < env < flags), data dir. */
+export { writeFileAtomic } from './atomicWrite.js';
+export { ConfigError } from './ConfigError.js';
+export { ensureDir, resolveDataDir } from './dataDir.js';
+export { ENV_OVERRIDES } from './env.js';
+export {
+  configPathFor,
+  type LoadConfigOptions,
+  type LoadedConfig,
+  loadConfig,
+  readConfigFile,
+  validateConfig,
+  writeConfigFile,
+} from './loadConfig.js';
+export { deepMerge, getAtPath, setAtPath } from './paths.js';
+export { configSchema, defaultConfig, type SvcConfig, type SvcConfigInput } from './schema.js';
+export type { BuyerConfig, PresetConfig } from './sections/buyer.js';
+export { CHAIN_NETWORKS, type ChainConfig } from './sections/chain.js';
+export {
+  maxPricingSchema,
+  peerIdSchema,
+  routingPreferencesSchema,
+  tokenPricingSchema,
+  usdNumberSchema,
+} from './sections/common.js';
+export type { GatewayConfig } from './sections/gateway.js';
+export type { NetworkConfig } from './sections/network.js';
+export {
+  API_PROTOCOLS,
+  PROVIDER_TYPES,
+  type ProviderConfig,
+  type SellerConfig,
+  type ServiceConfig,
+} from './sections/seller.js';
+
+import type { z } from 'zod';
+import type { routingPreferencesSchema as prefs } from './sections/common.js';
+/** Effective routing preferences (spec "Routing"). */
+export type RoutingPreferences = z.infer<typeof prefs>;

@@ -1,0 +1,21 @@
+/** `gateway` section: the keyed gateway (spec 4.1, 4.4, 8). */
+import { z } from 'zod';
+import { portSchema, usdStringSchema } from './common.js';
+
+export const gatewaySchema = z.strictObject({
+  /** 127.0.0.1 by default; set 0.0.0.0 (or --host) to serve other machines. */
+  host: z.string().min(1).default('127.0.0.1'),
+  port: portSchema.default(8379),
+  /** Where the buyer the gateway forwards to listens. */
+  buyerUrl: z.url().default('http://127.0.0.1:8377'),
+  /** PostgreSQL URL; absent = embedded SQLite in <data-dir>/gateway/. */
+  databaseUrl: z.string().optional(),
+  topupMinUsd: usdStringSchema.default('2'),
+  topupMaxUsd: usdStringSchema.default('500'),
+  /** x402 facilitator: a preset name or a base URL. */
+  x402Facilitator: z.string().optional(),
+  /** Request-log rows older than this are deleted. */
+  logRetentionDays: z.number().int().positive().default(90),
+});
+
+export type GatewayConfig = z.infer<typeof gatewaySchema>;

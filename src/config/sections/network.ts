@@ -1,0 +1,21 @@
+/** `network` section: the libp2p node shared by buyers and sellers. */
+import { z } from 'zod';
+
+export const networkSchema = z.strictObject({
+  /** Multiaddrs of bootstrap nodes, each ending in /p2p/<libp2p peer id>. */
+  bootstrap: z
+    .array(z.string().startsWith('/', 'expected a multiaddr like /ip4/1.2.3.4/tcp/4001/p2p/...'))
+    .default([]),
+  /** Addresses the node listens on. */
+  listen: z.array(z.string().startsWith('/')).default(['/ip4/0.0.0.0/tcp/0']),
+  /** Addresses announced to other peers (default: the listen addresses). */
+  announce: z.array(z.string().startsWith('/')).default([]),
+  /** Private DHT protocol; not the public IPFS DHT. */
+  dhtProtocol: z.string().default('/svc/kad/1.0.0'),
+  /** Background refresh of the peer cache. */
+  refreshIntervalSeconds: z.number().int().min(1).default(300),
+  /** A peer unreachable for longer than this is dropped from the cache. */
+  peerTtlSeconds: z.number().int().min(1).default(3600),
+});
+
+export type NetworkConfig = z.infer<typeof networkSchema>;

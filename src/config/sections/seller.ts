@@ -1,0 +1,66 @@
+/** `seller` section: a seller node and the upstream providers it resells (spec 2.4). */
+import { z } from 'zod';
+import { tokenPricingSchema } from './common.js';
+
+export const PROVIDER_TYPES = [
+  'openai-chat',
+  'openai-responses',
+  'anthropic-messages',
+  'openai-images',
+  'demo',
+] as const;
+export const API_PROTOCOLS = [
+  'openai-chat-completions',
+  'openai-responses',
+  'anthropic-messages',
+  'openai-images',
+] as const;
+
+/** Limits and features of a service, announced to buyers. */
+export const serviceCapabilitiesSchema = z.strictObject({
+  contextLength: z.number().int().positive().optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  inputModalities: z.array(z.string()).optional(),
+  outputModalities: z.array(z.string()).optional(),
+  toolUse: z.boolean().optional(),
+  supportedParameters: z.array(z.string()).optional(),
+});
+
+export const serviceSchema = z.strictObject({
+  /** Model id the upstream API expects (default: the service id). */
+  upstreamModel: z.string().min(1).optional(),
+  pricing: tokenPricingSchema.optional(),
+  categories: z.array(z.string()).default([]),
+  capabilities: serviceCapabilitiesSchema.optional(),
+});
+
+export const providerSchema = z.strictObject({
+  type: z.enum(PROVIDER_TYPES),
+  /** Provider name shown to buyers (default: the type). */
+  name: z.string().min(1).optional(),
+  baseUrl: z.url().optional(),
+  /** Name of the environment variable holding the upstream API key (never the key itself). */
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name')
+    .optional(),
+  services: z.record(z.string().min(1), serviceSchema),
+  defaultPricing: tokenPricingSchema,
+  maxConcurrency: z.number().int().positive().default(16),
+});
+
+export const sellerSchema = z.strictObject({
+  displayName: z.string().max(100).default('svc seller'),
+  region: z.string().max(50).optional(),
+  /** Largest request body accepted (advertised so buyers refuse early with 413). */
+  uploadLimitBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024),
+  providers: z.array(providerSchema).max(32).default([]),
+});
+
+export type SellerConfig = z.infer<typeof sellerSchema>;
+export type ProviderConfig = z.infer<typeof providerSchema>;
+export type ServiceConfig = z.infer<typeof serviceSchema>;

@@ -1,0 +1,202 @@
+/**
+ * Every error code a user can hit, with its HTTP status and what to do next. The spec's codes
+ * (interface.md section 7) come first; later capabilities add theirs here, never inline.
+ */
+
+/** OpenAI error `type` values we emit. */
+export type OpenAiErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'insufficient_quota'
+  | 'api_error'
+  | 'server_error';
+
+/** Anthropic error `type` values we emit. */
+export type AnthropicErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'billing_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'request_too_large'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'overloaded_error'
+  | 'timeout_error';
+
+export interface ErrorCodeSpec {
+  status: number;
+  /** Default message; says what happened and what to do next. */
+  message: string;
+}
+
+export const ERROR_CODES = {
+  // --- spec section 7 ---
+  unauthorized: {
+    status: 401,
+    message: 'A valid API key is required: send Authorization: Bearer svc_...',
+  },
+  not_found: { status: 404, message: 'No such route. See the API reference for supported paths.' },
+  topup_not_available: {
+    status: 403,
+    message:
+      'This key pays from its workspace wallet; top-ups are only available for keys with their own wallet.',
+  },
+  topup_not_allowed: {
+    status: 403,
+    message:
+      'Top-ups are not enabled for this key. An admin can enable them with `svc gateway key topup <keyId> on`.',
+  },
+  payment_required: {
+    status: 402,
+    message: 'Payment required: pay the PAYMENT-REQUIRED challenge and retry.',
+  },
+  gateway_auth_required: {
+    status: 401,
+    message:
+      'Identities other than "default" require the gateway control secret in x-svc-gateway-auth.',
+  },
+  missing_routing_target: {
+    status: 400,
+    message:
+      'The request names no model and no seller is pinned. Set "model" or the x-svc-pin-peer header.',
+  },
+  no_default_route: {
+    status: 400,
+    message:
+      'Model "svc" follows the default route, and none is set. Run `svc buyer route set <model>`.',
+  },
+  insufficient_deposits: {
+    status: 402,
+    message: 'Not enough USDC deposited to pay this seller. Run `svc buyer deposit` to add funds.',
+  },
+  upload_body_too_large: {
+    status: 413,
+    message: "The request body is larger than the seller's upload limit.",
+  },
+  model_not_found: {
+    status: 502,
+    message:
+      'No seller allowed by your routing preferences offers this model. Run `svc network browse` to see offers.',
+  },
+
+  // --- general request errors ---
+  invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
+  invalid_request: { status: 400, message: 'The request is invalid.' },
+  unsupported_media_type: { status: 415, message: 'Send the body as application/json.' },
+  body_too_large: { status: 413, message: 'The request body is larger than this server accepts.' },
+  method_not_allowed: { status: 405, message: 'This route does not accept that method.' },
+  forbidden_host: {
+    status: 403,
+    message: 'Requests must come from a loopback Host and Origin (DNS-rebinding protection).',
+  },
+  rate_limited: { status: 429, message: 'Too many requests. Retry after the time in Retry-After.' },
+
+  // --- buyer / network ---
+  unknown_preset: {
+    status: 400,
+    message: 'No such preset. List presets in buyer.presets of the config.',
+  },
+  model_type_mismatch: { status: 400, message: 'This model cannot be used on this route.' },
+  peer_unreachable: {
+    status: 502,
+    message:
+      'The pinned seller cannot be reached. Run `svc network browse` to see reachable sellers.',
+  },
+  seller_error: { status: 502, message: 'The seller failed to answer the request.' },
+  seller_timeout: { status: 504, message: 'The seller did not answer in time.' },
+  seller_overloaded: {
+    status: 429,
+    message: 'The seller is at its concurrency limit. Retry shortly.',
+  },
+  upstream_error: { status: 502, message: "The seller's upstream API failed." },
+  invalid_seller_response: {
+    status: 502,
+    message: 'The seller sent a response that could not be understood.',
+  },
+  no_peers_reachable: {
+    status: 503,
+    message: 'No peers are reachable. Check network.bootstrap in the config and your connection.',
+  },
+  translation_unsupported: {
+    status: 400,
+    message: "A parameter of this request cannot be carried to the seller's API format.",
+  },
+  request_cancelled: { status: 499, message: 'The client cancelled the request.' },
+
+  // --- payments ---
+  chain_unavailable: {
+    status: 503,
+    message: 'The chain RPC is unreachable. Check chain.rpcUrl in the config.',
+  },
+  payment_failed: { status: 502, message: 'Paying the seller failed.' },
+  price_too_high: { status: 400, message: "The offer is priced above the buyer's ceiling." },
+
+  // --- gateway ---
+  spend_limit_reached: { status: 402, message: 'A budget has no room for this request.' },
+  spend_tracking_unavailable: {
+    status: 503,
+    message: 'Spend cannot be tracked right now, so keys with limits are refused. Retry shortly.',
+  },
+  model_not_allowed: { status: 403, message: 'This key may not use that model.' },
+  key_quota_reached: {
+    status: 403,
+    message: 'The member already has as many keys as an admin allows.',
+  },
+  store_unavailable: {
+    status: 503,
+    message: 'The gateway database is unavailable. Retry shortly.',
+  },
+  buyer_unavailable: {
+    status: 502,
+    message: 'The gateway cannot reach its buyer. Is `svc buyer start` running?',
+  },
+  topup_amount_invalid: {
+    status: 400,
+    message: 'The top-up amount is outside the allowed bounds.',
+  },
+  facilitator_error: { status: 502, message: 'The x402 facilitator failed.' },
+  facilitator_unavailable: { status: 503, message: 'The x402 facilitator is unreachable.' },
+
+  // --- local (CLI) ---
+  invalid_config: { status: 400, message: 'The configuration is invalid.' },
+  invalid_argument: { status: 400, message: 'An argument is invalid.' },
+  identity_error: { status: 400, message: 'The identity cannot be used.' },
+  internal_error: { status: 500, message: 'Something went wrong inside svc. The log has details.' },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+/** A stable machine-readable error code. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** True when `code` is a known error code. */
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
+/** OpenAI-style `type` for a status. */
+export function openAiTypeForStatus(status: number): OpenAiErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 402) return 'insufficient_quota';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return status === 500 ? 'server_error' : 'api_error';
+  return 'invalid_request_error';
+}
+
+/** Anthropic-style `type` for a status (mirrors Anthropic's documented status/type table). */
+export function anthropicTypeForStatus(status: number): AnthropicErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 402) return 'billing_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 413) return 'request_too_large';
+  if (status === 429) return 'rate_limit_error';
+  if (status === 504) return 'timeout_error';
+  if (status === 529 || status === 503) return 'overloaded_error';
+  if (status >= 500) return 'api_error';
+  return 'invalid_request_error';
+}

@@ -1,0 +1,19 @@
+/** Identities: wallets the buyer pays from and sellers sign with; peer ids are their EVM addresses. */
+export {
+  DEFAULT_IDENTITY,
+  type IdentityListing,
+  type IdentityRecord,
+  IdentityStore,
+  type KeySource,
+  type LoadedIdentity,
+  parseReference,
+  validateIdentityName,
+} from './IdentityStore.js';
+export {
+  addressFromPeerId,
+  isPeerId,
+  type PeerId,
+  parsePeerId,
+  peerIdFromAddress,
+} from './peerId.js';
+export { addressOf, newPrivateKey, parsePrivateKey } from './privateKey.js';

@@ -1,0 +1,76 @@
+/** Logging: pino, human-readable on a TTY, JSON lines otherwise; secrets redacted. */
+import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { redact } from './redact.js';
+
+export type { Logger } from 'pino';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface CreateLoggerOptions {
+  level?: LogLevel;
+  /** Component name shown on every line (e.g. "buyer"). */
+  name?: string;
+  /** Force pretty (true) or JSON (false) output; default: pretty when stderr is a TTY. */
+  pretty?: boolean;
+  /** Where to write; default stderr (stdout is for command output). */
+  destination?: NodeJS.WritableStream;
+}
+
+/** Creates the process logger. Log lines go to stderr so command output stays parseable. */
+export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  const destination = options.destination ?? process.stderr;
+  const usePretty = options.pretty ?? Boolean((destination as { isTTY?: boolean }).isTTY);
+  const stream = usePretty
+    ? pretty({
+        destination,
+        colorize: true,
+        sync: true,
+        ignore: 'pid,hostname',
+        translateTime: 'HH:MM:ss.l',
+      })
+    : destination;
+  return pino(
+    {
+      level: options.level ?? 'info',
+      ...(options.name ? { name: options.name } : {}),
+      base: undefined,
+      redact: {
+        paths: [
+          '*.authorization',
+          '*.apiKey',
+          '*.secret',
+          '*.privateKey',
+          'headers.authorization',
+          'headers["x-api-key"]',
+        ],
+        censor: '[redacted]',
+      },
+      hooks: {
+        logMethod(args, method) {
+          method.apply(
+            this,
+            args.map((arg) => (typeof arg === 'string' ? redact(arg) : arg)) as Parameters<
+              typeof method
+            >,
+          );
+        },
+      },
+      serializers: {
+        err: (error: unknown) => {
+          const serialized = pino.stdSerializers.err(error as Error);
+          if (serialized?.message) serialized.message = redact(serialized.message);
+          if (serialized?.stack) serialized.stack = redact(serialized.stack);
+          return serialized;
+        },
+      },
+    },
+    stream,
+  );
+}
+
+/** A logger that drops everything (tests, library use). */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// One runner for the whole repo: unit tests sit beside their source (`x.test.ts`),
+// scenario tests that start several processes live in test/.
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    reporters: ['default'],
+  },
+});
