@@ -17,4 +17,14 @@ export {
   SELLERS_KEY_PREIMAGE,
   sellersDhtKey,
 } from './protocols.js';
+export {
+  type InboundRequest,
+  type OutboundReply,
+  type RequestHandler,
+  type RequestServer,
+  type RequestServerOptions,
+  serveRequests,
+} from './requestServer.js';
+export { MAX_HEAD_BYTES } from './requestWire.js';
+export { LibP2pTransport, type LibP2pTransportOptions, type PeerRouter } from './transport.js';
 export * from './types.js';
