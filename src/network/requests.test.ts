@@ -3,7 +3,12 @@ import { encodeFrame, FrameType, jsonPayload } from './frames.js';
 import { peerIdFromLibp2p } from './keys.js';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
-import { type InboundRequest, type RequestServer, serveRequests } from './requestServer.js';
+import {
+  type InboundRequest,
+  type OutboundReply,
+  type RequestServer,
+  serveRequests,
+} from './requestServer.js';
 import { startLoopbackNode, type TestIdentity, waitFor } from './testing/loopback.js';
 import { LibP2pTransport } from './transport.js';
 import { type SellerResponse, TransportError } from './types.js';
@@ -41,7 +46,7 @@ describe('request streams', () => {
     buyer = await startLoopbackNode('buyer');
     server = await serveRequests(
       seller,
-      async (req) => {
+      async (req): Promise<OutboundReply> => {
         seen.push(req);
         if (req.path === '/echo') {
           return {
