@@ -38,7 +38,9 @@ describe('parseSse', () => {
   });
 
   it('gives identical events whatever the byte boundaries (property)', async () => {
-    const field = fc.string({ unit: 'grapheme', maxLength: 20 }).map((s) => s.replace(/[\r\n]/g, ''));
+    const field = fc
+      .string({ unit: 'grapheme', maxLength: 20 })
+      .map((s) => s.replace(/[\r\n]/g, ''));
     const eventArb = fc.record(
       {
         event: fc.stringMatching(/^[a-z_.]{1,12}$/),
