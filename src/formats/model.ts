@@ -16,8 +16,8 @@ export interface TextPart {
 export interface ImagePart {
   type: 'image';
   source: ImageSource;
-  /** OpenAI `detail`; Anthropic has none. */
-  detail?: 'auto' | 'low' | 'high';
+  /** OpenAI `detail` when not the default `auto`; Anthropic has none. */
+  detail?: 'low' | 'high';
 }
 
 export interface ToolCallPart {

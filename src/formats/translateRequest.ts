@@ -48,13 +48,8 @@ export function validateRequest(body: unknown, format: ApiFormat): void {
     // Server-side state: tool outputs may answer calls we cannot see; only check the shape.
     const { previous_response_id: _ignored, ...rest } = body;
     if (!Array.isArray(rest.input)) return;
-    parseRequest(
-      {
-        ...rest,
-        input: rest.input.filter((i) => !(isRecord(i) && i.type === 'function_call_output')),
-      },
-      format,
-    );
+    const input = rest.input.filter((i) => !(isRecord(i) && i.type === 'function_call_output'));
+    if (input.length > 0) parseRequest({ ...rest, input }, format);
     return;
   }
   parseRequest(body, format);

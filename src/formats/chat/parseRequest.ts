@@ -62,7 +62,7 @@ function userParts(content: unknown, param: string): Array<TextPart | ImagePart>
       const url = string(image.url, `${p}.image_url.url`);
       const out: ImagePart = { type: 'image', source: imageSourceOfUrl(url, `${p}.image_url.url`) };
       const detail = image.detail;
-      if (detail === 'low' || detail === 'high' || detail === 'auto') out.detail = detail;
+      if (detail === 'low' || detail === 'high') out.detail = detail;
       return out;
     }
     if (part.type === 'input_audio' || part.type === 'file') {
@@ -178,7 +178,13 @@ export function parseChatRequest(body: unknown, warnings: string[]): Conversatio
     const msg = object(messages[i], param);
     const role = msg.role;
     if (role === 'system' || role === 'developer') {
-      conv.system.push(textOf(msg.content, `${param}.content`));
+      // A system message of several text parts keeps them apart (they map to system blocks).
+      const content = msg.content;
+      if (Array.isArray(content)) {
+        content.forEach((part, j) => {
+          conv.system.push(textOf([part], `${param}.content[${j}]`));
+        });
+      } else conv.system.push(textOf(content, `${param}.content`));
     } else if (role === 'user') {
       pushTurn(conv, 'user', userParts(msg.content, `${param}.content`));
     } else if (role === 'assistant') {

@@ -57,8 +57,7 @@ function contentParts(content: unknown, param: string, role: string): Array<Text
         }
         const url = string(part.image_url, `${p}.image_url`);
         const out: ImagePart = { type: 'image', source: imageSourceOfUrl(url, `${p}.image_url`) };
-        if (part.detail === 'low' || part.detail === 'high' || part.detail === 'auto')
-          out.detail = part.detail;
+        if (part.detail === 'low' || part.detail === 'high') out.detail = part.detail;
         return out;
       }
       case 'input_file':
