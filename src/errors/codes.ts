@@ -161,6 +161,17 @@ export const ERROR_CODES = {
   facilitator_error: { status: 502, message: 'The x402 facilitator failed.' },
   facilitator_unavailable: { status: 503, message: 'The x402 facilitator is unreachable.' },
 
+  // --- network / seller (issue 3) ---
+  service_not_offered: {
+    status: 404,
+    message:
+      'This seller does not offer that model on this API path. Run `svc network peer <peer_id>` to see its services.',
+  },
+  upstream_unavailable: {
+    status: 502,
+    message: 'The seller cannot reach its upstream API. Retry, or pick another seller.',
+  },
+
   // --- local (CLI) ---
   invalid_config: { status: 400, message: 'The configuration is invalid.' },
   invalid_argument: { status: 400, message: 'An argument is invalid.' },
