@@ -292,13 +292,17 @@ describe('coverage', () => {
       tool_choice: { type: 'tool', name: 'f', disable_parallel_tool_use: true },
       max_tokens: 30000,
       temperature: 0.3,
-      top_p: 0.9,
       stop_sequences: ['END'],
-      thinking: { type: 'enabled', budget_tokens: 24576 },
       metadata: { user_id: 'u-1' },
       output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
       stream: true,
     });
+    expect(body.top_p).toBeUndefined();
+    expect(body.thinking).toBeUndefined();
+    const thinking = translateRequest({ ...chat, tool_choice: 'auto' }, 'chat', 'messages');
+    expect(thinking.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 24576 } });
+    expect(thinking.body.temperature).toBeUndefined();
+    expect(thinking.warnings).toContain('temperature dropped (not allowed with thinking)');
     const { stop: _stop, ...noStop } = chat;
     const responses = translateRequest(noStop, 'chat', 'responses').body;
     expect(responses).toMatchObject({
@@ -312,9 +316,9 @@ describe('coverage', () => {
       },
       user: 'u-1',
     });
-    const toChat = translateRequest(body, 'messages', 'chat').body;
+    const toChat = translateRequest(thinking.body, 'messages', 'chat').body;
     expect(toChat).toMatchObject({
-      tool_choice: { type: 'function', function: { name: 'f' } },
+      tool_choice: 'auto',
       parallel_tool_calls: false,
       max_completion_tokens: 30000,
       reasoning_effort: 'high',
