@@ -4,6 +4,7 @@
  * (docs/decisions/020). Pure functions: no I/O, no servers, no network, no chain.
  */
 
+export { parseSellerJson } from './check.js';
 export {
   errorOfBody,
   errorOfThrown,

@@ -203,6 +203,14 @@ describe('stream translation', () => {
     expect(same.at(-1)?.data).toBe('[DONE]');
   });
 
+  it('leaves out the chat usage chunk when the client did not ask for it', async () => {
+    const out = await collect(
+      translateStream(STREAMS.messages.text, 'messages', 'chat', { includeUsage: false }),
+    );
+    expect(out.some((e) => e.data.includes('"usage"'))).toBe(false);
+    expect(out.at(-1)?.data).toBe('[DONE]');
+  });
+
   it('passes a same-format stream through untouched', async () => {
     for (const format of API_FORMATS) {
       expect(await collect(translateStream(STREAMS[format].tool, format, format))).toEqual(

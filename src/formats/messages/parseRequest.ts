@@ -263,7 +263,7 @@ export function parseMessagesRequest(
         enabled: true,
         budgetTokens: optInteger(t.budget_tokens, 'thinking.budget_tokens') ?? 1024,
       };
-    } else if (t.type === 'adaptive') conv.reasoning = { enabled: true };
+    } else if (t.type === 'adaptive') conv.reasoning = { enabled: true, effort: 'medium' };
     else if (t.type !== 'disabled')
       throw invalid('thinking.type', `unknown type ${JSON.stringify(t.type)}`);
   }
