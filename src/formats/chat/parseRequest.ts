@@ -27,21 +27,6 @@ import type {
   ToolDef,
 } from '../model.js';
 
-/** Parameters without a counterpart elsewhere that are dropped with a warning. */
-const HARMLESS_DROPS = [
-  'frequency_penalty',
-  'presence_penalty',
-  'logit_bias',
-  'logprobs',
-  'top_logprobs',
-  'store',
-  'service_tier',
-  'prediction',
-  'prompt_cache_key',
-  'safety_identifier',
-  'verbosity',
-] as const;
-
 /** Parameters whose loss would change the answer. */
 const HARMFUL = [
   'audio',
@@ -50,6 +35,31 @@ const HARMFUL = [
   'functions',
   'function_call',
 ] as const;
+
+/** Every top-level parameter read here; anything else is reported as dropped. */
+const KNOWN = new Set<string>([
+  ...[
+    'model',
+    'messages',
+    'tools',
+    'tool_choice',
+    'parallel_tool_calls',
+    'max_tokens',
+    'max_completion_tokens',
+    'temperature',
+    'top_p',
+    'seed',
+    'stop',
+    'response_format',
+    'reasoning_effort',
+    'user',
+    'metadata',
+    'stream',
+    'stream_options',
+    'n',
+  ],
+  ...HARMFUL,
+]);
 
 function userParts(content: unknown, param: string): Array<TextPart | ImagePart> {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
@@ -164,8 +174,9 @@ export function parseChatRequest(body: unknown, warnings: string[]): Conversatio
       throw unsupported(key, `${key} cannot be carried to the seller's API format`);
     }
   }
-  for (const key of HARMLESS_DROPS) {
-    if (req[key] !== undefined && req[key] !== null) warnings.push(`${key} dropped`);
+  for (const key of Object.keys(req)) {
+    if (req[key] !== undefined && req[key] !== null && !KNOWN.has(key))
+      warnings.push(`${key} dropped`);
   }
   const n = optInteger(req.n, 'n');
   if (n !== undefined && n !== 1) throw unsupported('n', 'only n=1 can be translated');

@@ -25,15 +25,28 @@ import type {
   ToolDef,
 } from '../model.js';
 
-const HARMLESS_DROPS = [
-  'service_tier',
-  'container',
-  'inference_geo',
-  'speed',
-  'diagnostics',
-  'cache_control',
-] as const;
 const HARMFUL = ['mcp_servers'] as const;
+
+/** Every top-level parameter read here; anything else is reported as dropped. */
+const KNOWN = new Set<string>([
+  ...[
+    'model',
+    'messages',
+    'system',
+    'max_tokens',
+    'stop_sequences',
+    'temperature',
+    'top_p',
+    'top_k',
+    'tools',
+    'tool_choice',
+    'metadata',
+    'stream',
+    'thinking',
+    'output_config',
+  ],
+  ...HARMFUL,
+]);
 
 function image(block: Record<string, unknown>, p: string): ImagePart {
   const source = object(block.source, `${p}.source`);
@@ -208,8 +221,9 @@ export function parseMessagesRequest(
     if (req[key] !== undefined && req[key] !== null)
       throw unsupported(key, `${key} cannot be translated`);
   }
-  for (const key of HARMLESS_DROPS) {
-    if (req[key] !== undefined && req[key] !== null) warnings.push(`${key} dropped`);
+  for (const key of Object.keys(req)) {
+    if (req[key] !== undefined && req[key] !== null && !KNOWN.has(key))
+      warnings.push(`${key} dropped`);
   }
   const conv: Conversation = {
     model: string(req.model, 'model'),

@@ -25,18 +25,28 @@ import type {
   ToolDef,
 } from '../model.js';
 
-const HARMLESS_DROPS = [
-  'store',
-  'service_tier',
-  'include',
-  'truncation',
-  'prompt_cache_key',
-  'safety_identifier',
-  'top_logprobs',
-  'max_tool_calls',
-  'stream_options',
-] as const;
 const HARMFUL = ['previous_response_id', 'conversation', 'prompt', 'background'] as const;
+
+/** Every top-level parameter read here; anything else is reported as dropped. */
+const KNOWN = new Set<string>([
+  ...[
+    'model',
+    'input',
+    'instructions',
+    'tools',
+    'tool_choice',
+    'parallel_tool_calls',
+    'max_output_tokens',
+    'temperature',
+    'top_p',
+    'text',
+    'reasoning',
+    'user',
+    'metadata',
+    'stream',
+  ],
+  ...HARMFUL,
+]);
 
 function contentParts(content: unknown, param: string, role: string): Array<TextPart | ImagePart> {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
@@ -131,8 +141,9 @@ export function parseResponsesRequest(body: unknown, warnings: string[]): Conver
       throw unsupported(key, `${key} needs server-side state the seller's format does not have`);
     }
   }
-  for (const key of HARMLESS_DROPS) {
-    if (req[key] !== undefined && req[key] !== null) warnings.push(`${key} dropped`);
+  for (const key of Object.keys(req)) {
+    if (req[key] !== undefined && req[key] !== null && !KNOWN.has(key))
+      warnings.push(`${key} dropped`);
   }
   const conv: Conversation = {
     model: string(req.model, 'model'),
