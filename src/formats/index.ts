@@ -56,6 +56,7 @@ export {
   assembleResponse,
   parseResponse,
   renderResponse,
+  responseAsStream,
   translateResponse,
 } from './translateResponse.js';
 export { translateStream } from './translateStream.js';

@@ -10,6 +10,7 @@ import { parseResponsesResponse, renderResponsesResponse } from './responses/res
 import type { SseEvent } from './sse.js';
 import { createStreamParser } from './stream/codecs.js';
 import type { StreamPart } from './stream/parts.js';
+import { renderResponseStream } from './stream/responseAsStream.js';
 import type { ApiFormat } from './types.js';
 
 /** Parses a seller's non-streaming response body (502 invalid_seller_response when malformed). */
@@ -142,4 +143,17 @@ export async function assembleResponse(
   }
   if (!collector.done) feed(parser.end());
   return renderResponse(collector.response, to, ctx);
+}
+
+/**
+ * A seller's non-streaming response (in `from`) replayed as a `to` stream, for a streaming client
+ * whose seller answered whole. Malformed bodies throw 502 invalid_seller_response.
+ */
+export function responseAsStream(
+  body: unknown,
+  from: ApiFormat,
+  to: ApiFormat,
+  ctx: TranslateContext = {},
+): SseEvent[] {
+  return renderResponseStream(parseResponse(body, from), to, ctx);
 }
