@@ -166,6 +166,18 @@ describe('unsupported and dropped parameters', () => {
     expect(out.max_tokens).toBe(DEFAULT_MAX_TOKENS);
   });
 
+  it('drops a user id OpenAI would refuse', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 5,
+      metadata: { user_id: `user_${'a'.repeat(64)}` },
+      messages: [{ role: 'user', content: 'hi' }],
+    };
+    const { body: out, warnings } = translateRequest(body, 'messages', 'chat');
+    expect(out.user).toBeUndefined();
+    expect(warnings).toContain('user dropped (longer than 64 characters)');
+  });
+
   it('passes the same format through untouched', () => {
     const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }], weird_vendor_field: 1 };
     expect(translateRequest(body, 'chat', 'chat').body).toBe(body);
