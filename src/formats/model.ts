@@ -144,6 +144,8 @@ export interface TranslateContext {
    * `stream_options.include_usage` to hide it from clients that did not ask for it.
    */
   includeUsage?: boolean;
+  /** Seller tool name -> client tool name, from `TranslatedRequest.toolNames`. */
+  toolNames?: Record<string, string>;
   /** Called when the seller stream fails (the client still gets a well-formed error event). */
   onError?: (error: unknown) => void;
 }
