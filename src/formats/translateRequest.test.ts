@@ -380,3 +380,37 @@ describe('coverage', () => {
     });
   });
 });
+
+describe('built-in tools', () => {
+  it('are dropped with a warning unless forced', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'search' }],
+      tools: [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
+        { name: 'f', input_schema: { type: 'object', properties: {} } },
+      ],
+    };
+    const { body: out, warnings } = translateRequest(body, 'messages', 'chat');
+    expect((out.tools as unknown[]).length).toBe(1);
+    expect(warnings).toContain('tool web_search dropped (built-in tools cannot be carried)');
+    expect(
+      failure(() =>
+        translateRequest(
+          { ...body, tool_choice: { type: 'tool', name: 'web_search' } },
+          'messages',
+          'chat',
+        ),
+      ),
+    ).toEqual({
+      code: 'translation_unsupported',
+      status: 400,
+      param: 'tool_choice',
+    });
+    const responses = { model: 'm', input: 'hi', tools: [{ type: 'web_search' }] };
+    expect(translateRequest(responses, 'responses', 'messages').warnings).toContain(
+      'tool web_search dropped (built-in tools cannot be carried)',
+    );
+  });
+});

@@ -95,12 +95,14 @@ function textOf(content: unknown, param: string): string {
     .join('');
 }
 
-function parseTools(value: unknown): ToolDef[] {
+function parseTools(value: unknown, dropped: string[]): ToolDef[] {
   if (value === undefined || value === null) return [];
-  return array(value, 'tools').map((raw, i) => {
+  return array(value, 'tools').flatMap((raw, i): ToolDef[] => {
     const tool = object(raw, `tools[${i}]`);
     if (tool.type !== 'function') {
-      throw unsupported(`tools[${i}].type`, `tool type ${JSON.stringify(tool.type)}`);
+      // Built-in tools run at the vendor: dropping one only narrows what the model may do.
+      dropped.push(typeof tool.name === 'string' ? tool.name : String(tool.type));
+      return [];
     }
     const fn = object(tool.function, `tools[${i}].function`);
     const def: ToolDef = {
@@ -114,7 +116,7 @@ function parseTools(value: unknown): ToolDef[] {
     if (description !== undefined) def.description = description;
     const strict = optBoolean(fn.strict, `tools[${i}].function.strict`);
     if (strict !== undefined) def.strict = strict;
-    return def;
+    return [def];
   });
 }
 
@@ -162,11 +164,12 @@ function effortOf(value: unknown, param: string): ReasoningEffort | undefined {
 /** Parses and validates a chat-completions request body. */
 export function parseChatRequest(body: unknown, warnings: string[]): Conversation {
   const req = object(body, 'body');
+  const droppedTools: string[] = [];
   const conv: Conversation = {
     model: string(req.model, 'model'),
     system: [],
     turns: [],
-    tools: parseTools(req.tools),
+    tools: parseTools(req.tools, droppedTools),
     stream: optBoolean(req.stream, 'stream') ?? false,
   };
   for (const key of HARMFUL) {
@@ -258,6 +261,11 @@ export function parseChatRequest(body: unknown, warnings: string[]): Conversatio
       'includeUsage',
       optBoolean(req.stream_options.include_usage, 'stream_options.include_usage'),
     );
+  }
+  for (const name of droppedTools)
+    warnings.push(`tool ${name} dropped (built-in tools cannot be carried)`);
+  if (conv.toolChoice?.type === 'tool' && droppedTools.includes(conv.toolChoice.name)) {
+    throw unsupported('tool_choice', `the forced tool ${conv.toolChoice.name} is a built-in tool`);
   }
   return conv;
 }

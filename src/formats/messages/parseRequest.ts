@@ -149,15 +149,14 @@ function blocks(
   });
 }
 
-function parseTools(value: unknown): ToolDef[] {
+function parseTools(value: unknown, dropped: string[]): ToolDef[] {
   if (value === undefined || value === null) return [];
-  return array(value, 'tools').map((raw, i) => {
+  return array(value, 'tools').flatMap((raw, i): ToolDef[] => {
     const tool = object(raw, `tools[${i}]`);
     if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-      throw unsupported(
-        `tools[${i}].type`,
-        `server tool ${JSON.stringify(tool.type)} cannot be translated`,
-      );
+      // Server tools run at the vendor: dropping one only narrows what the model may do.
+      dropped.push(typeof tool.name === 'string' ? tool.name : `tools[${i}]`);
+      return [];
     }
     const def: ToolDef = {
       name: string(tool.name, `tools[${i}].name`),
@@ -165,7 +164,7 @@ function parseTools(value: unknown): ToolDef[] {
     };
     assign(def, 'description', optString(tool.description, `tools[${i}].description`));
     assign(def, 'strict', optBoolean(tool.strict, `tools[${i}].strict`));
-    return def;
+    return [def];
   });
 }
 
@@ -225,11 +224,12 @@ export function parseMessagesRequest(
     if (req[key] !== undefined && req[key] !== null && !KNOWN.has(key))
       warnings.push(`${key} dropped`);
   }
+  const droppedTools: string[] = [];
   const conv: Conversation = {
     model: string(req.model, 'model'),
     system: [],
     turns: [],
-    tools: parseTools(req.tools),
+    tools: parseTools(req.tools, droppedTools),
     stream: optBoolean(req.stream, 'stream') ?? false,
   };
   parseSystem(req.system, conv);
@@ -291,5 +291,10 @@ export function parseMessagesRequest(
   }
   if (isRecord(req.metadata))
     assign(conv, 'user', optString(req.metadata.user_id, 'metadata.user_id'));
+  for (const name of droppedTools)
+    warnings.push(`tool ${name} dropped (built-in tools cannot be carried)`);
+  if (conv.toolChoice?.type === 'tool' && droppedTools.includes(conv.toolChoice.name)) {
+    throw unsupported('tool_choice', `the forced tool ${conv.toolChoice.name} is a built-in tool`);
+  }
   return conv;
 }
