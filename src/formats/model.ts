@@ -139,6 +139,13 @@ export interface TranslateContext {
   model?: string;
   /** Clock for `created` fields (Unix ms). */
   now?: () => number;
+  /**
+   * Chat targets: send the final usage chunk (`choices: []`). Default true; pass the client's
+   * `stream_options.include_usage` to hide it from clients that did not ask for it.
+   */
+  includeUsage?: boolean;
+  /** Seller tool name -> client tool name, from `TranslatedRequest.toolNames`. */
+  toolNames?: Record<string, string>;
   /** Called when the seller stream fails (the client still gets a well-formed error event). */
   onError?: (error: unknown) => void;
 }

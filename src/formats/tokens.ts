@@ -32,23 +32,30 @@ function getEncoder(): Tiktoken {
   return encoder;
 }
 
-// Conversations resend their history every turn: remember counts of long texts.
-const CACHE_MIN_CHARS = 256;
-const CACHE_MAX_ENTRIES = 4096;
+// Conversations resend their history every turn: remember counts of texts (bounded by entries and
+// by total characters, oldest first out).
+const CACHE_MIN_CHARS = 24;
+const CACHE_MAX_ENTRIES = 20_000;
+const CACHE_MAX_CHARS = 8_000_000;
 const cache = new Map<string, number>();
+let cachedChars = 0;
 
-/** Tokens of a text under o200k_base (cached for long texts). */
+/** Tokens of a text under o200k_base (cached). */
 export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
   if (text.length < CACHE_MIN_CHARS) return getEncoder().encode(text, 'all').length;
   const hit = cache.get(text);
   if (hit !== undefined) return hit;
   const count = getEncoder().encode(text, 'all').length;
-  if (cache.size >= CACHE_MAX_ENTRIES) {
-    const oldest = cache.keys().next().value;
-    if (oldest !== undefined) cache.delete(oldest);
-  }
+  if (text.length > CACHE_MAX_CHARS / 4) return count;
   cache.set(text, count);
+  cachedChars += text.length;
+  while (cache.size > CACHE_MAX_ENTRIES || cachedChars > CACHE_MAX_CHARS) {
+    const oldest = cache.keys().next().value;
+    if (oldest === undefined) break;
+    cache.delete(oldest);
+    cachedChars -= oldest.length;
+  }
   return count;
 }
 

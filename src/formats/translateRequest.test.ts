@@ -166,6 +166,18 @@ describe('unsupported and dropped parameters', () => {
     expect(out.max_tokens).toBe(DEFAULT_MAX_TOKENS);
   });
 
+  it('drops a user id OpenAI would refuse', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 5,
+      metadata: { user_id: `user_${'a'.repeat(64)}` },
+      messages: [{ role: 'user', content: 'hi' }],
+    };
+    const { body: out, warnings } = translateRequest(body, 'messages', 'chat');
+    expect(out.user).toBeUndefined();
+    expect(warnings).toContain('user dropped (longer than 64 characters)');
+  });
+
   it('passes the same format through untouched', () => {
     const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }], weird_vendor_field: 1 };
     expect(translateRequest(body, 'chat', 'chat').body).toBe(body);
@@ -292,13 +304,17 @@ describe('coverage', () => {
       tool_choice: { type: 'tool', name: 'f', disable_parallel_tool_use: true },
       max_tokens: 30000,
       temperature: 0.3,
-      top_p: 0.9,
       stop_sequences: ['END'],
-      thinking: { type: 'enabled', budget_tokens: 24576 },
       metadata: { user_id: 'u-1' },
       output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
       stream: true,
     });
+    expect(body.top_p).toBeUndefined();
+    expect(body.thinking).toBeUndefined();
+    const thinking = translateRequest({ ...chat, tool_choice: 'auto' }, 'chat', 'messages');
+    expect(thinking.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 24576 } });
+    expect(thinking.body.temperature).toBeUndefined();
+    expect(thinking.warnings).toContain('temperature dropped (not allowed with thinking)');
     const { stop: _stop, ...noStop } = chat;
     const responses = translateRequest(noStop, 'chat', 'responses').body;
     expect(responses).toMatchObject({
@@ -312,9 +328,9 @@ describe('coverage', () => {
       },
       user: 'u-1',
     });
-    const toChat = translateRequest(body, 'messages', 'chat').body;
+    const toChat = translateRequest(thinking.body, 'messages', 'chat').body;
     expect(toChat).toMatchObject({
-      tool_choice: { type: 'function', function: { name: 'f' } },
+      tool_choice: 'auto',
       parallel_tool_calls: false,
       max_completion_tokens: 30000,
       reasoning_effort: 'high',
@@ -362,5 +378,39 @@ describe('coverage', () => {
       stream: true,
       stream_options: { x: 1, include_usage: true },
     });
+  });
+});
+
+describe('built-in tools', () => {
+  it('are dropped with a warning unless forced', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'search' }],
+      tools: [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
+        { name: 'f', input_schema: { type: 'object', properties: {} } },
+      ],
+    };
+    const { body: out, warnings } = translateRequest(body, 'messages', 'chat');
+    expect((out.tools as unknown[]).length).toBe(1);
+    expect(warnings).toContain('tool web_search dropped (built-in tools cannot be carried)');
+    expect(
+      failure(() =>
+        translateRequest(
+          { ...body, tool_choice: { type: 'tool', name: 'web_search' } },
+          'messages',
+          'chat',
+        ),
+      ),
+    ).toEqual({
+      code: 'translation_unsupported',
+      status: 400,
+      param: 'tool_choice',
+    });
+    const responses = { model: 'm', input: 'hi', tools: [{ type: 'web_search' }] };
+    expect(translateRequest(responses, 'responses', 'messages').warnings).toContain(
+      'tool web_search dropped (built-in tools cannot be carried)',
+    );
   });
 });

@@ -8,6 +8,7 @@ import type { TranslateContext } from './model.js';
 import type { SseEvent } from './sse.js';
 import { createStreamParser, createStreamRenderer } from './stream/codecs.js';
 import type { StreamPart } from './stream/parts.js';
+import { restoreToolName } from './toolNames.js';
 import type { ApiFormat } from './types.js';
 
 /** Translates a seller's parsed SSE events from `from` into the client's `to` events. */
@@ -29,7 +30,7 @@ export async function* translateStream(
     for (const part of parts) {
       if (part.type === 'error') ctx.onError?.(part.error);
       if (part.type === 'error' || part.type === 'done') finished = true;
-      for (const ev of renderer.push(part)) out.push(ev);
+      for (const ev of renderer.push(restoreToolName(part, ctx.toolNames))) out.push(ev);
     }
     return out;
   };

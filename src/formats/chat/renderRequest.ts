@@ -29,6 +29,9 @@ function contentPart(part: TextPart | ImagePart): ChatCompletionContentPart {
   };
 }
 
+/** The longest `user` OpenAI accepts. */
+export const OPENAI_USER_MAX_CHARS = 64;
+
 /** Renders a chat-completions request (usage is always requested on streams). */
 export function renderChatRequest(
   conv: Conversation,
@@ -134,7 +137,11 @@ export function renderChatRequest(
   }
   if (conv.reasoning?.enabled)
     out.reasoning_effort = conv.reasoning.effort ?? effortOfBudget(conv.reasoning.budgetTokens);
-  if (conv.user !== undefined) out.user = conv.user;
+  if (conv.user !== undefined) {
+    // OpenAI refuses a `user` longer than 64 characters (Claude Code's user ids are longer).
+    if (conv.user.length <= OPENAI_USER_MAX_CHARS) out.user = conv.user;
+    else warnings.push('user dropped (longer than 64 characters)');
+  }
   if (conv.metadata !== undefined) out.metadata = conv.metadata;
   if (conv.stream) {
     out.stream = true;

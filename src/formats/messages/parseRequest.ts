@@ -25,15 +25,28 @@ import type {
   ToolDef,
 } from '../model.js';
 
-const HARMLESS_DROPS = [
-  'service_tier',
-  'container',
-  'inference_geo',
-  'speed',
-  'diagnostics',
-  'cache_control',
-] as const;
 const HARMFUL = ['mcp_servers'] as const;
+
+/** Every top-level parameter read here; anything else is reported as dropped. */
+const KNOWN = new Set<string>([
+  ...[
+    'model',
+    'messages',
+    'system',
+    'max_tokens',
+    'stop_sequences',
+    'temperature',
+    'top_p',
+    'top_k',
+    'tools',
+    'tool_choice',
+    'metadata',
+    'stream',
+    'thinking',
+    'output_config',
+  ],
+  ...HARMFUL,
+]);
 
 function image(block: Record<string, unknown>, p: string): ImagePart {
   const source = object(block.source, `${p}.source`);
@@ -136,15 +149,14 @@ function blocks(
   });
 }
 
-function parseTools(value: unknown): ToolDef[] {
+function parseTools(value: unknown, dropped: string[]): ToolDef[] {
   if (value === undefined || value === null) return [];
-  return array(value, 'tools').map((raw, i) => {
+  return array(value, 'tools').flatMap((raw, i): ToolDef[] => {
     const tool = object(raw, `tools[${i}]`);
     if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-      throw unsupported(
-        `tools[${i}].type`,
-        `server tool ${JSON.stringify(tool.type)} cannot be translated`,
-      );
+      // Server tools run at the vendor: dropping one only narrows what the model may do.
+      dropped.push(typeof tool.name === 'string' ? tool.name : `tools[${i}]`);
+      return [];
     }
     const def: ToolDef = {
       name: string(tool.name, `tools[${i}].name`),
@@ -152,7 +164,7 @@ function parseTools(value: unknown): ToolDef[] {
     };
     assign(def, 'description', optString(tool.description, `tools[${i}].description`));
     assign(def, 'strict', optBoolean(tool.strict, `tools[${i}].strict`));
-    return def;
+    return [def];
   });
 }
 
@@ -208,14 +220,16 @@ export function parseMessagesRequest(
     if (req[key] !== undefined && req[key] !== null)
       throw unsupported(key, `${key} cannot be translated`);
   }
-  for (const key of HARMLESS_DROPS) {
-    if (req[key] !== undefined && req[key] !== null) warnings.push(`${key} dropped`);
+  for (const key of Object.keys(req)) {
+    if (req[key] !== undefined && req[key] !== null && !KNOWN.has(key))
+      warnings.push(`${key} dropped`);
   }
+  const droppedTools: string[] = [];
   const conv: Conversation = {
     model: string(req.model, 'model'),
     system: [],
     turns: [],
-    tools: parseTools(req.tools),
+    tools: parseTools(req.tools, droppedTools),
     stream: optBoolean(req.stream, 'stream') ?? false,
   };
   parseSystem(req.system, conv);
@@ -263,7 +277,7 @@ export function parseMessagesRequest(
         enabled: true,
         budgetTokens: optInteger(t.budget_tokens, 'thinking.budget_tokens') ?? 1024,
       };
-    } else if (t.type === 'adaptive') conv.reasoning = { enabled: true };
+    } else if (t.type === 'adaptive') conv.reasoning = { enabled: true, effort: 'medium' };
     else if (t.type !== 'disabled')
       throw invalid('thinking.type', `unknown type ${JSON.stringify(t.type)}`);
   }
@@ -277,5 +291,10 @@ export function parseMessagesRequest(
   }
   if (isRecord(req.metadata))
     assign(conv, 'user', optString(req.metadata.user_id, 'metadata.user_id'));
+  for (const name of droppedTools)
+    warnings.push(`tool ${name} dropped (built-in tools cannot be carried)`);
+  if (conv.toolChoice?.type === 'tool' && droppedTools.includes(conv.toolChoice.name)) {
+    throw unsupported('tool_choice', `the forced tool ${conv.toolChoice.name} is a built-in tool`);
+  }
   return conv;
 }

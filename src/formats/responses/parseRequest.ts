@@ -25,18 +25,28 @@ import type {
   ToolDef,
 } from '../model.js';
 
-const HARMLESS_DROPS = [
-  'store',
-  'service_tier',
-  'include',
-  'truncation',
-  'prompt_cache_key',
-  'safety_identifier',
-  'top_logprobs',
-  'max_tool_calls',
-  'stream_options',
-] as const;
 const HARMFUL = ['previous_response_id', 'conversation', 'prompt', 'background'] as const;
+
+/** Every top-level parameter read here; anything else is reported as dropped. */
+const KNOWN = new Set<string>([
+  ...[
+    'model',
+    'input',
+    'instructions',
+    'tools',
+    'tool_choice',
+    'parallel_tool_calls',
+    'max_output_tokens',
+    'temperature',
+    'top_p',
+    'text',
+    'reasoning',
+    'user',
+    'metadata',
+    'stream',
+  ],
+  ...HARMFUL,
+]);
 
 function contentParts(content: unknown, param: string, role: string): Array<TextPart | ImagePart> {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
@@ -69,12 +79,14 @@ function contentParts(content: unknown, param: string, role: string): Array<Text
   });
 }
 
-function parseTools(value: unknown): ToolDef[] {
+function parseTools(value: unknown, dropped: string[]): ToolDef[] {
   if (value === undefined || value === null) return [];
-  return array(value, 'tools').map((raw, i) => {
+  return array(value, 'tools').flatMap((raw, i): ToolDef[] => {
     const tool = object(raw, `tools[${i}]`);
     if (tool.type !== 'function') {
-      throw unsupported(`tools[${i}].type`, `tool type ${JSON.stringify(tool.type)}`);
+      // Built-in tools run at the vendor: dropping one only narrows what the model may do.
+      dropped.push(typeof tool.name === 'string' ? tool.name : String(tool.type));
+      return [];
     }
     const def: ToolDef = {
       name: string(tool.name, `tools[${i}].name`),
@@ -85,7 +97,7 @@ function parseTools(value: unknown): ToolDef[] {
     };
     assign(def, 'description', optString(tool.description, `tools[${i}].description`));
     assign(def, 'strict', optBoolean(tool.strict, `tools[${i}].strict`));
-    return def;
+    return [def];
   });
 }
 
@@ -131,14 +143,16 @@ export function parseResponsesRequest(body: unknown, warnings: string[]): Conver
       throw unsupported(key, `${key} needs server-side state the seller's format does not have`);
     }
   }
-  for (const key of HARMLESS_DROPS) {
-    if (req[key] !== undefined && req[key] !== null) warnings.push(`${key} dropped`);
+  for (const key of Object.keys(req)) {
+    if (req[key] !== undefined && req[key] !== null && !KNOWN.has(key))
+      warnings.push(`${key} dropped`);
   }
+  const droppedTools: string[] = [];
   const conv: Conversation = {
     model: string(req.model, 'model'),
     system: [],
     turns: [],
-    tools: parseTools(req.tools),
+    tools: parseTools(req.tools, droppedTools),
     stream: optBoolean(req.stream, 'stream') ?? false,
   };
   const instructions = optString(req.instructions, 'instructions');
@@ -220,5 +234,10 @@ export function parseResponsesRequest(body: unknown, warnings: string[]): Conver
   }
   assign(conv, 'user', optString(req.user, 'user'));
   assign(conv, 'metadata', optMetadata(req.metadata, 'metadata'));
+  for (const name of droppedTools)
+    warnings.push(`tool ${name} dropped (built-in tools cannot be carried)`);
+  if (conv.toolChoice?.type === 'tool' && droppedTools.includes(conv.toolChoice.name)) {
+    throw unsupported('tool_choice', `the forced tool ${conv.toolChoice.name} is a built-in tool`);
+  }
   return conv;
 }

@@ -4,7 +4,7 @@ import type {
   ResponseInputContent,
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
-import { effortOfBudget, toolResultText } from '../chat/renderRequest.js';
+import { effortOfBudget, OPENAI_USER_MAX_CHARS, toolResultText } from '../chat/renderRequest.js';
 import { unsupported, urlOfImageSource } from '../check.js';
 import type { Conversation, ImagePart, TextPart } from '../model.js';
 
@@ -111,7 +111,11 @@ export function renderResponsesRequest(
       summary: 'auto',
     };
   }
-  if (conv.user !== undefined) out.user = conv.user;
+  if (conv.user !== undefined) {
+    // OpenAI refuses a `user` longer than 64 characters (Claude Code's user ids are longer).
+    if (conv.user.length <= OPENAI_USER_MAX_CHARS) out.user = conv.user;
+    else warnings.push('user dropped (longer than 64 characters)');
+  }
   if (conv.metadata !== undefined) out.metadata = conv.metadata;
   if (conv.stream) out.stream = true;
   return out;
