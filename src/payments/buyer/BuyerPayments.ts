@@ -6,6 +6,7 @@
  * frees a request that delivered nothing. No chain transaction happens on the request path: the
  * seller submits reserves; the buyer only reads its credits when a lock must grow.
  */
+
 import { type Address, type Hex, toHex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import type { PaymentsContract } from '../../chain/index.js';
@@ -19,6 +20,7 @@ import {
   type TokenUsage,
 } from '../../money/index.js';
 import type { SellerTrailer } from '../../network/index.js';
+import { maxBig, minBig } from '../amounts.js';
 import { type Clock, KeyedQueue, systemClock } from '../clock.js';
 import { channelIdOf, type PaymentsDomain, signReserve, signVoucher } from '../signatures.js';
 import type { PaymentObject, VoucherMessage } from '../wire.js';
@@ -295,10 +297,12 @@ export class BuyerPayments {
     if (!entry) return;
     this.inFlight.delete(requestId);
     if (sellerError?.details?.reason === 'channel_closed') {
-      const channel = this.store.get(entry.channelId);
-      if (channel && channel.status === 'open') {
-        this.store.put({ ...channel, status: 'closed', updatedAtMs: this.clock.now() });
-      }
+      void this.queue.run(pairKey(entry.identity, entry.seller), async () => {
+        const channel = this.store.get(entry.channelId);
+        if (channel?.status === 'open') {
+          this.store.put({ ...channel, status: 'closed', updatedAtMs: this.clock.now() });
+        }
+      });
     }
   }
 
@@ -343,8 +347,8 @@ export class BuyerPayments {
         },
       });
     }
-    const wanted = needed > this.channelLockMicro ? needed : this.channelLockMicro;
-    const lock = current + (wanted < available ? wanted : available);
+    const wanted = maxBig(needed, this.channelLockMicro);
+    const lock = current + minBig(wanted, available);
     const now = this.clock.now();
     const salt = channel?.salt ?? toHex(crypto.getRandomValues(new Uint8Array(32)));
     const channelId = channel?.channelId ?? channelIdOf(account.address, seller, salt);

@@ -5,12 +5,14 @@
  * request's payment object or on `/svc/voucher/1`), and settle/close on chain in the background.
  * State is persisted in SQLite; `start()` reconciles every channel with the chain.
  */
+
 import type { Address, Hex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import type { PaymentsContract } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import { isFreePrice, type TokenPriceMicro, type TokenUsage } from '../../money/index.js';
+import { maxBig } from '../amounts.js';
 import { type Clock, KeyedQueue, systemClock } from '../clock.js';
 import {
   channelIdOf,
@@ -166,14 +168,16 @@ export class SellerPayments {
     const cost =
       maxCostMicro > BigInt(parsed.maxCostMicro) ? maxCostMicro : BigInt(parsed.maxCostMicro);
     return this.queue.run(parsed.channelId, async () => {
-      let channel = await this.ensureChannel(parsed);
+      const opened = await this.ensureChannel(parsed);
       if (parsed.voucher) {
-        channel = await this.applyVoucher(
-          channel,
+        await this.applyVoucher(
+          opened,
           BigInt(parsed.voucher.cumulativeAmount),
           parsed.voucher.signature,
         );
       }
+      // Re-read: `record` may have run while we awaited the chain or signature checks.
+      const channel = this.store.get(parsed.channelId)!;
       const unvouchered = channel.billedMicro - channel.voucherMicro;
       if (unvouchered > this.maxUnvoucheredMicro) {
         throw refuse(
@@ -196,7 +200,7 @@ export class SellerPayments {
         });
       }
       this.inFlight.set(parsed.requestId, { channelId: channel.channelId, maxCostMicro: cost });
-      this.store.put({ ...channel, lastActivityMs: this.clock.now() });
+      this.store.patch(channel.channelId, (row) => ({ ...row, lastActivityMs: this.clock.now() }));
       return {
         free: false,
         requestId: parsed.requestId,
@@ -214,16 +218,14 @@ export class SellerPayments {
     const entry = this.inFlight.get(requestId);
     if (!entry) return;
     this.inFlight.delete(requestId);
-    const channel = this.store.get(entry.channelId);
-    if (!channel) return;
     const billed =
       costMicro > entry.maxCostMicro ? entry.maxCostMicro : costMicro < 0n ? 0n : costMicro;
-    this.store.put({
+    this.store.patch(entry.channelId, (channel) => ({
       ...channel,
       billedMicro: channel.billedMicro + billed,
       requests: channel.requests + 1,
       lastActivityMs: this.clock.now(),
-    });
+    }));
     this.logger.debug(
       { requestId, usage, billedMicro: billed.toString() },
       'paid request recorded',
@@ -235,12 +237,8 @@ export class SellerPayments {
     await this.queue.run(message.channelId, async () => {
       const channel = this.store.get(message.channelId);
       if (!channel) throw refuse('unknown_channel', 'No such channel at this seller.');
-      const updated = await this.applyVoucher(
-        channel,
-        BigInt(message.cumulativeAmount),
-        message.signature,
-      );
-      this.store.put({ ...updated, lastActivityMs: this.clock.now() });
+      await this.applyVoucher(channel, BigInt(message.cumulativeAmount), message.signature);
+      this.store.patch(channel.channelId, (row) => ({ ...row, lastActivityMs: this.clock.now() }));
     });
     this.chain.settleIfDue(message.channelId);
   }
@@ -267,8 +265,7 @@ export class SellerPayments {
   }
 
   private committed(channel: SellerChannelRow): bigint {
-    let total =
-      channel.billedMicro > channel.voucherMicro ? channel.billedMicro : channel.voucherMicro;
+    let total = maxBig(channel.billedMicro, channel.voucherMicro);
     for (const entry of this.inFlight.values()) {
       if (entry.channelId === channel.channelId) total += entry.maxCostMicro;
     }
@@ -331,8 +328,8 @@ export class SellerPayments {
     channel: SellerChannelRow,
     cumulative: bigint,
     signature: Hex,
-  ): Promise<SellerChannelRow> {
-    if (cumulative <= channel.voucherMicro) return channel;
+  ): Promise<void> {
+    if (cumulative <= channel.voucherMicro) return;
     if (cumulative > channel.lockMicro) {
       throw refuse('bad_voucher', 'The voucher is above the channel lock.');
     }
@@ -344,8 +341,10 @@ export class SellerPayments {
     );
     if (!valid)
       throw refuse('bad_voucher', 'The voucher is not signed by the buyer for this channel.');
-    const updated = { ...channel, voucherMicro: cumulative, voucherSignature: signature };
-    this.store.put(updated);
-    return updated;
+    this.store.patch(channel.channelId, (row) =>
+      cumulative > row.voucherMicro
+        ? { ...row, voucherMicro: cumulative, voucherSignature: signature }
+        : row,
+    );
   }
 }

@@ -74,14 +74,16 @@ export class SellerChain {
           details: { reason: 'channel_closed' },
         });
       }
+      // Re-read: requests on this channel may have been recorded while the transaction ran.
+      const latest = store.get(payment.channelId) ?? channel;
       const row: SellerChannelRow = {
         channelId: payment.channelId,
         buyer: payment.buyer,
         salt: payment.salt,
-        voucherMicro: channel?.voucherMicro ?? onChain.settledMicro,
-        voucherSignature: channel?.voucherSignature ?? null,
-        billedMicro: channel?.billedMicro ?? onChain.settledMicro,
-        requests: channel?.requests ?? 0,
+        voucherMicro: latest?.voucherMicro ?? onChain.settledMicro,
+        voucherSignature: latest?.voucherSignature ?? null,
+        billedMicro: latest?.billedMicro ?? onChain.settledMicro,
+        requests: latest?.requests ?? 0,
         lockMicro: onChain.lockedMicro,
         settledMicro: onChain.settledMicro,
         status: 'open',
@@ -109,7 +111,7 @@ export class SellerChain {
   /** Settles in the background when the unsettled amount passed the threshold. */
   settleIfDue(channelId: Hex): void {
     const channel = this.deps.store.get(channelId);
-    if (!channel || channel.status !== 'open') return;
+    if (channel?.status !== 'open') return;
     if (channel.voucherMicro - channel.settledMicro >= this.deps.settleThresholdMicro) {
       void this.settle(channelId).catch(() => undefined);
     }
@@ -119,7 +121,7 @@ export class SellerChain {
   settle(channelId: Hex): Promise<void> {
     return this.deps.queue.run(channelId, async () => {
       const channel = this.deps.store.get(channelId);
-      if (!channel || channel.status !== 'open' || !channel.voucherSignature) return;
+      if (channel?.status !== 'open' || !channel.voucherSignature) return;
       if (channel.voucherMicro <= channel.settledMicro) return;
       try {
         await this.deps.contract.settle(
@@ -151,7 +153,7 @@ export class SellerChain {
   close(channelId: Hex): Promise<void> {
     return this.deps.queue.run(channelId, async () => {
       const channel = this.deps.store.get(channelId);
-      if (!channel || channel.status !== 'open') return;
+      if (channel?.status !== 'open') return;
       const withVoucher =
         channel.voucherSignature !== null && channel.voucherMicro > channel.settledMicro;
       try {

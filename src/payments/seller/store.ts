@@ -126,6 +126,18 @@ export class SellerStore {
       );
   }
 
+  /** Read-modify-write of one row with no await in between (callers' copies may be stale). */
+  patch(
+    channelId: Hex,
+    change: (row: SellerChannelRow) => SellerChannelRow,
+  ): SellerChannelRow | undefined {
+    const row = this.get(channelId);
+    if (!row) return undefined;
+    const next = change(row);
+    this.put(next);
+    return next;
+  }
+
   getMeta(key: string): string | undefined {
     const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as
       | { value: string }
