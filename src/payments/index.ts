@@ -33,6 +33,12 @@ export {
   createSellerPayments,
 } from './factories.js';
 export {
+  ReputationReader,
+  type ReputationReaderOptions,
+  type SellerReputation,
+  trustScore,
+} from './reputation.js';
+export {
   type SellerAdmission,
   type SellerOffer,
   SellerPayments,

@@ -21,6 +21,7 @@ import {
   createSellerPayments,
   decodeVoucherReply,
   encodeVoucherMessage,
+  ReputationReader,
   type SellerPayments,
 } from './index.js';
 import { manualClock, tempDataDir } from './testing.js';
@@ -246,6 +247,14 @@ describe('payments end to end on anvil', () => {
     });
     const [statsC] = await chain.contract.sellerStats([sellerC.account.address]);
     expect(statsC).toMatchObject({ reclaimedUnsettled: 1 });
+    const unknown = privateKeyToAccount(generatePrivateKey()).address;
+    const reputations = await new ReputationReader({ contract: chain.contract }).read([
+      sellerA.account.address,
+      sellerC.account.address,
+      unknown,
+    ]);
+    expect(reputations.map((entry) => entry.score)).toEqual([expect.any(Number), 0, null]);
+    expect(reputations[0]!.score).toBeGreaterThan(0);
   });
 
   it('answers insufficient_deposits when credits run out, and serves again after a deposit', async () => {
