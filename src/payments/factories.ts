@@ -1,7 +1,7 @@
 /** Factories the buyer, the seller node and the CLI call to get payment services. */
 import type { LocalAccount } from 'viem/accounts';
-import type { PaymentsContract } from '../chain/index.js';
-import type { PaymentsConfig } from '../config/index.js';
+import { type ConnectedChain, connectChain, type PaymentsContract } from '../chain/index.js';
+import type { ChainConfig, PaymentsConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { parseUsd } from '../money/index.js';
 import {
@@ -72,4 +72,23 @@ export function createSellerPayments(options: CreateSellerPaymentsOptions): Sell
     maxUnvoucheredMicro: parseUsd(config.maxUnvoucheredUsd ?? '0.10'),
     tickIntervalMs: options.tickIntervalMs,
   });
+}
+
+/** Buyer payments for a one-shot command: chain from config, no sweep timer, no reconciliation. */
+export function openBuyerPayments(options: {
+  dataDir: string;
+  chainConfig: ChainConfig;
+  identities: IdentitySource;
+  logger: Logger;
+}): { payments: BuyerPayments; chain: ConnectedChain } {
+  const chain = connectChain(options.chainConfig, options.dataDir);
+  const payments = createBuyerPayments({
+    dataDir: options.dataDir,
+    identities: options.identities,
+    chain: chain.contract,
+    logger: options.logger,
+    config: options.chainConfig.payments,
+    sweepIntervalMs: 0,
+  });
+  return { payments, chain };
 }

@@ -31,6 +31,7 @@ export {
   type CreateSellerPaymentsOptions,
   createBuyerPayments,
   createSellerPayments,
+  openBuyerPayments,
 } from './factories.js';
 export {
   ReputationReader,
