@@ -65,6 +65,7 @@ export {
 export {
   decodeVoucherMessage,
   decodeVoucherReply,
+  deliverVoucher,
   encodeVoucherMessage,
   encodeVoucherReply,
   MAX_VOUCHER_MESSAGE_BYTES,

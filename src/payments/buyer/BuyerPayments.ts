@@ -92,6 +92,8 @@ interface InFlight {
   identity: string;
   seller: Address;
   maxCostMicro: MicroUsd;
+  /** The lock authorised when the payment object was built (the seller opened up to it). */
+  lockMicro: MicroUsd;
 }
 
 /** Queue lane of an identity's channel with a seller: every change to that channel runs in it. */
@@ -195,6 +197,7 @@ export class BuyerPayments {
         identity: args.identity,
         seller,
         maxCostMicro: args.maxCostMicro,
+        lockMicro: channel.authorisedLockMicro,
       });
       return this.paymentObject(channel, requestId, args.maxCostMicro);
     });
@@ -228,8 +231,9 @@ export class BuyerPayments {
       const cumulative = channel.signedMicro + amount;
       const updated: BuyerChannelRow = {
         ...channel,
-        // The seller served, so the lock it was sent under is on chain.
-        confirmedLockMicro: channel.authorisedLockMicro,
+        // The seller served, so the lock this request was sent under is on chain (a later
+        // increase authorised by a concurrent request may not be yet).
+        confirmedLockMicro: maxBig(channel.confirmedLockMicro, entry.lockMicro),
         requests: channel.requests + 1,
         inputTokens: channel.inputTokens + claim.billedUsage.inputTokens,
         cachedInputTokens: channel.cachedInputTokens + claim.billedUsage.cachedInputTokens,
@@ -336,12 +340,18 @@ export class BuyerPayments {
     const available = await this.availableCredits(account.address, identity);
     if (available < needed) {
       const shortfall = needed - available;
+      const wallet = await this.options.contract.usdcBalanceOf(account.address).catch(() => 0n);
+      const arriving =
+        wallet > 0n
+          ? ` ${formatUsd(wallet)} USDC in the wallet will be deposited within a minute.`
+          : '';
       throw new SvcError('insufficient_deposits', {
-        message: `Not enough USDC deposited: this request needs ${formatUsd(shortfall)} USD more in credits for ${identity} (${account.address}). Run \`svc buyer deposit\` to add funds.`,
+        message: `Not enough USDC deposited: this request needs ${formatUsd(shortfall)} USD more in credits for ${identity} (${account.address}).${arriving} Run \`svc buyer deposit\` to add funds.`,
         details: {
           neededUsd: formatUsd(shortfall),
           requiredUsd: formatUsd(needed),
           availableUsd: formatUsd(available),
+          walletUsd: formatUsd(wallet),
           identity,
           address: account.address,
         },
