@@ -285,6 +285,29 @@ describe('claims, stalled buyers and concurrency', () => {
   });
 });
 
+describe('seller restarts', () => {
+  it('a seller that lost its database adopts the open channel from chain and is still paid', async () => {
+    const { buyer, seller, sellerAccount } = await setup();
+    await serve(buyer, seller, await prepare(buyer, sellerAccount));
+    await seller.stop();
+    const freshDir = tempDataDir('seller-fresh');
+    cleanups.push(() => freshDir.remove());
+    const fresh = createSellerPayments({
+      dataDir: freshDir.dir,
+      account: sellerAccount,
+      chain: chain.contract,
+      logger: silentLogger(),
+      tickIntervalMs: 0,
+    });
+    await fresh.start();
+    cleanups.push(() => fresh.stop().catch(() => undefined));
+    const second = await serve(buyer, fresh, await prepare(buyer, sellerAccount));
+    expect(second.cumulativeMicro).toBe(12_000n);
+    await fresh.settleAll();
+    expect(await chain.contract.usdcBalanceOf(sellerAccount.address)).toBe(12_000n);
+  });
+});
+
 describe('deposits and chain faults', () => {
   it('sweeps wallet USDC into credits on its own while running', async () => {
     const data = tempDataDir('sweep');
