@@ -4,11 +4,8 @@ import { type ConnectedChain, connectChain, type PaymentsContract } from '../cha
 import type { ChainConfig, PaymentsConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { parseUsd } from '../money/index.js';
-import {
-  BuyerPayments,
-  type BuyerPaymentsOptions,
-  type IdentitySource,
-} from './buyer/BuyerPayments.js';
+import { BuyerPayments } from './buyer/BuyerPayments.js';
+import type { BuyerPaymentsOptions, IdentitySource } from './buyer/types.js';
 import type { Clock } from './clock.js';
 import { SellerPayments, type SellerPaymentsOptions } from './seller/SellerPayments.js';
 

@@ -7,15 +7,7 @@ export {
   type BuyerChannelsDeps,
   type MeteringEntry,
 } from './buyer/BuyerChannels.js';
-export {
-  BuyerPayments,
-  type BuyerPaymentsOptions,
-  type ClaimRefusedEvent,
-  type CompleteArgs,
-  type CompleteResult,
-  type IdentitySource,
-  type PrepareArgs,
-} from './buyer/BuyerPayments.js';
+export { BuyerPayments, pairKey } from './buyer/BuyerPayments.js';
 export {
   type ClaimCheck,
   type ClaimCheckInput,
@@ -25,6 +17,14 @@ export {
 } from './buyer/checkClaim.js';
 export { DepositSweeper, type SweepResult } from './buyer/DepositSweeper.js';
 export type { BuyerChannelRow, BuyerChannelStatus } from './buyer/store.js';
+export type {
+  BuyerPaymentsOptions,
+  ClaimRefusedEvent,
+  CompleteArgs,
+  CompleteResult,
+  IdentitySource,
+  PrepareArgs,
+} from './buyer/types.js';
 export { type Clock, systemClock } from './clock.js';
 export {
   type CreateBuyerPaymentsOptions,

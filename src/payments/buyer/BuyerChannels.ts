@@ -7,8 +7,8 @@ import type { PaymentsContract } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import type { Clock, KeyedQueue } from '../clock.js';
-import type { IdentitySource } from './BuyerPayments.js';
 import type { BuyerChannelRow, BuyerChannelStatus, BuyerStore } from './store.js';
+import type { IdentitySource } from './types.js';
 
 export interface BuyerChannelsDeps {
   store: BuyerStore;

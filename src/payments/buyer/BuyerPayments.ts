@@ -9,83 +9,17 @@
 
 import { type Address, type Hex, toHex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
-import type { PaymentsContract } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
-import type { Logger } from '../../log/index.js';
-import {
-  formatUsd,
-  isFreePrice,
-  type MicroUsd,
-  type TokenPriceMicro,
-  type TokenUsage,
-} from '../../money/index.js';
-import type { SellerTrailer } from '../../network/index.js';
+import { formatUsd, isFreePrice, type MicroUsd } from '../../money/index.js';
 import { maxBig, minBig } from '../amounts.js';
 import { type Clock, KeyedQueue, systemClock } from '../clock.js';
 import { channelIdOf, type PaymentsDomain, signReserve, signVoucher } from '../signatures.js';
 import type { PaymentObject, VoucherMessage } from '../wire.js';
 import { BuyerChannels } from './BuyerChannels.js';
-import { type ClaimCheck, type ClaimTolerance, checkClaim } from './checkClaim.js';
+import { type ClaimTolerance, checkClaim } from './checkClaim.js';
 import { DepositSweeper } from './DepositSweeper.js';
 import { type BuyerChannelRow, BuyerStore } from './store.js';
-
-/** Where the buyer's wallets come from (an IdentityStore fits). */
-export interface IdentitySource {
-  load(name: string): { account: LocalAccount };
-  list(): { name: string; loadable: boolean }[];
-}
-
-export interface BuyerPaymentsOptions {
-  dataDir: string;
-  identities: IdentitySource;
-  contract: PaymentsContract;
-  logger: Logger;
-  clock?: Clock;
-  /** Lock of a new channel (more when one request needs more). Default 1 USD. */
-  channelLockMicro?: MicroUsd;
-  tolerance?: ClaimTolerance;
-  /** Deposit sweep period; 0 disables the timer (call `sweepOnce`). Default 15 s. */
-  sweepIntervalMs?: number;
-  /** Called when a seller's claim is refused, so routing can penalise it. */
-  onClaimRefused?: (event: ClaimRefusedEvent) => void;
-}
-
-export interface PrepareArgs {
-  identity: string;
-  peerId: string;
-  sellerAddress: Address;
-  price: TokenPriceMicro;
-  maxCostMicro: MicroUsd;
-  /** The buyer's request id; generated when absent (read it back from `payment.requestId`). */
-  requestId?: string;
-  /** The seller's advertised `capabilities.payments`; refused when it names another chain. */
-  sellerPayments?: { chainId: number; paymentsContract: string };
-}
-
-export interface CompleteArgs {
-  requestId: string;
-  peerId: string;
-  claimed: SellerTrailer | undefined;
-  estimatedUsage: TokenUsage;
-  price: TokenPriceMicro;
-}
-
-export interface CompleteResult {
-  claim: ClaimCheck;
-  amountMicro: MicroUsd;
-  cumulativeMicro: MicroUsd;
-  /** Send on `/svc/voucher/1` (also carried by the next request's payment object). */
-  voucher?: VoucherMessage;
-}
-
-export interface ClaimRefusedEvent {
-  peerId: string;
-  requestId: string;
-  channelId: Hex;
-  reason: string;
-  claimedMicro: MicroUsd;
-  estimatedMicro: MicroUsd;
-}
+import type { BuyerPaymentsOptions, CompleteArgs, CompleteResult, PrepareArgs } from './types.js';
 
 interface InFlight {
   channelId: Hex;
