@@ -21,6 +21,8 @@ export interface CreateBuyerPaymentsOptions {
   onClaimRefused?: BuyerPaymentsOptions['onClaimRefused'];
   /** Override the sweep period (0 = no timer); default from config. */
   sweepIntervalMs?: number;
+  /** Channel re-read period (0 = no timer). Default 60 s. */
+  reconcileIntervalMs?: number;
 }
 
 /** Creates the buyer's payments service; call `start()` before use and `stop()` at shutdown. */
@@ -39,6 +41,7 @@ export function createBuyerPayments(options: CreateBuyerPaymentsOptions): BuyerP
     },
     sweepIntervalMs: options.sweepIntervalMs ?? (config.sweepIntervalSeconds ?? 15) * 1000,
     onClaimRefused: options.onClaimRefused,
+    reconcileIntervalMs: options.reconcileIntervalMs,
   });
 }
 
@@ -86,6 +89,7 @@ export function openBuyerPayments(options: {
     logger: options.logger,
     config: options.chainConfig.payments,
     sweepIntervalMs: 0,
+    reconcileIntervalMs: 0,
   });
   return { payments, chain };
 }

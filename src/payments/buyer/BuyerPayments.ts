@@ -51,6 +51,8 @@ export class BuyerPayments {
   private readonly channelLockMicro: MicroUsd;
   private readonly tolerance: ClaimTolerance;
   private readonly accounts = new Map<string, LocalAccount>();
+  private reconcileTimer: NodeJS.Timeout | undefined;
+  private reconciling: Promise<void> | undefined;
 
   constructor(options: BuyerPaymentsOptions) {
     this.options = options;
@@ -87,9 +89,26 @@ export class BuyerPayments {
       );
     });
     this.sweeper.start();
+    const every = this.options.reconcileIntervalMs ?? 60_000;
+    if (every > 0) {
+      this.reconcileTimer = setInterval(() => {
+        this.reconciling ??= this.channels
+          .reconcile()
+          .catch((error: unknown) => {
+            this.options.logger.warn({ err: String(error) }, 'channel reconciliation failed');
+          })
+          .finally(() => {
+            this.reconciling = undefined;
+          });
+      }, every);
+      this.reconcileTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
+    if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    this.reconcileTimer = undefined;
+    await this.reconciling;
     await this.sweeper.stop();
     await this.queue.idle();
     this.store.close();
