@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { LOG_LEVELS } from '../log/index.js';
 import { registerBuyerCommands } from './commands/buyer/index.js';
+import { registerChainCommands } from './commands/chain.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerNetworkCommands } from './commands/network/index.js';
 import { registerSellerCommands } from './commands/seller.js';
@@ -13,6 +14,7 @@ export type CommandGroup = (program: Command, io: CliIo) => void;
 
 const GROUPS: CommandGroup[] = [
   registerBuyerCommands,
+  registerChainCommands,
   registerConfigCommands,
   registerNetworkCommands,
   registerSellerCommands,
