@@ -158,9 +158,21 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
     it('stores presets per owner', async () => {
       const store = await open();
       const name = unique('fast');
-      await store.upsertPreset({ name, owner: '', policy: { minTrustScore: 80 }, createdAt: T0 });
-      await store.upsertPreset({ name, owner: '', policy: { minTrustScore: 90 }, createdAt: T0 });
-      await store.upsertPreset({ name, owner: 'ws_a', policy: {}, createdAt: T0 });
+      await store.upsertPreset({
+        name,
+        owner: '',
+        model: null,
+        policy: { minTrustScore: 80 },
+        createdAt: T0,
+      });
+      await store.upsertPreset({
+        name,
+        owner: '',
+        model: null,
+        policy: { minTrustScore: 90 },
+        createdAt: T0,
+      });
+      await store.upsertPreset({ name, owner: 'ws_a', model: 'm', policy: {}, createdAt: T0 });
       expect((await store.getPreset(name, ''))?.policy).toEqual({ minTrustScore: 90 });
       expect((await store.listPresets()).filter((p) => p.name === name)).toHaveLength(2);
       expect(await store.removePreset(name, 'ws_a')).toBe(true);

@@ -81,6 +81,8 @@ export interface PresetRecord {
   name: string;
   /** Workspace id, or '' for the organisation. */
   owner: string;
+  /** Model the preset routes to (the request's `@preset/<name>` is rewritten to it); null = unchanged. */
+  model: string | null;
   policy: RoutingPolicy;
   createdAt: number;
 }

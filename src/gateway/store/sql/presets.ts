@@ -3,11 +3,14 @@ import type { RoutingPolicy } from '../../policy/types.js';
 import type { PresetRecord } from '../types.js';
 import { numberOf, type SqlExecutor, type SqlRow, textOf } from './SqlDb.js';
 
+/** The policy column holds `{model, policy}`. */
 function presetOf(row: SqlRow): PresetRecord {
+  const stored = JSON.parse(textOf(row.policy)) as { model: string | null; policy: RoutingPolicy };
   return {
     name: textOf(row.name),
     owner: textOf(row.owner),
-    policy: JSON.parse(textOf(row.policy)) as RoutingPolicy,
+    model: stored.model,
+    policy: stored.policy,
     createdAt: numberOf(row.created_at),
   };
 }
@@ -16,7 +19,12 @@ export async function upsertPreset(db: SqlExecutor, preset: PresetRecord): Promi
   await db.run(
     `INSERT INTO presets (name, owner, policy, created_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (name, owner) DO UPDATE SET policy = excluded.policy`,
-    [preset.name, preset.owner, JSON.stringify(preset.policy), preset.createdAt],
+    [
+      preset.name,
+      preset.owner,
+      JSON.stringify({ model: preset.model, policy: preset.policy }),
+      preset.createdAt,
+    ],
   );
 }
 
