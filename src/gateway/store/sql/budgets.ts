@@ -5,6 +5,7 @@
  * many gateways can never together exceed a limit.
  */
 import type { MicroUsd } from '../../../money/index.js';
+import { effectiveKeyLimits } from '../../budget/effectiveLimits.js';
 import { periodResetsAt, periodStart } from '../../budget/periods.js';
 import {
   type BudgetLevel,
@@ -25,23 +26,6 @@ interface Entry {
   scopeId: string;
   period: (typeof PERIODS)[number];
   periodStart: number;
-}
-
-/** The lower of two limits (null = none). */
-export function lowerLimit(a: MicroUsd | null, b: MicroUsd | null): MicroUsd | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return a < b ? a : b;
-}
-
-/** The key's own effective limits: the lower of admin- and owner-set. */
-export function effectiveKeyLimits(admin: Limits, owner: Limits): Limits {
-  return {
-    daily: lowerLimit(admin.daily, owner.daily),
-    weekly: lowerLimit(admin.weekly, owner.weekly),
-    monthly: lowerLimit(admin.monthly, owner.monthly),
-    total: lowerLimit(admin.total, owner.total),
-  };
 }
 
 async function scopesOf(
