@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore } from '../store/createStore.js';
-import { eventually, type Harness, startHarness } from '../testing/harness.js';
+import { eventually, type Harness, jsonOf, startHarness } from '../testing/harness.js';
 
 const T0 = Date.UTC(2026, 2, 18, 12, 0, 0, 123);
 let h: Harness;
@@ -18,7 +18,7 @@ describe('gateway authentication', () => {
       body: JSON.stringify(chat),
     });
     expect(missing.status).toBe(401);
-    expect((await missing.json()).error).toMatchObject({
+    expect((await jsonOf(missing)).error).toMatchObject({
       code: 'unauthorized',
       type: 'authentication_error',
     });
@@ -28,12 +28,12 @@ describe('gateway authentication', () => {
       headers: { authorization: 'Basic abc' },
     });
     expect(malformed.status).toBe(401);
-    const body = await malformed.json();
+    const body = await jsonOf(malformed);
     expect(body).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     expect(body.error.message).toMatch(/malformed/);
     const unknown = await h.call('/v1/key', { secret: `svc_${'A'.repeat(43)}` });
     expect(unknown.status).toBe(401);
-    expect((await unknown.json()).error.message).toMatch(/not known to this gateway/);
+    expect((await jsonOf(unknown)).error.message).toMatch(/not known to this gateway/);
   });
 
   it('refuses a key of another gateway (another database)', async () => {
@@ -48,7 +48,7 @@ describe('gateway authentication', () => {
     const { secret } = await h.key();
     const response = await h.call('/v1/nope', { secret });
     expect(response.status).toBe(404);
-    expect((await response.json()).error.code).toBe('not_found');
+    expect((await jsonOf(response)).error.code).toBe('not_found');
     expect((await h.call('/v1/chat/completions', { secret })).status).toBe(404);
   });
 
@@ -60,7 +60,7 @@ describe('gateway authentication', () => {
     await cli.close();
     const response = await h.call('/v1/key', { secret });
     expect(response.status).toBe(401);
-    expect((await response.json()).error.code).toBe('key_revoked');
+    expect((await jsonOf(response)).error.code).toBe('key_revoked');
   });
 
   it('rotating keeps the key and stops the old secret at once', async () => {
@@ -69,7 +69,7 @@ describe('gateway authentication', () => {
     const rotated = await rotateKey(h.store, key.id);
     expect(rotated.secret).not.toBe(secret);
     expect((await h.call('/v1/key', { secret })).status).toBe(401);
-    const view = await (await h.call('/v1/key', { secret: rotated.secret })).json();
+    const view = await jsonOf(await h.call('/v1/key', { secret: rotated.secret }));
     expect(view.data.id).toBe(key.id);
   });
 
@@ -80,7 +80,7 @@ describe('gateway authentication', () => {
     const response = await h.call('/v1/key', { secret });
     h.clock.now = T0;
     expect(response.status).toBe(401);
-    expect((await response.json()).error.code).toBe('key_expired');
+    expect((await jsonOf(response)).error.code).toBe('key_expired');
   });
 
   it('logs refused requests without secrets', async () => {
@@ -106,7 +106,7 @@ describe('gateway authentication', () => {
       body: '{"amount_usd":"5"}',
     });
     expect(response.status).toBe(501);
-    expect((await response.json()).error.code).toBe('topup_not_implemented');
+    expect((await jsonOf(response)).error.code).toBe('topup_not_implemented');
   });
 });
 

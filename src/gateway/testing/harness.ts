@@ -91,3 +91,12 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** A JSON body in a test: asserted field by field, so it is deliberately untyped here. */
+// biome-ignore lint/suspicious/noExplicitAny: test bodies are checked by assertions, not types
+export type TestJson = any;
+
+/** Reads a response body as JSON for assertions. */
+export async function jsonOf(response: Response): Promise<TestJson> {
+  return response.json();
+}
