@@ -51,7 +51,9 @@ describe('svc gateway key', () => {
       limits: { weekly: '5.000000', daily: null },
     });
     const stored = await withStore((store) => store.getKey(created.id));
-    expect(JSON.stringify(stored, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(created.secret);
+    expect(
+      JSON.stringify(stored, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
+    ).not.toContain(created.secret);
     expect(stored?.secretHash).toMatch(/^[0-9a-f]{64}$/);
     const listed = await svcJson('key', 'list');
     expect(listed.find((k: { id: string }) => k.id === created.id)).not.toHaveProperty('secret');
