@@ -63,6 +63,9 @@ export async function handleRequest(
   } catch (error) {
     const svcError = toSvcError(error);
     if (svcError.code === 'internal_error') deps.logger.error({ err: error }, 'request failed');
+    if (svcError.code === 'store_unavailable') {
+      deps.logger.warn({ err: svcError.cause }, 'gateway store unavailable');
+    }
     log.status = svcError.status;
     log.errorCode = svcError.code;
     sendError(res, svcError, style);
