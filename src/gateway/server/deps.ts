@@ -5,6 +5,7 @@ import type { Logger } from '../../log/index.js';
 import type { MicroUsd } from '../../money/index.js';
 import type { GatewayStore } from '../store/types.js';
 import type { AuthThrottle } from './authThrottle.js';
+import type { LogWriter } from './logWriter.js';
 
 export interface GatewayDeps {
   store: GatewayStore;
@@ -15,6 +16,7 @@ export interface GatewayDeps {
   now: () => number;
   logger: Logger;
   throttle: AuthThrottle;
+  logs: LogWriter;
   /** Wallet address of an identity (for `GET /v1/key`). */
   buyerAddress: (identity: string) => string;
 }

@@ -7,7 +7,7 @@ import { sendError, sendJson } from './httpIo.js';
 import { keyView } from './keyView.js';
 import { listModels } from './listModels.js';
 import { proxyRequest } from './proxyRequest.js';
-import { newLogRow, writeLogRow } from './requestLog.js';
+import { newLogRow } from './requestLog.js';
 import { matchRoute } from './routes.js';
 
 /** Handles one HTTP request end to end; never throws. */
@@ -71,6 +71,6 @@ export async function handleRequest(
     sendError(res, svcError, style);
   } finally {
     log.latencyMs = Math.round(performance.now() - startedMs);
-    await writeLogRow(deps.store, log, deps.logger);
+    deps.logs.write(log);
   }
 }
