@@ -4,6 +4,7 @@ import { LOG_LEVELS } from '../log/index.js';
 import { registerBuyerCommands } from './commands/buyer/index.js';
 import { registerChainCommands } from './commands/chain.js';
 import { registerConfigCommands } from './commands/config.js';
+import { registerGatewayCommands } from './commands/gateway/index.js';
 import { registerNetworkCommands } from './commands/network/index.js';
 import { registerSellerCommands } from './commands/seller.js';
 import type { CliIo } from './io.js';
@@ -18,6 +19,7 @@ const GROUPS: CommandGroup[] = [
   registerConfigCommands,
   registerNetworkCommands,
   registerSellerCommands,
+  registerGatewayCommands,
 ];
 
 /** Builds the program; `exitOverride` turns commander's exits into thrown CommanderErrors. */
