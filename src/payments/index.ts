@@ -6,6 +6,8 @@ export {
   BuyerChannels,
   type BuyerChannelsDeps,
   type MeteringEntry,
+  readStoredChannels,
+  toMeteringEntry,
 } from './buyer/BuyerChannels.js';
 export { BuyerPayments, pairKey } from './buyer/BuyerPayments.js';
 export {
