@@ -2,8 +2,10 @@ import { request as httpRequest } from 'node:http';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogEntry } from '../catalog/index.js';
 import { peerIdFor } from '../catalog/testing/peerRecord.js';
 import { MemoryNetwork } from './testing/memoryNetwork.js';
+import { type ErrorBody, type ModelList, readJson } from './testing/readJson.js';
 import { anthropicMessage, chatCompletion, chatStream } from './testing/sellerReplies.js';
 import { startTestBuyer, type TestBuyer } from './testing/testBuyer.js';
 
@@ -121,7 +123,7 @@ describe('buyer proxy with the official SDKs', () => {
       .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })
       .withResponse();
     const id = response.headers.get('x-svc-request-id')!;
-    const record = await (await fetch(`${t.url}/_svc/requests/${id}`)).json();
+    const record = await readJson<unknown>(await fetch(`${t.url}/_svc/requests/${id}`));
     expect(record).toMatchObject({
       requestId: id,
       status: 200,
@@ -195,25 +197,27 @@ describe('buyer proxy with the official SDKs', () => {
     const page = await openai.models.list();
     const ids = page.data.map((model) => model.id);
     expect(ids).toEqual(['claude-sonnet-4', 'gpt-4o', 'gpt-image-1']);
-    const gpt = (await (await fetch(`${t.url}/v1/models`)).json()).data[1];
-    expect(gpt.peers.map((p: { peerId: string }) => p.peerId)).toEqual([CHEAP, DEAR]);
+    const gpt = (await readJson<ModelList>(await fetch(`${t.url}/v1/models`))).data[1]!;
+    expect(gpt.peers.map((p) => p.peerId)).toEqual([CHEAP, DEAR]);
     expect(gpt.context_length).toBe(64_000);
     expect(gpt.aliases).toEqual(['gpt-4o-2024-08-06', 'openai/gpt-4o']);
-    const images = await (await fetch(`${t.url}/v1/models?type=images`)).json();
-    expect(images.data.map((m: { id: string }) => m.id)).toEqual(['gpt-image-1']);
-    expect(images.data[0].peers[0].peerId).toBe(IMAGES);
-    const one = await (await fetch(`${t.url}/v1/models/openai%2Fgpt-4o-2024-08-06`)).json();
+    const images = await readJson<ModelList>(await fetch(`${t.url}/v1/models?type=images`));
+    expect(images.data.map((m) => m.id)).toEqual(['gpt-image-1']);
+    expect(images.data[0]!.peers[0]!.peerId).toBe(IMAGES);
+    const one = await readJson<CatalogEntry>(
+      await fetch(`${t.url}/v1/models/openai%2Fgpt-4o-2024-08-06`),
+    );
     expect(one.id).toBe('gpt-4o');
     const missing = await fetch(`${t.url}/v1/models/gpt-4oo`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.message).toContain('Did you mean: gpt-4o');
+    expect((await readJson<ErrorBody>(missing)).error.message).toContain('Did you mean: gpt-4o');
     expect((await fetch(`${t.url}/v1/models?type=audio`)).status).toBe(400);
   });
 });
 
 describe('control plane', () => {
   it('reports status, peers, refresh and metrics', async () => {
-    const status = await (await fetch(`${t.url}/_svc/status`)).json();
+    const status = await readJson<Record<string, unknown>>(await fetch(`${t.url}/_svc/status`));
     expect(status).toMatchObject({
       peerCount: 4,
       reachablePeerCount: 4,
@@ -223,11 +227,18 @@ describe('control plane', () => {
       version: 'test',
     });
     expect(status.uptimeSeconds).toBeGreaterThanOrEqual(0);
-    const peers = await (await fetch(`${t.url}/_svc/peers`)).json();
+    const peers = await readJson<{
+      total: number;
+      peers: Array<{
+        peerId: string;
+        reputationScore: number;
+        offers: Array<{ prices: { inputUsdPerMillion: number } }>;
+      }>;
+    }>(await fetch(`${t.url}/_svc/peers`));
     expect(peers.total).toBe(4);
-    const cheap = peers.peers.find((p: { peerId: string }) => p.peerId === CHEAP);
+    const cheap = peers.peers.find((p) => p.peerId === CHEAP)!;
     expect(cheap.reputationScore).toBe(80);
-    expect(cheap.offers[0].prices.inputUsdPerMillion).toBe(2.5);
+    expect(cheap.offers[0]!.prices.inputUsdPerMillion).toBe(2.5);
     const refreshes = t.network.refreshCount;
     expect((await fetch(`${t.url}/_svc/peers/refresh`, { method: 'POST' })).status).toBe(200);
     expect(t.network.refreshCount).toBe(refreshes + 1);
@@ -248,10 +259,10 @@ describe('bad input', () => {
   it('answers malformed JSON with 400 and the parse position, in the client style', async () => {
     const response = await post('/v1/chat/completions', '{"model": "gpt-4o",, }');
     expect(response.status).toBe(400);
-    const body = await response.json();
+    const body = await readJson<ErrorBody>(response);
     expect(body.error.code).toBe('invalid_json');
     expect(body.error.position).toBe(19);
-    const anthropicStyle = await (await post('/v1/messages', '{')).json();
+    const anthropicStyle = await readJson<ErrorBody>(await post('/v1/messages', '{'));
     expect(anthropicStyle.type).toBe('error');
     expect(anthropicStyle.error.code).toBe('invalid_json');
   });
@@ -261,13 +272,13 @@ describe('bad input', () => {
       'content-type': 'application/x-www-form-urlencoded',
     });
     expect(response.status).toBe(415);
-    expect((await response.json()).error.code).toBe('unsupported_media_type');
+    expect((await readJson<ErrorBody>(response)).error.code).toBe('unsupported_media_type');
   });
 
   it('answers unknown paths with JSON 404', async () => {
     const response = await fetch(`${t.url}/v1/embeddings`);
     expect(response.status).toBe(404);
-    expect((await response.json()).error.code).toBe('not_found');
+    expect((await readJson<ErrorBody>(response)).error.code).toBe('not_found');
   });
 
   it('refuses a non-loopback Host or Origin (DNS rebinding)', async () => {
@@ -297,7 +308,7 @@ describe('bad input', () => {
         }),
       });
       expect(response.status).toBe(413);
-      expect((await response.json()).error.code).toBe('body_too_large');
+      expect((await readJson<ErrorBody>(response)).error.code).toBe('body_too_large');
     } finally {
       await small.stop();
     }
@@ -309,12 +320,12 @@ describe('bad input', () => {
       JSON.stringify({ model: 'gpt-image-1', messages: [] }),
     );
     expect(response.status).toBe(400);
-    expect((await response.json()).error.code).toBe('model_type_mismatch');
+    expect((await readJson<ErrorBody>(response)).error.code).toBe('model_type_mismatch');
   });
 
   it('answers missing_routing_target without a model', async () => {
     const response = await post('/v1/chat/completions', JSON.stringify({ messages: [] }));
     expect(response.status).toBe(400);
-    expect((await response.json()).error.code).toBe('missing_routing_target');
+    expect((await readJson<ErrorBody>(response)).error.code).toBe('missing_routing_target');
   });
 });
