@@ -24,7 +24,8 @@ export type AttemptOutcome =
       controller: AbortController;
       release: () => void;
       paid: boolean;
-      inputTokensEstimate: number;
+      /** Input tokens counted locally (lazy: the tokenizer runs only when needed). */
+      inputTokens: () => number;
     }
   | {
       kind: 'failed';
@@ -157,13 +158,17 @@ export async function attemptSeller(
   const { deps } = ctx.service;
   const { offer } = candidate;
   let sellerBody: Record<string, unknown> = { ...body, model: offer.serviceId };
-  const inputTokensEstimate = countRequestTokens(sellerBody);
+  let counted: number | undefined;
+  const inputTokens = () => {
+    counted ??= countRequestTokens(body);
+    return counted;
+  };
   let payment: Record<string, unknown> | undefined;
   try {
     if (!offer.free) {
       let maxCostMicro: MicroUsd;
       if (ctx.maxCostMicro !== undefined) {
-        const maxOut = maxOutputTokensWithin(ctx.maxCostMicro, inputTokensEstimate, offer.price);
+        const maxOut = maxOutputTokensWithin(ctx.maxCostMicro, inputTokens(), offer.price);
         if (maxOut === 0) {
           throw new SvcError('spend_limit_reached', {
             message: `x-svc-max-cost-usd does not cover the input of this request at seller ${offer.peerId}'s prices.`,
@@ -177,7 +182,7 @@ export async function attemptSeller(
           requestedMaxOutput(sellerBody) ??
           offer.capabilities?.maxOutputTokens ??
           DEFAULT_MAX_OUTPUT;
-        maxCostMicro = maxCostOfRequest(inputTokensEstimate, maxOut, offer.price);
+        maxCostMicro = maxCostOfRequest(inputTokens(), maxOut, offer.price);
       }
       payment = await deps.payments.prepare({
         identity: ctx.access.identity,
@@ -254,7 +259,7 @@ export async function attemptSeller(
       controller,
       release,
       paid: payment !== undefined,
-      inputTokensEstimate,
+      inputTokens,
     };
   }
   const text = await readErrorBody(response);

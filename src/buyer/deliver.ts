@@ -51,18 +51,22 @@ function usageHeaders(usage: TokenUsage, source: 'usage' | 'estimated', costUsd:
 function settleUsage(
   reported: TokenUsage | undefined,
   claimed: TokenUsage | undefined,
-  inputEstimate: number,
-  outputText: string,
-): { usage: TokenUsage; source: 'usage' | 'estimated'; estimate: TokenUsage } {
-  const estimate = {
-    inputTokens: inputEstimate,
-    cachedInputTokens: 0,
-    outputTokens: countTextTokens(outputText),
+  inputTokens: () => number,
+  outputText: () => string,
+): { usage: TokenUsage; source: 'usage' | 'estimated'; estimate: () => TokenUsage } {
+  let estimated: TokenUsage | undefined;
+  const estimate = () => {
+    estimated ??= {
+      inputTokens: inputTokens(),
+      cachedInputTokens: 0,
+      outputTokens: countTextTokens(outputText()),
+    };
+    return estimated;
   };
   const usage = reported ?? claimed;
   if (usage && usage.cachedInputTokens <= usage.inputTokens)
     return { usage, source: 'usage', estimate };
-  return { usage: estimate, source: 'estimated', estimate };
+  return { usage: estimate(), source: 'estimated', estimate };
 }
 
 async function afterSuccess(
@@ -70,7 +74,7 @@ async function afterSuccess(
   candidate: RouteCandidate,
   ok: Ok,
   usage: TokenUsage,
-  estimate: TokenUsage,
+  estimate: () => TokenUsage,
   trailerPromise: Promise<unknown>,
   affinityKey: string | undefined,
 ): Promise<void> {
@@ -86,7 +90,7 @@ async function afterSuccess(
         requestId: ctx.requestId,
         peerId: candidate.offer.peerId,
         claimed,
-        estimatedUsage: estimate,
+        estimatedUsage: estimate(),
         price: candidate.offer.pricing,
       });
     } catch (error) {
@@ -144,8 +148,8 @@ export async function deliver(
     const { usage, source, estimate } = settleUsage(
       usageFromBody(ctx.route.protocol, json),
       claimed,
-      ok.inputTokensEstimate,
-      textOf(json ?? ''),
+      ok.inputTokens,
+      () => textOf(json ?? ''),
     );
     const cost = costOf(usage);
     const costUsd = formatUsd(cost);
@@ -200,8 +204,8 @@ export async function deliver(
   const { usage, source, estimate } = settleUsage(
     scanner.usage,
     claimed,
-    ok.inputTokensEstimate,
-    scanner.text,
+    ok.inputTokens,
+    () => scanner.text,
   );
   void source;
   const cost = costOf(usage);

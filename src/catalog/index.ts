@@ -14,7 +14,7 @@ export {
   editDistance,
   normalizeModelName,
 } from './normalizeModelName.js';
-export { type ModelOffers, OfferIndex } from './offerIndex.js';
+export { type ModelOffers, OfferIndex, offersByPrice } from './offerIndex.js';
 export { type Offer, offersOfPeer } from './offers.js';
 export {
   compareRanked,

@@ -10,6 +10,17 @@ export interface ModelOffers {
   offers: Offer[];
   /** True when at least one seller of the model advertises a cached-input price. */
   anyCachedPrice: boolean;
+  /** True while `offers` is in ascending ranking-price order. */
+  sortedByPrice: boolean;
+}
+
+/** The offers of a model, cheapest first (sorted once, on first use). */
+export function offersByPrice(model: ModelOffers): Offer[] {
+  if (!model.sortedByPrice) {
+    model.offers.sort((a, b) => a.rankPrice - b.rankPrice);
+    model.sortedByPrice = true;
+  }
+  return model.offers;
 }
 
 /** Offers by model key and by peer. */
@@ -30,10 +41,16 @@ export class OfferIndex {
     for (const offer of offers) {
       let model = this.byModel.get(offer.modelKey);
       if (!model) {
-        model = { modelKey: offer.modelKey, offers: [], anyCachedPrice: false };
+        model = {
+          modelKey: offer.modelKey,
+          offers: [],
+          anyCachedPrice: false,
+          sortedByPrice: true,
+        };
         this.byModel.set(offer.modelKey, model);
       }
       model.offers.push(offer);
+      model.sortedByPrice = false;
       if (offer.hasCachedPrice) model.anyCachedPrice = true;
     }
   }

@@ -44,6 +44,32 @@ export interface Offer {
   displayName: string;
 }
 
+/** Names repeat across the network: normalise each spelling once. */
+const NAME_CACHE = new Map<string, { key: string; clean: string }>();
+const PRICE_CACHE = new Map<string, TokenPriceMicro>();
+const CACHE_LIMIT = 50_000;
+
+function nameInfo(serviceId: string): { key: string; clean: string } {
+  let info = NAME_CACHE.get(serviceId);
+  if (!info) {
+    if (NAME_CACHE.size >= CACHE_LIMIT) NAME_CACHE.clear();
+    info = { key: normalizeModelName(serviceId), clean: cleanModelName(serviceId) };
+    NAME_CACHE.set(serviceId, info);
+  }
+  return info;
+}
+
+function priceOf(pricing: TokenPricing): TokenPriceMicro {
+  const key = `${pricing.inputUsdPerMillion}|${pricing.outputUsdPerMillion}|${pricing.cachedInputUsdPerMillion}`;
+  let price = PRICE_CACHE.get(key);
+  if (!price) {
+    if (PRICE_CACHE.size >= CACHE_LIMIT) PRICE_CACHE.clear();
+    price = toPriceMicro(pricing);
+    PRICE_CACHE.set(key, price);
+  }
+  return price;
+}
+
 function rankPriceOf(type: ModelType, price: TokenPriceMicro, unit?: UnitBillingModel): number {
   if (type === 'image' && unit?.imageUsd !== undefined)
     return Number(usdNumberToMicro(unit.imageUsd));
@@ -66,15 +92,16 @@ export function offersOfPeer(peer: KnownPeer): Offer[] {
         ];
         const type = modelTypeOf(announcement.serviceCategories?.[serviceId] ?? [], protocols);
         const unitBilling = announcement.serviceUnitBillingModels?.[serviceId];
-        const price = toPriceMicro(pricing);
+        const price = priceOf(pricing);
+        const names = nameInfo(serviceId);
         const unitFree = (unitBilling?.imageUsd ?? 0) === 0 && (unitBilling?.videoUsd ?? 0) === 0;
         const capabilities = announcement.serviceCapabilities?.[serviceId];
         offer = {
           peerId: metadata.peerId,
           provider: announcement.provider,
           serviceId,
-          modelKey: normalizeModelName(serviceId),
-          modelName: cleanModelName(serviceId),
+          modelKey: names.key,
+          modelName: names.clean,
           aliases: [serviceId],
           type,
           protocols: [...protocols],

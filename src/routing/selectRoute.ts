@@ -13,6 +13,7 @@ import {
   type Offer,
   type OfferHealth,
   type OfferIndex,
+  offersByPrice,
   type RankedOffer,
   type ReputationSource,
   rankedOffer,
@@ -238,27 +239,35 @@ export function selectRoute(request: RouteRequest): RoutePlan {
     anyCachedPrice: model.anyCachedPrice,
   };
   const prefer = request.preferences.preferFreeSellers;
+  const candidateOf = (offer: Offer): RouteCandidate => ({
+    ...rankedOffer(offer, context),
+    sellerProtocol: request.chooseProtocol(request.clientProtocol, offer.protocols)!,
+  });
   const top: RouteCandidate[] = [];
-  let affinity: RouteCandidate | undefined;
-  let anyTypeMatch = false;
-  for (const offer of model.offers) {
-    const score = request.reputation.score(offer.peerId);
-    if (offer.type === request.routeType) anyTypeMatch = true;
-    if (exclusionReason(offer, request, score) !== undefined) continue;
-    const candidate: RouteCandidate = {
-      ...rankedOffer(offer, context),
-      sellerProtocol: request.chooseProtocol(request.clientProtocol, offer.protocols)!,
-    };
-    if (request.affinityPeerId === offer.peerId) affinity = candidate;
-    // Bounded insertion: keep only the best `limit` (failover never goes deeper).
+  const cooling: RouteCandidate[] = [];
+  // Offers are in price order: once `limit` candidates are held, a dearer offer cannot enter.
+  for (const offer of offersByPrice(model)) {
+    if (top.length === limit && offer.rankPrice > top[limit - 1]!.offer.rankPrice) break;
+    if (exclusionReason(offer, request, request.reputation.score(offer.peerId)) !== undefined) {
+      continue;
+    }
+    const candidate = candidateOf(offer);
+    if (candidate.coolingDown) {
+      if (cooling.length < limit) cooling.push(candidate);
+      continue;
+    }
     if (top.length === limit && compareRanked(candidate, top[limit - 1]!, prefer) >= 0) continue;
     let at = top.length;
     while (at > 0 && compareRanked(candidate, top[at - 1]!, prefer) < 0) at--;
     top.splice(at, 0, candidate);
     if (top.length > limit) top.pop();
   }
+  if (top.length < limit && cooling.length > 0) {
+    cooling.sort((a, b) => compareRanked(a, b, prefer));
+    top.push(...cooling.slice(0, limit - top.length));
+  }
   if (top.length === 0) {
-    if (!anyTypeMatch) {
+    if (!model.offers.some((offer) => offer.type === request.routeType)) {
       const type = model.offers[0]!.type;
       throw new SvcError('model_type_mismatch', {
         message: `"${target.model}" is a ${type} model; this route serves ${request.routeType} models.`,
@@ -274,14 +283,22 @@ export function selectRoute(request: RouteRequest): RoutePlan {
     throw notFound(target.model, request, exclusions);
   }
   let affinityUsed = false;
-  if (affinity && !affinity.coolingDown && top[0] !== affinity) {
-    const at = top.indexOf(affinity);
-    if (at >= 0) top.splice(at, 1);
-    else top.pop();
-    top.unshift(affinity);
+  const affinityOffer = request.affinityPeerId
+    ? request.index.byPeer.get(request.affinityPeerId)?.find((o) => o.modelKey === model.modelKey)
+    : undefined;
+  if (
+    affinityOffer &&
+    exclusionReason(affinityOffer, request, request.reputation.score(affinityOffer.peerId)) ===
+      undefined &&
+    !(request.health ?? HEALTHY).coolingDown(affinityOffer.peerId)
+  ) {
     affinityUsed = true;
-  } else if (affinity && top[0] === affinity) {
-    affinityUsed = true;
+    const at = top.findIndex((c) => c.offer.peerId === affinityOffer.peerId);
+    if (at !== 0) {
+      const affinity = at > 0 ? top.splice(at, 1)[0]! : candidateOf(affinityOffer);
+      if (at < 0 && top.length === limit) top.pop();
+      top.unshift(affinity);
+    }
   }
   return { pinned: false, modelKey: model.modelKey, candidates: top, affinityUsed };
 }
