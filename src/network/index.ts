@@ -1,2 +1,30 @@
 /** The network: libp2p node, signed peer metadata, discovery, peer cache and request streams. */
+export { type AnnounceOptions, type Announcer, startAnnouncing } from './announce.js';
+export {
+  type DirectoryHealth,
+  NetworkPeerDirectory,
+  type NetworkPeerDirectoryOptions,
+  type PeerRoute,
+} from './directory.js';
+export { libp2pKeyFromIdentity, libp2pPeerIdFromIdentity, peerIdFromLibp2p } from './keys.js';
+export * from './metadata/index.js';
+export { fetchMetadata } from './metaProtocol.js';
+export { type CreateSvcNodeOptions, createSvcNode, type NodeRole, type SvcNode } from './node.js';
+export { peerCachePath } from './peerCacheFile.js';
+export {
+  META_PROTOCOL,
+  REQUEST_PROTOCOL,
+  SELLERS_KEY_PREIMAGE,
+  sellersDhtKey,
+} from './protocols.js';
+export {
+  type InboundRequest,
+  type OutboundReply,
+  type RequestHandler,
+  type RequestServer,
+  type RequestServerOptions,
+  serveRequests,
+} from './requestServer.js';
+export { MAX_HEAD_BYTES } from './requestWire.js';
+export { LibP2pTransport, type LibP2pTransportOptions, type PeerRouter } from './transport.js';
 export * from './types.js';

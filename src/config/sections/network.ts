@@ -16,6 +16,12 @@ export const networkSchema = z.strictObject({
   refreshIntervalSeconds: z.number().int().min(1).default(300),
   /** A peer unreachable for longer than this is dropped from the cache. */
   peerTtlSeconds: z.number().int().min(1).default(3600),
+  /** A request fails with a timeout when the seller sends no response head within this. */
+  requestHeadTimeoutSeconds: z.number().int().min(1).default(300),
+  /** A request stream with no bytes in either direction for this long is closed. */
+  requestIdleTimeoutSeconds: z.number().int().min(1).default(300),
+  /** Upper bound on one request, streaming included (at least 30 min, spec 8). */
+  requestTotalTimeoutSeconds: z.number().int().min(1800).default(3600),
 });
 
 export type NetworkConfig = z.infer<typeof networkSchema>;

@@ -1,0 +1,106 @@
+/**
+ * Local token counting with js-tiktoken's o200k_base encoding. It is an approximation for
+ * non-OpenAI models (Claude's tokenizer differs by roughly ±15% on English text); see
+ * docs/decisions/022-count-tokens.md for the per-message, per-tool and per-image overheads.
+ */
+import { createRequire } from 'node:module';
+import type { Tiktoken } from 'js-tiktoken/lite';
+import type { Conversation, Part } from './model.js';
+import { parseRequest } from './translateRequest.js';
+import type { ApiFormat } from './types.js';
+
+/** Tokens added per message for role and separators (OpenAI's documented chat overhead). */
+export const TOKENS_PER_MESSAGE = 3;
+/** Tokens that prime the assistant's reply. */
+export const TOKENS_PER_REPLY = 3;
+/** Tokens per tool definition beyond its name, description and JSON schema. */
+export const TOKENS_PER_TOOL = 8;
+/** Flat estimate per image (Anthropic's cap for a ~1.15 megapixel image is about 1,600). */
+export const TOKENS_PER_IMAGE = 1600;
+
+const require = createRequire(import.meta.url);
+let encoder: Tiktoken | undefined;
+
+function getEncoder(): Tiktoken {
+  if (!encoder) {
+    const lite = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+    const ranks = require('js-tiktoken/ranks/o200k_base') as { default?: unknown };
+    encoder = new lite.Tiktoken(
+      (ranks.default ?? ranks) as ConstructorParameters<typeof lite.Tiktoken>[0],
+    );
+  }
+  return encoder;
+}
+
+// Conversations resend their history every turn: remember counts of long texts.
+const CACHE_MIN_CHARS = 256;
+const CACHE_MAX_ENTRIES = 4096;
+const cache = new Map<string, number>();
+
+/** Tokens of a text under o200k_base (cached for long texts). */
+export function countTextTokens(text: string): number {
+  if (text.length === 0) return 0;
+  if (text.length < CACHE_MIN_CHARS) return getEncoder().encode(text, 'all').length;
+  const hit = cache.get(text);
+  if (hit !== undefined) return hit;
+  const count = getEncoder().encode(text, 'all').length;
+  if (cache.size >= CACHE_MAX_ENTRIES) {
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
+  }
+  cache.set(text, count);
+  return count;
+}
+
+function partTokens(part: Part): number {
+  switch (part.type) {
+    case 'text':
+    case 'reasoning':
+      return countTextTokens(part.text);
+    case 'image':
+      return TOKENS_PER_IMAGE;
+    case 'tool_call':
+      return countTextTokens(part.name) + countTextTokens(part.arguments) + TOKENS_PER_MESSAGE;
+    case 'tool_result':
+      return part.content.reduce((sum, p) => sum + partTokens(p), TOKENS_PER_MESSAGE);
+  }
+}
+
+/** Estimated input tokens of a parsed conversation. */
+export function countConversationTokens(conv: Conversation): number {
+  let total = TOKENS_PER_REPLY;
+  for (const text of conv.system) total += TOKENS_PER_MESSAGE + countTextTokens(text);
+  for (const turn of conv.turns) {
+    total += TOKENS_PER_MESSAGE;
+    for (const part of turn.parts) total += partTokens(part);
+  }
+  for (const tool of conv.tools) {
+    total +=
+      TOKENS_PER_TOOL +
+      countTextTokens(tool.name) +
+      countTextTokens(tool.description ?? '') +
+      countTextTokens(JSON.stringify(tool.parameters));
+  }
+  if (conv.outputFormat?.type === 'json_schema')
+    total += countTextTokens(JSON.stringify(conv.outputFormat.schema));
+  return total;
+}
+
+/**
+ * `/v1/messages/count_tokens`: `{input_tokens}` for a messages request body (max_tokens is not
+ * required here). Throws SvcError 400 naming the field when the body is invalid.
+ */
+export function countTokens(messagesRequestBody: unknown): { input_tokens: number } {
+  const body =
+    typeof messagesRequestBody === 'object' &&
+    messagesRequestBody !== null &&
+    !('max_tokens' in messagesRequestBody)
+      ? { ...messagesRequestBody, max_tokens: 1 }
+      : messagesRequestBody;
+  return { input_tokens: countConversationTokens(parseRequest(body, 'messages')) };
+}
+
+/** Estimated input tokens of a request body of any format (for checking sellers' claims). */
+export function estimateInputTokens(format: ApiFormat, body: unknown): number {
+  return countConversationTokens(parseRequest(body, format));
+}

@@ -1,0 +1,366 @@
+import { describe, expect, it } from 'vitest';
+import { isSvcError } from '../errors/index.js';
+import { DEFAULT_MAX_TOKENS } from './messages/renderRequest.js';
+import { translateRequest, validateRequest, withStreamUsage } from './translateRequest.js';
+import type { ApiFormat } from './types.js';
+
+function failure(fn: () => unknown): { code: string; status: number; param: unknown } {
+  try {
+    fn();
+  } catch (error) {
+    if (isSvcError(error))
+      return { code: error.code, status: error.status, param: error.details?.param };
+    throw error;
+  }
+  throw new Error('expected a failure');
+}
+
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+describe('validation of client requests', () => {
+  const cases: Array<[string, ApiFormat, unknown, string]> = [
+    ['missing messages', 'chat', { model: 'm' }, 'messages'],
+    ['empty messages', 'messages', { model: 'm', max_tokens: 5, messages: [] }, 'messages'],
+    ['missing model', 'chat', { messages: [{ role: 'user', content: 'hi' }] }, 'model'],
+    [
+      'wrong chat role',
+      'chat',
+      { model: 'm', messages: [{ role: 'robot', content: 'hi' }] },
+      'messages[0].role',
+    ],
+    [
+      'wrong messages role',
+      'messages',
+      { model: 'm', max_tokens: 5, messages: [{ role: 'tool', content: 'x' }] },
+      'messages[0].role',
+    ],
+    [
+      'missing max_tokens',
+      'messages',
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+      'max_tokens',
+    ],
+    [
+      'chat tool result without a call',
+      'chat',
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'tool', tool_call_id: 'nope', content: 'x' },
+        ],
+      },
+      'messages[1].tool_call_id',
+    ],
+    [
+      'responses output without a call',
+      'responses',
+      { model: 'm', input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] },
+      'input[0].call_id',
+    ],
+    [
+      'messages tool_result without a tool_use',
+      'messages',
+      {
+        model: 'm',
+        max_tokens: 5,
+        messages: [
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', content: 'x' }] },
+        ],
+      },
+      'messages[0].content[0].tool_use_id',
+    ],
+    [
+      'bad data URL',
+      'chat',
+      {
+        model: 'm',
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64' } }],
+          },
+        ],
+      },
+      'messages[0].content[0].image_url.url',
+    ],
+    [
+      'bad base64 image',
+      'messages',
+      {
+        model: 'm',
+        max_tokens: 5,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: '###' } },
+            ],
+          },
+        ],
+      },
+      'messages[0].content[0].source.data',
+    ],
+    ['input not a list', 'responses', { model: 'm', input: 42 }, 'input'],
+  ];
+  it.each(cases)('%s -> 400 naming the field', (_name, format, body, param) => {
+    const f = failure(() => validateRequest(body, format));
+    expect(f).toEqual({ code: 'invalid_request', status: 400, param });
+    for (const to of ['chat', 'responses', 'messages'] as const) {
+      expect(failure(() => translateRequest(body, format, to)).param).toBe(param);
+    }
+  });
+
+  it('a responses request continuing a stored response may answer calls it cannot see', () => {
+    expect(() =>
+      validateRequest(
+        {
+          model: 'm',
+          previous_response_id: 'resp_1',
+          input: [{ type: 'function_call_output', call_id: 'c', output: 'x' }],
+        },
+        'responses',
+      ),
+    ).not.toThrow();
+    expect(
+      failure(() =>
+        translateRequest(
+          { model: 'm', previous_response_id: 'resp_1', input: 'hi' },
+          'responses',
+          'chat',
+        ),
+      ),
+    ).toEqual({ code: 'translation_unsupported', status: 400, param: 'previous_response_id' });
+  });
+});
+
+describe('unsupported and dropped parameters', () => {
+  it('refuses stop sequences to responses, naming the parameter', () => {
+    const body = { model: 'm', stop: ['END'], messages: [{ role: 'user', content: 'hi' }] };
+    expect(failure(() => translateRequest(body, 'chat', 'responses'))).toEqual({
+      code: 'translation_unsupported',
+      status: 400,
+      param: 'stop',
+    });
+  });
+
+  it('refuses n > 1 and audio', () => {
+    const base = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
+    expect(failure(() => translateRequest({ ...base, n: 2 }, 'chat', 'messages')).param).toBe('n');
+    expect(
+      failure(() => translateRequest({ ...base, audio: { voice: 'x' } }, 'chat', 'messages')).param,
+    ).toBe('audio');
+  });
+
+  it('drops harmless parameters with a warning', () => {
+    const body = {
+      model: 'm',
+      seed: 7,
+      frequency_penalty: 0.5,
+      messages: [{ role: 'user', content: 'hi' }],
+    };
+    const { body: out, warnings } = translateRequest(body, 'chat', 'messages');
+    expect(out.seed).toBeUndefined();
+    expect(warnings).toEqual(expect.arrayContaining(['frequency_penalty dropped', 'seed dropped']));
+    expect(out.max_tokens).toBe(DEFAULT_MAX_TOKENS);
+  });
+
+  it('passes the same format through untouched', () => {
+    const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }], weird_vendor_field: 1 };
+    expect(translateRequest(body, 'chat', 'chat').body).toBe(body);
+  });
+});
+
+describe('coverage', () => {
+  it('puts tool results first, then user text, in chat and messages', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 50,
+      messages: [
+        { role: 'user', content: 'weather?' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 't1', name: 'w', input: { c: 'P' } },
+            { type: 'tool_use', id: 't2', name: 'w', input: { c: 'L' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'also, thanks' },
+            { type: 'tool_result', tool_use_id: 't2', content: 'rain' },
+            {
+              type: 'tool_result',
+              tool_use_id: 't1',
+              content: [{ type: 'text', text: 'boom' }],
+              is_error: true,
+            },
+          ],
+        },
+      ],
+    };
+    const chat = translateRequest(body, 'messages', 'chat').body as {
+      messages: Array<Record<string, unknown>>;
+    };
+    expect(chat.messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 't1', type: 'function', function: { name: 'w', arguments: '{"c":"P"}' } },
+          { id: 't2', type: 'function', function: { name: 'w', arguments: '{"c":"L"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 't2', content: 'rain' },
+      { role: 'tool', tool_call_id: 't1', content: 'Error: boom' },
+      { role: 'user', content: 'also, thanks' },
+    ]);
+    const responses = translateRequest(body, 'messages', 'responses').body as {
+      input: Array<Record<string, unknown>>;
+    };
+    expect(responses.input.map((i) => i.type ?? i.role)).toEqual([
+      'user',
+      'function_call',
+      'function_call',
+      'function_call_output',
+      'function_call_output',
+      'user',
+    ]);
+  });
+
+  it('carries images both ways (URL and base64)', () => {
+    const chat = {
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+          ],
+        },
+      ],
+    };
+    const messages = translateRequest(chat, 'chat', 'messages').body as {
+      messages: Array<{ content: unknown }>;
+    };
+    expect(messages.messages[0]?.content).toEqual([
+      { type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+    ]);
+    const back = translateRequest(messages, 'messages', 'responses').body as {
+      input: Array<{ content: unknown }>;
+    };
+    expect(back.input[0]?.content).toEqual([
+      { type: 'input_image', image_url: 'https://example.com/cat.png', detail: 'auto' },
+      { type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto' },
+    ]);
+  });
+
+  it('maps tool_choice, parallel calls, max tokens, sampling, structured output, reasoning and user', () => {
+    const chat = {
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'hi' },
+      ],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'f', parameters: { type: 'object', properties: {} } },
+        },
+      ],
+      tool_choice: { type: 'function', function: { name: 'f' } },
+      parallel_tool_calls: false,
+      max_completion_tokens: 30000,
+      temperature: 0.3,
+      top_p: 0.9,
+      stop: 'END',
+      reasoning_effort: 'high',
+      user: 'u-1',
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'out', schema: { type: 'object' }, strict: true },
+      },
+      stream: true,
+    };
+    const { body } = translateRequest(chat, 'chat', 'messages');
+    expect(body).toMatchObject({
+      system: 'sys',
+      tool_choice: { type: 'tool', name: 'f', disable_parallel_tool_use: true },
+      max_tokens: 30000,
+      temperature: 0.3,
+      top_p: 0.9,
+      stop_sequences: ['END'],
+      thinking: { type: 'enabled', budget_tokens: 24576 },
+      metadata: { user_id: 'u-1' },
+      output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
+      stream: true,
+    });
+    const { stop: _stop, ...noStop } = chat;
+    const responses = translateRequest(noStop, 'chat', 'responses').body;
+    expect(responses).toMatchObject({
+      instructions: 'sys',
+      tool_choice: { type: 'function', name: 'f' },
+      parallel_tool_calls: false,
+      max_output_tokens: 30000,
+      reasoning: { effort: 'high', summary: 'auto' },
+      text: {
+        format: { type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true },
+      },
+      user: 'u-1',
+    });
+    const toChat = translateRequest(body, 'messages', 'chat').body;
+    expect(toChat).toMatchObject({
+      tool_choice: { type: 'function', function: { name: 'f' } },
+      parallel_tool_calls: false,
+      max_completion_tokens: 30000,
+      reasoning_effort: 'high',
+      stream_options: { include_usage: true },
+    });
+    for (const [choice, expected] of [
+      ['auto', { type: 'auto' }],
+      ['none', { type: 'none' }],
+      ['required', { type: 'any' }],
+    ] as const) {
+      expect(
+        translateRequest(
+          { ...chat, tool_choice: choice, parallel_tool_calls: true },
+          'chat',
+          'messages',
+        ).body.tool_choice,
+      ).toEqual(expected);
+    }
+  });
+
+  it('keeps system prompts as blocks and adds include_usage to chat streams', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 10,
+      system: [
+        { type: 'text', text: 'one' },
+        { type: 'text', text: 'two', cache_control: { type: 'ephemeral' } },
+      ],
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    };
+    const chat = translateRequest(body, 'messages', 'chat').body as { messages: unknown[] };
+    expect(chat.messages[0]).toEqual({
+      role: 'system',
+      content: [
+        { type: 'text', text: 'one' },
+        { type: 'text', text: 'two' },
+      ],
+    });
+    expect(translateRequest(chat, 'chat', 'messages').body.system).toEqual([
+      { type: 'text', text: 'one' },
+      { type: 'text', text: 'two' },
+    ]);
+    expect(withStreamUsage({ stream: true, stream_options: { x: 1 } })).toEqual({
+      stream: true,
+      stream_options: { x: 1, include_usage: true },
+    });
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * The three text API formats, their protocol names on the network, and the wire types taken from
+ * the official SDKs (type-only imports, so the compiler checks the fields we read and write).
+ */
+import type {
+  MessageCreateParams,
+  Message as MessagesResponseBody,
+  RawMessageStreamEvent,
+} from '@anthropic-ai/sdk/resources/messages/messages';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
+} from 'openai/resources/chat/completions/completions';
+import type {
+  ResponseCreateParams,
+  ResponseStreamEvent,
+  Response as ResponsesResponseBody,
+} from 'openai/resources/responses/responses';
+import type { ApiProtocol } from '../network/index.js';
+
+/** A text API format: OpenAI chat-completions, OpenAI responses, Anthropic messages. */
+export type ApiFormat = 'chat' | 'responses' | 'messages';
+
+export const API_FORMATS: readonly ApiFormat[] = ['chat', 'responses', 'messages'];
+
+const PROTOCOL_OF: Record<ApiFormat, ApiProtocol> = {
+  chat: 'openai-chat-completions',
+  responses: 'openai-responses',
+  messages: 'anthropic-messages',
+};
+
+/** The network protocol name (spec 2.4 `serviceApiProtocols`) of a format. */
+export function protocolOfFormat(format: ApiFormat): ApiProtocol {
+  return PROTOCOL_OF[format];
+}
+
+/** The format of a network protocol name, or undefined when it is not a text format. */
+export function formatOfProtocol(protocol: string): ApiFormat | undefined {
+  if (protocol === 'openai-chat-completions') return 'chat';
+  if (protocol === 'openai-responses') return 'responses';
+  if (protocol === 'anthropic-messages') return 'messages';
+  return undefined;
+}
+
+/** The format of a client route path (`/v1/chat/completions`, `/v1/responses`, `/v1/messages`). */
+export function formatOfPath(path: string): ApiFormat | undefined {
+  const clean = path.split('?')[0] ?? '';
+  if (clean.endsWith('/chat/completions')) return 'chat';
+  if (clean.endsWith('/responses')) return 'responses';
+  if (clean.endsWith('/messages')) return 'messages';
+  return undefined;
+}
+
+/** The upstream path of a format. */
+export function pathOfFormat(format: ApiFormat): string {
+  return format === 'chat'
+    ? '/v1/chat/completions'
+    : format === 'responses'
+      ? '/v1/responses'
+      : '/v1/messages';
+}
+
+/** The error style (src/errors) a format's clients expect. */
+export function errorStyleOfFormat(format: ApiFormat): 'openai' | 'anthropic' {
+  return format === 'messages' ? 'anthropic' : 'openai';
+}
+
+export type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
+  MessageCreateParams,
+  MessagesResponseBody,
+  RawMessageStreamEvent,
+  ResponseCreateParams,
+  ResponseStreamEvent,
+  ResponsesResponseBody,
+};

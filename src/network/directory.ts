@@ -1,0 +1,305 @@
+/**
+ * The buyer's verified peer cache (PeerDirectory). Peers come from the DHT (providers of the
+ * sellers key) and from any connected peer that speaks `/svc/meta/1` (so small networks work
+ * before provider records spread). Every record is verified before use; a peer that stops
+ * answering is marked unreachable, then dropped after `network.peerTtlSeconds`.
+ */
+import type { PeerId as Libp2pPeerId } from '@libp2p/interface';
+import { peerIdFromString } from '@libp2p/peer-id';
+import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import type { PeerId } from '../identity/index.js';
+import { peerIdFromLibp2p } from './keys.js';
+import type { MetadataRejection } from './metadata/index.js';
+import { fetchMetadata } from './metaProtocol.js';
+import type { SvcNode } from './node.js';
+import { type CachedPeer, loadPeerCache, savePeerCache } from './peerCacheFile.js';
+import { META_PROTOCOL, sellersDhtKey } from './protocols.js';
+import type { KnownPeer, PeerDirectory } from './types.js';
+
+export interface NetworkPeerDirectoryOptions {
+  node: SvcNode;
+  /** Where `network/peers.json` lives; no persistence without it. */
+  dataDir?: string;
+  now?: () => number;
+  /** Bound on one DHT provider lookup. */
+  lookupTimeoutMs?: number;
+}
+
+/** How a peer can be dialled. */
+export interface PeerRoute {
+  libp2pPeerId: Libp2pPeerId;
+  addresses: Multiaddr[];
+  uploadLimitBytes: number;
+}
+
+/** Network health for `/_svc/status` and the CLI. */
+export interface DirectoryHealth {
+  status: 'ok' | 'no_peers_reachable';
+  message: string;
+  connections: number;
+}
+
+const FETCH_CONCURRENCY = 16;
+
+function toKnownPeer(entry: CachedPeer): KnownPeer {
+  const { libp2pPeerId: _id, unreachableSince: _since, ...peer } = entry;
+  return peer;
+}
+
+/** PeerDirectory on a live libp2p node. */
+export class NetworkPeerDirectory implements PeerDirectory {
+  private readonly node: SvcNode;
+  private readonly dataDir: string | undefined;
+  private readonly now: () => number;
+  private readonly lookupTimeoutMs: number;
+  private readonly peers = new Map<PeerId, CachedPeer>();
+  private readonly rejectionCounts = new Map<MetadataRejection, number>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private refreshing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private lastRefreshAt: number | undefined;
+  private stopped = false;
+  private readonly onIdentify = (
+    event: CustomEvent<{ peerId: Libp2pPeerId; protocols: string[] }>,
+  ) => {
+    if (event.detail.protocols.includes(META_PROTOCOL)) void this.fetchOne(event.detail.peerId);
+  };
+
+  constructor(options: NetworkPeerDirectoryOptions) {
+    this.node = options.node;
+    this.dataDir = options.dataDir;
+    this.now = options.now ?? Date.now;
+    this.lookupTimeoutMs = options.lookupTimeoutMs ?? 15_000;
+  }
+
+  /** Loads the persisted cache, listens for new connections and starts the background refresh. */
+  async start(): Promise<void> {
+    if (this.dataDir !== undefined) {
+      for (const entry of await loadPeerCache(this.dataDir)) {
+        this.peers.set(entry.metadata.peerId, entry);
+        await this.rememberAddresses(entry).catch(() => undefined);
+      }
+    }
+    this.node.libp2p.addEventListener('peer:identify', this.onIdentify);
+    const intervalMs = this.node.config.refreshIntervalSeconds * 1000;
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), intervalMs);
+    this.timer.unref();
+    void this.refresh().catch(() => undefined);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.node.libp2p.removeEventListener('peer:identify', this.onIdentify);
+    await this.refreshing?.catch(() => undefined);
+    this.persist();
+  }
+
+  list(): KnownPeer[] {
+    return [...this.peers.values()].map(toKnownPeer);
+  }
+
+  get(peerId: PeerId): KnownPeer | undefined {
+    const entry = this.peers.get(peerId);
+    return entry ? toKnownPeer(entry) : undefined;
+  }
+
+  /** Libp2p id and addresses of a cached peer, for the transport. */
+  route(peerId: PeerId): PeerRoute | undefined {
+    const entry = this.peers.get(peerId);
+    if (!entry) return undefined;
+    return {
+      libp2pPeerId: peerIdFromString(entry.libp2pPeerId),
+      addresses: entry.addresses.flatMap((text) => {
+        try {
+          return [multiaddr(text)];
+        } catch {
+          return [];
+        }
+      }),
+      uploadLimitBytes: entry.metadata.capabilities.uploadLimitBytes,
+    };
+  }
+
+  /** How many received records were refused, by reason. */
+  rejections(): Partial<Record<MetadataRejection, number>> {
+    return Object.fromEntries(this.rejectionCounts);
+  }
+
+  status(): ReturnType<PeerDirectory['status']> {
+    const peers = [...this.peers.values()];
+    const dht = this.node.libp2p.services.dht as unknown as { routingTable?: { size?: number } };
+    return {
+      dhtNodeCount: dht.routingTable?.size ?? this.node.libp2p.getPeers().length,
+      peerCount: peers.length,
+      reachablePeerCount: peers.filter((p) => p.reachable).length,
+      ...(this.lastRefreshAt !== undefined ? { lastRefreshAt: this.lastRefreshAt } : {}),
+    };
+  }
+
+  /** Says plainly when nothing on the network answers (e.g. the bootstrap is down). */
+  health(): DirectoryHealth {
+    const connections = this.node.libp2p.getConnections().length;
+    const reachable = [...this.peers.values()].filter((p) => p.reachable).length;
+    if (connections === 0 && reachable === 0) {
+      const bootstrap = this.node.config.bootstrap;
+      return {
+        status: 'no_peers_reachable',
+        message:
+          bootstrap.length === 0
+            ? 'no peers reachable: network.bootstrap is empty, so this node knows nobody'
+            : `no peers reachable: none of the ${bootstrap.length} bootstrap address(es) answered (${bootstrap.join(', ')})`,
+        connections,
+      };
+    }
+    return {
+      status: 'ok',
+      message: `${connections} connection(s), ${reachable} reachable seller(s)`,
+      connections,
+    };
+  }
+
+  /** Marks a peer unreachable (e.g. after a failed request dial). */
+  markUnreachable(peerId: PeerId, reason: string): void {
+    const entry = this.peers.get(peerId);
+    if (!entry) return;
+    entry.reachable = false;
+    entry.lastError = reason;
+    entry.unreachableSince ??= this.now();
+  }
+
+  /** Re-discovers providers and re-fetches every known peer's record now. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.runRefresh().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async runRefresh(): Promise<void> {
+    const libp2p = this.node.libp2p;
+    if (libp2p.getConnections().length === 0 && this.node.config.bootstrap.length > 0) {
+      await this.node.dialBootstrap();
+    }
+    const candidates = new Map<string, Libp2pPeerId>();
+    const self = libp2p.peerId.toString();
+    const add = (id: Libp2pPeerId) => {
+      if (id.toString() !== self) candidates.set(id.toString(), id);
+    };
+    if (libp2p.getConnections().length > 0) {
+      try {
+        const signal = AbortSignal.timeout(this.lookupTimeoutMs);
+        for await (const provider of libp2p.contentRouting.findProviders(await sellersDhtKey(), {
+          signal,
+        })) {
+          if (provider.multiaddrs.length > 0) {
+            await libp2p.peerStore
+              .merge(provider.id, { multiaddrs: provider.multiaddrs })
+              .catch(() => undefined);
+          }
+          add(provider.id);
+        }
+      } catch (error) {
+        this.node.logger.debug({ err: String(error) }, 'provider lookup ended early');
+      }
+    }
+    for (const connection of libp2p.getConnections()) {
+      const peer = await libp2p.peerStore.get(connection.remotePeer).catch(() => undefined);
+      if (peer?.protocols.includes(META_PROTOCOL)) add(connection.remotePeer);
+    }
+    for (const entry of this.peers.values()) add(peerIdFromString(entry.libp2pPeerId));
+    const queue = [...candidates.values()];
+    const workers = Array.from({ length: Math.min(FETCH_CONCURRENCY, queue.length) }, async () => {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+        if (this.stopped) return;
+        await this.fetchOne(next);
+      }
+    });
+    await Promise.all(workers);
+    this.dropExpired();
+    this.lastRefreshAt = this.now();
+    this.persist();
+  }
+
+  /** Fetches one peer's record (deduplicated while in flight). */
+  private fetchOne(id: Libp2pPeerId): Promise<void> {
+    const key = id.toString();
+    const existing = this.inFlight.get(key);
+    if (existing) return existing;
+    const task = this.doFetch(id).finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, task);
+    return task;
+  }
+
+  private async doFetch(id: Libp2pPeerId): Promise<void> {
+    const peerId = peerIdFromLibp2p(id);
+    if (peerId === undefined || this.stopped) return;
+    try {
+      const { verdict, addresses } = await fetchMetadata(this.node, id);
+      if (!verdict.ok) {
+        this.rejectionCounts.set(
+          verdict.reason,
+          (this.rejectionCounts.get(verdict.reason) ?? 0) + 1,
+        );
+        this.node.logger.warn(
+          { peerId, reason: verdict.reason, detail: verdict.message },
+          'peer record rejected',
+        );
+        this.markUnreachable(peerId, `record rejected: ${verdict.message}`);
+        return;
+      }
+      const known = await peerStoreAddresses(this.node, id);
+      this.peers.set(peerId, {
+        metadata: verdict.metadata,
+        reachable: true,
+        lastSeenAt: this.now(),
+        addresses: [...new Set([...known, ...addresses])],
+        libp2pPeerId: id.toString(),
+      });
+    } catch (error) {
+      this.markUnreachable(peerId, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  private dropExpired(): void {
+    const ttlMs = this.node.config.peerTtlSeconds * 1000;
+    for (const [peerId, entry] of this.peers) {
+      if (
+        !entry.reachable &&
+        entry.unreachableSince !== undefined &&
+        this.now() - entry.unreachableSince > ttlMs
+      ) {
+        this.peers.delete(peerId);
+      }
+    }
+  }
+
+  private async rememberAddresses(entry: CachedPeer): Promise<void> {
+    const addrs = entry.addresses.flatMap((text) => {
+      try {
+        return [multiaddr(text)];
+      } catch {
+        return [];
+      }
+    });
+    if (addrs.length > 0) {
+      await this.node.libp2p.peerStore.merge(peerIdFromString(entry.libp2pPeerId), {
+        multiaddrs: addrs,
+      });
+    }
+  }
+
+  private persist(): void {
+    if (this.dataDir === undefined) return;
+    try {
+      savePeerCache(this.dataDir, [...this.peers.values()]);
+    } catch (error) {
+      this.node.logger.warn({ err: String(error) }, 'could not save the peer cache');
+    }
+  }
+}
+
+async function peerStoreAddresses(node: SvcNode, id: Libp2pPeerId): Promise<string[]> {
+  const peer = await node.libp2p.peerStore.get(id).catch(() => undefined);
+  return (peer?.addresses ?? []).map((a) => a.multiaddr.toString());
+}

@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { peerIdFromAddress } from '../identity/index.js';
+import { type Announcer, startAnnouncing } from './announce.js';
+import { NetworkPeerDirectory } from './directory.js';
+import { encodeMetadata, signMetadata } from './metadata/index.js';
+import type { SvcNode } from './node.js';
+import { startLoopbackNode, type TestIdentity, waitFor } from './testing/loopback.js';
+import type { PeerMetadata } from './types.js';
+
+type Node = SvcNode & { identity: TestIdentity };
+
+async function record(node: Node, price: number, load = 0): Promise<PeerMetadata> {
+  return signMetadata(
+    {
+      peerId: peerIdFromAddress(node.identity.account.address),
+      version: 1,
+      displayName: `seller ${node.peerId.slice(0, 6)}`,
+      providers: [
+        {
+          provider: 'demo',
+          services: ['demo-chat'],
+          defaultPricing: { inputUsdPerMillion: price, outputUsdPerMillion: price },
+          maxConcurrency: 4,
+          currentLoad: load,
+        },
+      ],
+      capabilities: { uploadLimitBytes: 1024, demo: true },
+      timestamp: Date.now(),
+    },
+    node.identity.account,
+  );
+}
+
+describe('discovery on loopback', () => {
+  let bootstrap: Node;
+  const sellers: { node: Node; announcer: Announcer; bytes: Uint8Array }[] = [];
+  let buyer: Node;
+  let directory: NetworkPeerDirectory;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-discovery-'));
+    bootstrap = await startLoopbackNode('bootstrap');
+    const bootstrapAddr = bootstrap.multiaddrs()[0]!;
+    for (let i = 0; i < 3; i++) {
+      const node = await startLoopbackNode('seller', { bootstrap: [bootstrapAddr] });
+      const entry = {
+        node,
+        bytes: encodeMetadata(await record(node, i + 1)),
+      } as (typeof sellers)[number];
+      entry.announcer = await startAnnouncing(node, () => entry.bytes);
+      sellers.push(entry);
+    }
+    buyer = await startLoopbackNode('buyer', { bootstrap: [bootstrapAddr] });
+    directory = new NetworkPeerDirectory({ node: buyer, dataDir });
+    await directory.start();
+  });
+
+  afterAll(async () => {
+    await directory?.stop();
+    for (const seller of sellers) {
+      await seller.announcer.stop();
+      await seller.node.stop();
+    }
+    await buyer?.stop();
+    await bootstrap?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('finds every seller with verified metadata', async () => {
+    await waitFor(
+      async () => {
+        await directory.refresh();
+        return directory.list().filter((p) => p.reachable).length === 3;
+      },
+      30_000,
+      'three sellers',
+    );
+    const ids = directory
+      .list()
+      .map((p) => p.metadata.peerId)
+      .sort();
+    expect(ids).toEqual(sellers.map((s) => s.node.peerId).sort());
+    expect(directory.status()).toMatchObject({ peerCount: 3, reachablePeerCount: 3 });
+    expect(directory.health().status).toBe('ok');
+  });
+
+  it('sees a price change after a refresh', async () => {
+    const seller = sellers[0]!;
+    seller.bytes = encodeMetadata(await record(seller.node, 7, 2));
+    await directory.refresh();
+    const peer = directory.get(seller.node.peerId)!;
+    expect(peer.metadata.providers[0]!.defaultPricing.inputUsdPerMillion).toBe(7);
+    expect(peer.metadata.providers[0]!.currentLoad).toBe(2);
+  });
+
+  it('rejects and counts a record signed by another key, and does not route to it', async () => {
+    const seller = sellers[1]!;
+    const foreign = await record(sellers[2]!.node, 1);
+    seller.bytes = encodeMetadata(foreign);
+    await directory.refresh();
+    expect(directory.get(seller.node.peerId)?.reachable).toBe(false);
+    expect(directory.rejections().wrong_peer).toBeGreaterThanOrEqual(1);
+    seller.bytes = encodeMetadata(await record(seller.node, 2));
+    await directory.refresh();
+    expect(directory.get(seller.node.peerId)?.reachable).toBe(true);
+  });
+
+  it('persists the cache so a restarted directory routes at once', async () => {
+    await directory.stop();
+    const again = new NetworkPeerDirectory({ node: buyer, dataDir });
+    // Not started: only the file is loaded.
+    await again.start();
+    expect(again.list().length).toBe(3);
+    await again.stop();
+    directory = new NetworkPeerDirectory({ node: buyer, dataDir });
+    await directory.start();
+  });
+
+  it('marks a seller that disappears unreachable', async () => {
+    const seller = sellers.pop()!;
+    await seller.announcer.stop();
+    await seller.node.stop();
+    await directory.refresh();
+    expect(directory.get(seller.node.peerId)?.reachable).toBe(false);
+  });
+});
+
+describe('bootstrap down', () => {
+  it('reports no peers reachable instead of hanging', async () => {
+    const ghost = await startLoopbackNode('bootstrap');
+    const address = ghost.multiaddrs()[0]!;
+    await ghost.stop();
+    const buyer = await startLoopbackNode('buyer', { bootstrap: [address] });
+    const directory = new NetworkPeerDirectory({ node: buyer });
+    try {
+      await directory.start();
+      await directory.refresh();
+      expect(directory.list()).toEqual([]);
+      expect(directory.health()).toMatchObject({ status: 'no_peers_reachable' });
+      expect(directory.health().message).toContain(address);
+    } finally {
+      await directory.stop();
+      await buyer.stop();
+    }
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * Framing on libp2p streams: `[type u8][length u32 BE][payload]`. The reader applies
+ * backpressure (pauses the stream, which stops the muxer's window updates, when too much is
+ * buffered) and rejects oversized or unknown frames before reading their payload, so a hostile
+ * peer can never make us buffer more than one frame's limit.
+ */
+import type { Stream } from '@libp2p/interface';
+
+export const FrameType = {
+  /** JSON request or response head. */
+  head: 1,
+  /** Body bytes. */
+  data: 2,
+  /** End of the request body. */
+  end: 3,
+  /** JSON trailer after the response body. */
+  trailer: 4,
+} as const;
+export type FrameTypeValue = (typeof FrameType)[keyof typeof FrameType];
+
+export interface Frame {
+  type: FrameTypeValue;
+  payload: Uint8Array;
+}
+
+const HEADER_BYTES = 5;
+/** Largest DATA frame we send; readers accept up to `MAX_DATA_FRAME`. */
+export const DATA_FRAME_BYTES = 64 * 1024;
+export const MAX_DATA_FRAME = 1024 * 1024;
+const KNOWN_TYPES = new Set<number>(Object.values(FrameType));
+
+/** Why a frame could not be read. */
+export class FrameError extends Error {
+  override name = 'FrameError';
+  readonly kind: 'protocol' | 'too_large' | 'reset' | 'eof' | 'timeout' | 'aborted';
+  constructor(kind: FrameError['kind'], message: string, cause?: unknown) {
+    super(message, { cause });
+    this.kind = kind;
+  }
+}
+
+function toBytes(data: Uint8Array | { subarray(): Uint8Array }): Uint8Array {
+  return data instanceof Uint8Array ? data : data.subarray();
+}
+
+/** Reads frames from one stream; create it as soon as the stream exists so no data is missed. */
+export class FrameReader {
+  private readonly stream: Stream;
+  private readonly highWaterBytes: number;
+  private chunks: Uint8Array[] = [];
+  private buffered = 0;
+  private ended = false;
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(stream: Stream, highWaterBytes = 1024 * 1024) {
+    this.stream = stream;
+    this.highWaterBytes = highWaterBytes;
+    stream.addEventListener('message', (event) => {
+      const bytes = toBytes(event.data);
+      this.chunks.push(bytes);
+      this.buffered += bytes.byteLength;
+      if (this.buffered > this.highWaterBytes && stream.readStatus === 'readable') stream.pause();
+      this.notify();
+    });
+    stream.addEventListener('remoteCloseWrite', () => {
+      this.ended = true;
+      this.notify();
+    });
+    stream.addEventListener('close', (event) => {
+      if (event.error !== undefined) this.failure ??= event.error;
+      this.ended = true;
+      this.notify();
+    });
+  }
+
+  /** True when no more bytes can arrive (queued stream bytes still count as arriving). */
+  private isEnded(): boolean {
+    const stream = this.stream;
+    if (stream.readBufferLength > 0 && stream.status === 'open') return false;
+    return this.ended || stream.remoteWriteStatus === 'closed' || stream.status !== 'open';
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  private take(count: number): Uint8Array {
+    const out = new Uint8Array(count);
+    let offset = 0;
+    while (offset < count) {
+      const head = this.chunks[0]!;
+      const needed = count - offset;
+      if (head.byteLength <= needed) {
+        out.set(head, offset);
+        offset += head.byteLength;
+        this.chunks.shift();
+      } else {
+        out.set(head.subarray(0, needed), offset);
+        this.chunks[0] = head.subarray(needed);
+        offset += needed;
+      }
+    }
+    this.buffered -= count;
+    if (this.buffered < this.highWaterBytes / 2 && this.stream.readStatus === 'paused') {
+      this.stream.resume();
+    }
+    return out;
+  }
+
+  private async fill(
+    count: number,
+    signal: AbortSignal | undefined,
+    atBoundary: boolean,
+  ): Promise<boolean> {
+    while (this.buffered < count) {
+      if (signal?.aborted) throw abortError(signal);
+      if (this.failure !== undefined) {
+        throw new FrameError('reset', `stream reset: ${this.failure.message}`, this.failure);
+      }
+      if (this.isEnded()) {
+        if (atBoundary && this.buffered === 0) return false;
+        throw new FrameError('eof', 'stream ended in the middle of a frame');
+      }
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        signal?.addEventListener('abort', () => resolve(), { once: true });
+        // Bytes queued before our listener existed are dispatched in a microtask.
+        if (this.stream.readBufferLength > 0) queueMicrotask(resolve);
+      });
+    }
+    return true;
+  }
+
+  /**
+   * Next frame, or undefined at a clean end of stream. `maxBytes` bounds the payload by type;
+   * an unknown type or a larger length fails before the payload is read.
+   */
+  async read(
+    maxBytes: (type: FrameTypeValue) => number,
+    signal?: AbortSignal,
+  ): Promise<Frame | undefined> {
+    if (!(await this.fill(HEADER_BYTES, signal, true))) return undefined;
+    const header = this.take(HEADER_BYTES);
+    const type = header[0]!;
+    const length = new DataView(header.buffer, header.byteOffset, HEADER_BYTES).getUint32(1);
+    if (!KNOWN_TYPES.has(type)) throw new FrameError('protocol', `unknown frame type ${type}`);
+    const limit = maxBytes(type as FrameTypeValue);
+    if (length > limit) {
+      throw new FrameError('too_large', `frame of ${length} bytes exceeds ${limit}`);
+    }
+    await this.fill(length, signal, false);
+    return { type: type as FrameTypeValue, payload: this.take(length) };
+  }
+}
+
+function abortError(signal: AbortSignal): FrameError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof FrameError) return reason;
+  return new FrameError('aborted', reason instanceof Error ? reason.message : 'aborted', reason);
+}
+
+/** Encodes one frame. */
+export function encodeFrame(type: FrameTypeValue, payload: Uint8Array): Uint8Array {
+  const out = new Uint8Array(HEADER_BYTES + payload.byteLength);
+  out[0] = type;
+  new DataView(out.buffer).setUint32(1, payload.byteLength);
+  out.set(payload, HEADER_BYTES);
+  return out;
+}
+
+/** Sends one frame, waiting for the stream to drain when its buffer is full (backpressure). */
+export async function writeFrame(
+  stream: Stream,
+  type: FrameTypeValue,
+  payload: Uint8Array,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (!stream.send(encodeFrame(type, payload))) await stream.onDrain({ signal });
+}
+
+/** Sends body bytes as DATA frames of at most DATA_FRAME_BYTES. */
+export async function writeData(
+  stream: Stream,
+  bytes: Uint8Array,
+  signal?: AbortSignal,
+): Promise<void> {
+  for (let offset = 0; offset < bytes.byteLength; offset += DATA_FRAME_BYTES) {
+    await writeFrame(
+      stream,
+      FrameType.data,
+      bytes.subarray(offset, offset + DATA_FRAME_BYTES),
+      signal,
+    );
+  }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** JSON payload of a HEAD or TRAILER frame. */
+export function jsonPayload(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+/** Parses a JSON payload or throws a protocol FrameError. */
+export function parseJsonPayload(payload: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(payload));
+  } catch (error) {
+    throw new FrameError('protocol', 'frame payload is not JSON', error);
+  }
+}

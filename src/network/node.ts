@@ -1,0 +1,143 @@
+/**
+ * The svc libp2p node: TCP + Noise + Yamux, a private Kad-DHT (`network.dhtProtocol`),
+ * identify and ping. Its key is the identity key, so `peerId` (EVM address) and the libp2p
+ * PeerId are the same key. Bootstrap addresses are dialled at start and re-dialled while the
+ * node has no connection at all.
+ */
+import { noise } from '@chainsafe/libp2p-noise';
+import { yamux } from '@chainsafe/libp2p-yamux';
+import { identify } from '@libp2p/identify';
+import type { Libp2p, PeerId as Libp2pPeerId } from '@libp2p/interface';
+import { type KadDHT, kadDHT, passthroughMapper } from '@libp2p/kad-dht';
+import { type Ping, ping } from '@libp2p/ping';
+import { tcp } from '@libp2p/tcp';
+import { multiaddr } from '@multiformats/multiaddr';
+import { createLibp2p } from 'libp2p';
+import type { Hex } from 'viem';
+import type { NetworkConfig } from '../config/index.js';
+import type { PeerId } from '../identity/index.js';
+import { type Logger, silentLogger } from '../log/index.js';
+import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
+
+/** What the node is for: sellers and bootstrap nodes serve the DHT, others only query it. */
+export type NodeRole = 'seller' | 'buyer' | 'bootstrap' | 'client';
+
+export interface SvcServices {
+  dht: KadDHT;
+  ping: Ping;
+  identify: unknown;
+  [key: string]: unknown;
+}
+
+export interface CreateSvcNodeOptions {
+  /** The identity's private key (same key as `IdentityStore` loads). */
+  identity: { privateKey: Hex };
+  config: NetworkConfig;
+  role: NodeRole;
+  logger?: Logger;
+}
+
+/** A running (or startable) svc node. */
+export interface SvcNode {
+  readonly role: NodeRole;
+  /** Our peer id (EVM address, 40 hex). */
+  readonly peerId: PeerId;
+  readonly libp2pPeerId: Libp2pPeerId;
+  readonly libp2p: Libp2p<SvcServices>;
+  readonly config: NetworkConfig;
+  readonly logger: Logger;
+  /** Addresses others can dial, each ending in /p2p/<libp2p id>. */
+  multiaddrs(): string[];
+  /** Dials the bootstrap addresses; resolves with how many answered. */
+  dialBootstrap(): Promise<number>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const BOOTSTRAP_RETRY_MS = 10_000;
+
+/** Creates (and starts) a node for `role`. */
+export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcNode> {
+  const { config, role } = options;
+  const logger = options.logger ?? silentLogger();
+  const privateKey = libp2pKeyFromIdentity(options.identity.privateKey);
+  const serveDht = role === 'seller' || role === 'bootstrap';
+  const libp2p = await createLibp2p<SvcServices>({
+    privateKey,
+    addresses: {
+      listen: role === 'client' ? [] : config.listen,
+      announce: config.announce,
+    },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    connectionManager: { maxConnections: 300 },
+    services: {
+      identify: identify(),
+      ping: ping(),
+      dht: kadDHT({
+        protocol: config.dhtProtocol,
+        clientMode: !serveDht,
+        // A private network on LANs and loopback must keep private addresses.
+        peerInfoMapper: passthroughMapper,
+        initialQuerySelfInterval: 500,
+      }),
+    },
+    start: false,
+  });
+  const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
+  if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');
+
+  let retry: NodeJS.Timeout | undefined;
+  const bootstrapAddrs = () =>
+    config.bootstrap
+      .map((text) => {
+        try {
+          return multiaddr(text);
+        } catch {
+          logger.warn({ address: text }, 'ignoring an invalid bootstrap multiaddr');
+          return undefined;
+        }
+      })
+      .filter(
+        (addr) =>
+          addr !== undefined && addr.getComponents().at(-1)?.value !== libp2p.peerId.toString(),
+      );
+
+  const node: SvcNode = {
+    role,
+    peerId: ourPeerId,
+    libp2pPeerId: libp2p.peerId,
+    libp2p,
+    config,
+    logger,
+    multiaddrs: () => libp2p.getMultiaddrs().map((addr) => addr.toString()),
+    async dialBootstrap() {
+      const results = await Promise.allSettled(
+        bootstrapAddrs().map((addr) => libp2p.dial(addr!, { signal: AbortSignal.timeout(10_000) })),
+      );
+      for (const result of results) {
+        if (result.status === 'rejected') {
+          logger.debug({ err: String(result.reason) }, 'bootstrap dial failed');
+        }
+      }
+      return results.filter((r) => r.status === 'fulfilled').length;
+    },
+    async start() {
+      await libp2p.start();
+      if (config.bootstrap.length > 0) {
+        void node.dialBootstrap();
+        retry = setInterval(() => {
+          if (libp2p.getConnections().length === 0) void node.dialBootstrap();
+        }, BOOTSTRAP_RETRY_MS);
+        retry.unref();
+      }
+    },
+    async stop() {
+      if (retry) clearInterval(retry);
+      await libp2p.stop();
+    },
+  };
+  await node.start();
+  return node;
+}

@@ -1,0 +1,214 @@
+/**
+ * Seller side of `/svc/request/1`: reads and checks the request, hands it to the handler with
+ * an AbortSignal that fires when the buyer resets the stream (or a timeout passes), then sends
+ * the reply head, body (awaiting drain: backpressure) and trailer. A hostile or broken stream
+ * only ever aborts that stream.
+ */
+import type { Connection, Stream } from '@libp2p/interface';
+import type { PeerId } from '../identity/index.js';
+import {
+  FrameError,
+  FrameReader,
+  FrameType,
+  jsonPayload,
+  writeData,
+  writeFrame,
+} from './frames.js';
+import { peerIdFromLibp2p } from './keys.js';
+import type { SvcNode } from './node.js';
+import { REQUEST_PROTOCOL } from './protocols.js';
+import { frameLimit, parseFrame, type RequestHead, requestHeadSchema } from './requestWire.js';
+import type { SellerTrailer } from './types.js';
+
+/** A request as the seller sees it. */
+export interface InboundRequest {
+  /** The buyer's peer id, proven by the connection's key. */
+  peerId: PeerId;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: Uint8Array;
+  payment?: Record<string, unknown>;
+  /** Aborted when the buyer cancels (stream reset) or the request times out. */
+  signal: AbortSignal;
+}
+
+/** The seller's answer. */
+export interface OutboundReply {
+  status: number;
+  headers: Record<string, string>;
+  body?: AsyncIterable<Uint8Array> | Uint8Array;
+  /** Called once the body was sent or failed; `bodyError` says why it failed. */
+  trailer?: (bodyError?: Error) => SellerTrailer | Promise<SellerTrailer>;
+}
+
+export type RequestHandler = (request: InboundRequest) => Promise<OutboundReply>;
+
+export interface RequestServerOptions {
+  /** Largest request body; larger requests get 413 without their body being read. */
+  uploadLimitBytes: () => number;
+  /** Time allowed to receive the whole request. */
+  receiveTimeoutMs?: number;
+  /** Stream closed after this long with no bytes either way. */
+  idleTimeoutMs?: number;
+  /** Upper bound on one request (streaming included). */
+  totalTimeoutMs?: number;
+  maxInboundStreams?: number;
+}
+
+export interface RequestServer {
+  /** Streams being served right now. */
+  active(): number;
+  stop(): Promise<void>;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+async function readRequest(
+  reader: FrameReader,
+  uploadLimit: number,
+  signal: AbortSignal,
+): Promise<{ head: RequestHead; body: Uint8Array } | { head: RequestHead; tooLarge: true }> {
+  const first = await reader.read(frameLimit, signal);
+  if (first?.type !== FrameType.head) throw new FrameError('protocol', 'expected a request head');
+  const head = parseFrame(requestHeadSchema, first.payload, 'request head');
+  if (head.bodyLength > uploadLimit) return { head, tooLarge: true };
+  const body = new Uint8Array(head.bodyLength);
+  let received = 0;
+  for (;;) {
+    const frame = await reader.read(frameLimit, signal);
+    if (frame === undefined) throw new FrameError('eof', 'request ended before its END frame');
+    if (frame.type === FrameType.end) break;
+    if (frame.type !== FrameType.data)
+      throw new FrameError('protocol', 'unexpected frame in request body');
+    if (received + frame.payload.byteLength > head.bodyLength) {
+      throw new FrameError('protocol', 'request body longer than its declared bodyLength');
+    }
+    body.set(frame.payload, received);
+    received += frame.payload.byteLength;
+  }
+  if (received !== head.bodyLength)
+    throw new FrameError('protocol', 'request body shorter than declared');
+  return { head, body };
+}
+
+async function sendReply(stream: Stream, reply: OutboundReply, signal: AbortSignal): Promise<void> {
+  await writeFrame(
+    stream,
+    FrameType.head,
+    jsonPayload({ status: reply.status, headers: reply.headers }),
+    signal,
+  );
+  let bodyError: Error | undefined;
+  try {
+    if (reply.body instanceof Uint8Array) await writeData(stream, reply.body, signal);
+    else if (reply.body !== undefined) {
+      for await (const chunk of reply.body) {
+        if (signal.aborted) throw asError(signal.reason);
+        await writeData(stream, chunk, signal);
+      }
+    }
+  } catch (error) {
+    bodyError = asError(error);
+  }
+  if (signal.aborted) throw asError(signal.reason);
+  const trailer = (await reply.trailer?.(bodyError)) ?? {};
+  if (bodyError !== undefined && trailer.error === undefined) trailer.error = bodyError.message;
+  await writeFrame(stream, FrameType.trailer, jsonPayload(trailer), signal);
+  await stream.close({ signal });
+}
+
+/** Registers the request handler on the node. */
+export async function serveRequests(
+  node: SvcNode,
+  handler: RequestHandler,
+  options: RequestServerOptions,
+): Promise<RequestServer> {
+  const receiveTimeoutMs = options.receiveTimeoutMs ?? node.config.requestHeadTimeoutSeconds * 1000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? node.config.requestIdleTimeoutSeconds * 1000;
+  const totalTimeoutMs = options.totalTimeoutMs ?? node.config.requestTotalTimeoutSeconds * 1000;
+  const live = new Set<AbortController>();
+
+  const serve = async (stream: Stream, connection: Connection): Promise<void> => {
+    const controller = new AbortController();
+    live.add(controller);
+    stream.inactivityTimeout = idleTimeoutMs;
+    const total = setTimeout(
+      () => controller.abort(new FrameError('timeout', 'request took too long')),
+      totalTimeoutMs,
+    );
+    stream.addEventListener('close', (event) => {
+      if (event.error !== undefined || stream.status !== 'closed') {
+        controller.abort(
+          new FrameError('reset', `buyer closed the stream: ${event.error?.message ?? 'reset'}`),
+        );
+      }
+    });
+    const reader = new FrameReader(stream);
+    try {
+      const buyer = peerIdFromLibp2p(connection.remotePeer);
+      if (buyer === undefined) throw new FrameError('protocol', 'remote key is not secp256k1');
+      const request = await readRequest(
+        reader,
+        options.uploadLimitBytes(),
+        AbortSignal.any([controller.signal, AbortSignal.timeout(receiveTimeoutMs)]),
+      );
+      if ('tooLarge' in request) {
+        await sendReply(
+          stream,
+          {
+            status: 413,
+            headers: { 'content-type': 'application/json' },
+            body: jsonPayload({
+              error: {
+                code: 'upload_body_too_large',
+                message: `body exceeds ${options.uploadLimitBytes()} bytes`,
+              },
+            }),
+            trailer: () => ({ error: 'upload_body_too_large' }),
+          },
+          controller.signal,
+        );
+        return;
+      }
+      const { head, body } = request;
+      const reply = await handler({
+        peerId: buyer,
+        method: head.method,
+        path: head.path,
+        headers: head.headers,
+        body,
+        ...(head.payment !== undefined ? { payment: head.payment } : {}),
+        signal: controller.signal,
+      });
+      await sendReply(stream, reply, controller.signal);
+    } catch (error) {
+      if (!controller.signal.aborted) controller.abort(asError(error));
+      node.logger.debug({ err: asError(error).message }, 'request stream failed');
+      stream.abort(asError(error));
+    } finally {
+      clearTimeout(total);
+      live.delete(controller);
+    }
+  };
+
+  await node.libp2p.handle(
+    REQUEST_PROTOCOL,
+    (stream, connection) => {
+      serve(stream, connection).catch((error: unknown) => {
+        node.logger.error({ err: asError(error).message }, 'request handler crashed');
+        stream.abort(asError(error));
+      });
+    },
+    { maxInboundStreams: options.maxInboundStreams ?? 256 },
+  );
+  return {
+    active: () => live.size,
+    async stop() {
+      await node.libp2p.unhandle(REQUEST_PROTOCOL).catch(() => undefined);
+      for (const controller of live) controller.abort(new FrameError('aborted', 'seller stopping'));
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The `/svc/request/1` wire format (ARCHITECTURE "Requests between buyer and seller").
+ * Request:  HEAD {method, path, headers, bodyLength, payment?} · DATA* · END
+ * Response: HEAD {status, headers} · DATA* · TRAILER {usage?, costMicroUsd?, error?}
+ * Every JSON frame is validated; anything else closes the stream.
+ */
+import { z } from 'zod';
+import {
+  FrameError,
+  FrameType,
+  type FrameTypeValue,
+  MAX_DATA_FRAME,
+  parseJsonPayload,
+} from './frames.js';
+import type { SellerTrailer } from './types.js';
+
+/** Largest request or response head, and trailer (spec 8). */
+export const MAX_HEAD_BYTES = 64 * 1024;
+
+const headersSchema = z.record(z.string().max(256), z.string().max(16 * 1024));
+
+export const requestHeadSchema = z.strictObject({
+  method: z.string().regex(/^[A-Z]{1,16}$/),
+  path: z.string().startsWith('/').max(4096),
+  headers: headersSchema,
+  bodyLength: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  payment: z.record(z.string(), z.unknown()).optional(),
+});
+export type RequestHead = z.infer<typeof requestHeadSchema>;
+
+export const responseHeadSchema = z.strictObject({
+  status: z.number().int().min(100).max(599),
+  headers: headersSchema,
+});
+export type ResponseHead = z.infer<typeof responseHeadSchema>;
+
+const tokenCount = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+export const trailerSchema = z.strictObject({
+  usage: z
+    .strictObject({
+      inputTokens: tokenCount,
+      cachedInputTokens: tokenCount,
+      outputTokens: tokenCount,
+    })
+    .optional(),
+  costMicroUsd: z
+    .string()
+    .regex(/^\d{1,30}$/)
+    .optional(),
+  error: z.string().max(4096).optional(),
+}) satisfies z.ZodType<SellerTrailer>;
+
+/** Frame size limits by type on both sides. */
+export function frameLimit(type: FrameTypeValue): number {
+  if (type === FrameType.data) return MAX_DATA_FRAME;
+  if (type === FrameType.end) return 0;
+  return MAX_HEAD_BYTES;
+}
+
+/** Parses a JSON frame payload with `schema`, or throws a protocol FrameError. */
+export function parseFrame<T>(schema: z.ZodType<T>, payload: Uint8Array, what: string): T {
+  const parsed = schema.safeParse(parseJsonPayload(payload));
+  if (!parsed.success) {
+    throw new FrameError(
+      'protocol',
+      `invalid ${what}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,58 @@
+/** Helpers for tests and benchmarks: svc nodes on 127.0.0.1 with fresh keys. */
+
+import type { Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { NetworkConfig } from '../../config/index.js';
+import { createSvcNode, type NodeRole, type SvcNode } from '../node.js';
+
+/** Network config for loopback tests: port 0, fast refresh. */
+export function loopbackNetworkConfig(overrides: Partial<NetworkConfig> = {}): NetworkConfig {
+  return {
+    bootstrap: [],
+    listen: ['/ip4/127.0.0.1/tcp/0'],
+    announce: [],
+    dhtProtocol: '/svc/kad/1.0.0',
+    refreshIntervalSeconds: 300,
+    peerTtlSeconds: 3600,
+    requestHeadTimeoutSeconds: 300,
+    requestIdleTimeoutSeconds: 300,
+    requestTotalTimeoutSeconds: 3600,
+    ...overrides,
+  };
+}
+
+export interface TestIdentity {
+  privateKey: Hex;
+  account: ReturnType<typeof privateKeyToAccount>;
+}
+
+/** A fresh random identity. */
+export function randomIdentity(): TestIdentity {
+  const privateKey = generatePrivateKey();
+  return { privateKey, account: privateKeyToAccount(privateKey) };
+}
+
+/** Starts a node with a fresh key on loopback. */
+export async function startLoopbackNode(
+  role: NodeRole,
+  overrides: Partial<NetworkConfig> = {},
+  identity: TestIdentity = randomIdentity(),
+): Promise<SvcNode & { identity: TestIdentity }> {
+  const node = await createSvcNode({ identity, role, config: loopbackNetworkConfig(overrides) });
+  return Object.assign(node, { identity });
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or throws after `timeoutMs`. */
+export async function waitFor<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
