@@ -4,6 +4,7 @@
  * completion, health, affinity and the request record.
  */
 import { once } from 'node:events';
+import { SvcError } from '../errors/index.js';
 import { costOfUsage, formatUsd, type TokenUsage } from '../money/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import type { AttemptOutcome } from './attempt.js';
@@ -12,6 +13,9 @@ import { countTextTokens, textOf } from './tokenCount.js';
 import { StreamUsageScanner, usageFromBody } from './usage.js';
 
 type Ok = Extract<AttemptOutcome, { kind: 'ok' }>;
+
+/** Longest wait for the seller's usage claim after its body ended. */
+const TRAILER_WAIT_MS = 2_000;
 
 /** Request id, seller identity and price headers (sent on streams too). */
 export function sellerHeaders(
@@ -122,7 +126,13 @@ export async function deliver(
     serviceId: candidate.offer.serviceId,
     model: candidate.offer.modelName,
   };
-  const trailer = response.trailer.catch(() => undefined);
+  // A trailer that never comes (body abandoned) must not hold the request.
+  const trailer = Promise.race([
+    response.trailer.catch(() => undefined),
+    new Promise<undefined>((resolve) => {
+      setTimeout(() => resolve(undefined), TRAILER_WAIT_MS).unref();
+    }),
+  ]);
   const costOf = (usage: TokenUsage) => costOfUsage(usage, candidate.offer.price);
 
   if (!streamed) {
@@ -135,18 +145,28 @@ export async function deliver(
     }
     ok.release();
     let bytes = Buffer.concat(chunks);
-    let json: unknown;
+    let sellerJson: unknown;
     try {
-      json = JSON.parse(bytes.toString('utf8'));
-      json = deps.translator.response(ctx.route.protocol, candidate.sellerProtocol, json);
-      if (candidate.sellerProtocol !== ctx.route.protocol)
-        bytes = Buffer.from(JSON.stringify(json));
+      sellerJson = JSON.parse(bytes.toString('utf8'));
     } catch {
-      json = undefined;
+      sellerJson = undefined;
+    }
+    let json = sellerJson;
+    if (candidate.sellerProtocol !== ctx.route.protocol) {
+      try {
+        json = deps.translator.response(ctx.route.protocol, candidate.sellerProtocol, sellerJson);
+        bytes = Buffer.from(JSON.stringify(json));
+      } catch (cause) {
+        throw new SvcError('invalid_seller_response', {
+          message: `Seller ${candidate.offer.peerId} sent a ${candidate.sellerProtocol} response that could not be translated.`,
+          details: { peerId: candidate.offer.peerId },
+          cause,
+        });
+      }
     }
     const claimed = ((await trailer) as { usage?: TokenUsage } | undefined)?.usage;
     const { usage, source, estimate } = settleUsage(
-      usageFromBody(ctx.route.protocol, json),
+      usageFromBody(candidate.sellerProtocol, sellerJson),
       claimed,
       ok.inputTokens,
       () => textOf(json ?? ''),
@@ -173,20 +193,33 @@ export async function deliver(
     ...sellerHeaders(ctx, candidate),
   });
   res.flushHeaders();
-  const scanner = new StreamUsageScanner(ctx.route.protocol);
+  const scanner = new StreamUsageScanner(candidate.sellerProtocol);
+  // Usage is read from the seller's own events, before any translation. The translator may
+  // stop at the terminal event; the rest (a usage chunk, [DONE]) is drained afterwards, so
+  // early exits of the translator never close the seller's body.
+  const sellerEvents = response.body[Symbol.asyncIterator]();
+  const tapped: AsyncIterable<Uint8Array> = {
+    [Symbol.asyncIterator]: () => ({
+      next: async () => {
+        const step = await sellerEvents.next();
+        if (!step.done) scanner.push(step.value);
+        return step;
+      },
+    }),
+  };
   let completed = true;
   let errorCode: string | undefined;
   try {
-    const chunks = deps.translator.stream(
-      ctx.route.protocol,
-      candidate.sellerProtocol,
-      response.body,
-    );
+    const chunks = deps.translator.stream(ctx.route.protocol, candidate.sellerProtocol, tapped);
     for await (const chunk of chunks) {
       if (ctx.clientAbort.signal.aborted) break;
-      scanner.push(chunk);
       if (!res.write(chunk)) {
         await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      }
+    }
+    if (!ctx.clientAbort.signal.aborted) {
+      for (let step = await sellerEvents.next(); !step.done; step = await sellerEvents.next()) {
+        scanner.push(step.value);
       }
     }
   } catch {
@@ -199,6 +232,7 @@ export async function deliver(
     completed = false;
     errorCode = 'request_cancelled';
     ok.controller.abort(new Error('client cancelled'));
+    await sellerEvents.return?.().catch(() => undefined);
   }
   const claimed = ((await trailer) as { usage?: TokenUsage } | undefined)?.usage;
   const { usage, source, estimate } = settleUsage(

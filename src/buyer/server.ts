@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../errors/index.js';
+import { countTokens } from '../formats/index.js';
 import { parseUsd } from '../money/index.js';
 import { parseGatewayPolicy } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
@@ -10,7 +11,6 @@ import { handleControl } from './controlPlane.js';
 import { assertLoopbackRequest, parseJsonObject, readBody, sendError, sendJson } from './http.js';
 import { getModel, listModels } from './models.js';
 import { failRequest, proxyRequest } from './proxy.js';
-import { countRequestTokens } from './tokenCount.js';
 
 const PROXY_ROUTES: Record<string, ProxyRoute> = {
   '/v1/chat/completions': {
@@ -50,14 +50,7 @@ export function createHandler(service: BuyerService, url: () => string) {
       if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new SvcError('method_not_allowed');
         const raw = await readBody(req, service.deps.config.bodyLimitBytes);
-        const body = parseJsonObject(req, raw);
-        if (!Array.isArray(body.messages)) {
-          throw new SvcError('invalid_request', {
-            message: 'messages: field required',
-            details: { param: 'messages' },
-          });
-        }
-        sendJson(res, 200, { input_tokens: countRequestTokens(body) });
+        sendJson(res, 200, countTokens(parseJsonObject(req, raw)));
         return;
       }
       const route = PROXY_ROUTES[path];

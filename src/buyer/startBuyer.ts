@@ -7,10 +7,11 @@ import { SvcError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { PeerDirectory, PeerTransport } from '../network/index.js';
 import { BuyerService } from './BuyerService.js';
+import { formatsTranslator } from './formatsTranslator.js';
 import { isLoopbackHost } from './http.js';
 import { type BuyerPayments, NO_PAYMENTS, UNPAID_DEV_PAYMENTS } from './payments.js';
 import { createHandler } from './server.js';
-import { passThroughTranslator, type Translator } from './translator.js';
+import type { Translator } from './translator.js';
 
 export interface StartBuyerOptions {
   config: BuyerConfig;
@@ -23,6 +24,7 @@ export interface StartBuyerOptions {
    */
   payments?: BuyerPayments | 'unpaid-dev';
   reputation?: ReputationSource;
+  /** Format translation; default: src/formats (pass-through when the seller speaks the client's format). */
   translator?: Translator;
   logger: Logger;
   clock?: () => number;
@@ -55,7 +57,7 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
     transport: options.transport,
     payments,
     reputation: options.reputation ?? NO_REPUTATION,
-    translator: options.translator ?? passThroughTranslator,
+    translator: options.translator ?? formatsTranslator,
     logger: options.logger,
     clock: options.clock ?? Date.now,
     version: options.version ?? '0.0.0',

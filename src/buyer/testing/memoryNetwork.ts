@@ -222,6 +222,8 @@ export class MemoryNetwork {
           },
         );
       } finally {
+        // Abandoned before the end: no usage claim.
+        resolve(undefined);
         request.signal?.removeEventListener('abort', onAbort);
       }
     }
