@@ -9,6 +9,7 @@ export {
   UNPAID_DEV_PAYMENTS,
 } from './payments.js';
 export type { RequestRecord } from './requestRecords.js';
+export { type RunBuyerNodeOptions, type RunningBuyerNode, runBuyerNode } from './runBuyerNode.js';
 export { type RunningBuyer, type StartBuyerOptions, startBuyer } from './startBuyer.js';
 export { countRequestTokens, countTextTokens } from './tokenCount.js';
 export { PROTOCOL_PATHS, passThroughTranslator, type Translator } from './translator.js';

@@ -4,6 +4,7 @@ import type { CliIo } from '../../io.js';
 import { registerConnectionCommands } from './connection.js';
 import { registerIdentityCommands } from './identity.js';
 import { registerRouteCommands } from './route.js';
+import { registerStartCommand } from './start.js';
 
 export function registerBuyerCommands(program: Command, io: CliIo): void {
   const buyer = program
@@ -12,4 +13,5 @@ export function registerBuyerCommands(program: Command, io: CliIo): void {
   registerIdentityCommands(buyer, io);
   registerRouteCommands(buyer, io);
   registerConnectionCommands(buyer, io);
+  registerStartCommand(buyer, io);
 }
