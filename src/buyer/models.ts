@@ -1,6 +1,12 @@
 /** `GET /v1/models` and `GET /v1/models/<id>`: the network-wide catalog (spec 2.3, 4.2). */
 import type { ServerResponse } from 'node:http';
-import { buildCatalog, catalogEntry, closestModelNames, TYPE_FILTERS } from '../catalog/index.js';
+import {
+  buildCatalog,
+  catalogEntry,
+  closestModelNames,
+  normalizeModelName,
+  TYPE_FILTERS,
+} from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
 import type { BuyerService } from './BuyerService.js';
 import { sendJson } from './http.js';
@@ -18,6 +24,7 @@ export function listModels(
   service: BuyerService,
   query: URLSearchParams,
   res: ServerResponse,
+  allowedModels?: string[],
 ): void {
   const typeFilter = query.get('type');
   let type: string | undefined;
@@ -30,8 +37,11 @@ export function listModels(
       });
     }
   }
+  const allowed = allowedModels ? new Set(allowedModels.map(normalizeModelName)) : undefined;
   const entries = buildCatalog(service.offers(), options(service)).filter(
-    (entry) => type === undefined || entry.type === type,
+    (entry) =>
+      (type === undefined || entry.type === type) &&
+      (allowed === undefined || allowed.has(normalizeModelName(entry.id))),
   );
   sendJson(res, 200, { object: 'list', data: entries });
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { peerIdFor } from '../catalog/testing/peerRecord.js';
 import { RouteStateStore } from '../routing/index.js';
-import { type ErrorBody, readJson } from './testing/readJson.js';
+import { type ErrorBody, type ModelList, readJson } from './testing/readJson.js';
 import { chatCompletion, openAiError } from './testing/sellerReplies.js';
 import { scoreAll, startTestBuyer, type TestBuyer } from './testing/testBuyer.js';
 
@@ -231,6 +231,21 @@ describe('gateway headers', () => {
     );
     expect(models.status).toBe(403);
     expect((await readJson<ErrorBody>(models)).error.code).toBe('model_not_allowed');
+    const listed = await readJson<ModelList>(
+      await fetch(`${t!.url}/v1/models`, {
+        headers: {
+          'x-svc-routing-policy': policy({ allowedModels: ['o3'] }),
+          'x-svc-gateway-auth': key,
+        },
+      }),
+    );
+    expect(listed.data.map((m) => m.id)).toEqual(['o3']);
+    const unfiltered = await readJson<ModelList>(
+      await fetch(`${t!.url}/v1/models`, {
+        headers: { 'x-svc-routing-policy': policy({ allowedModels: ['o3'] }) },
+      }),
+    );
+    expect(unfiltered.data.length).toBeGreaterThan(1);
   });
 
   it('uses the gateway request id and caps output to the max cost', async () => {

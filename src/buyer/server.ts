@@ -43,8 +43,20 @@ export function createHandler(service: BuyerService, url: () => string) {
       if (await handleControl(service, method, path, res, url())) return;
       if (path === '/v1/models' || path.startsWith('/v1/models/')) {
         if (method !== 'GET') throw new SvcError('method_not_allowed');
-        if (path === '/v1/models') listModels(service, parsed.searchParams, res);
-        else getModel(service, decodeURIComponent(path.slice('/v1/models/'.length)), res);
+        if (path === '/v1/models') {
+          // A gateway key limited to certain models sees only those (spec "Routing").
+          const access = service.controlSecret.check(
+            header(req, 'x-svc-buyer-identity'),
+            header(req, 'x-svc-gateway-auth'),
+          );
+          const policyHeader = access.authenticated
+            ? header(req, 'x-svc-routing-policy')
+            : undefined;
+          const allowedModels = policyHeader
+            ? parseGatewayPolicy(policyHeader).allowedModels
+            : undefined;
+          listModels(service, parsed.searchParams, res, allowedModels);
+        } else getModel(service, decodeURIComponent(path.slice('/v1/models/'.length)), res);
         return;
       }
       if (path === '/v1/messages/count_tokens') {

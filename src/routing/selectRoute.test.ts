@@ -265,3 +265,16 @@ describe('conversation affinity keys', () => {
     expect(store.get('3')).toBe(C);
   });
 });
+
+describe('upload limits', () => {
+  it('answers 413 upload_body_too_large when the body is larger than every seller accepts', () => {
+    const small = OfferIndex.fromPeers([
+      peerRecord({ peerId: 'a', uploadLimitBytes: 100, services: [{ id: 'gpt-4o' }] }),
+      peerRecord({ peerId: 'b', uploadLimitBytes: 200, services: [{ id: 'gpt-4o' }] }),
+    ]);
+    const error = thrown(() => route({ index: small, bodyBytes: 500 }));
+    expect(error.code).toBe('upload_body_too_large');
+    expect(error.status).toBe(413);
+    expect(order(route({ index: small, bodyBytes: 150 }))).toEqual([B]);
+  });
+});

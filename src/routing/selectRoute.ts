@@ -131,12 +131,21 @@ export function exclusionReason(
     return 'video price above cap';
   }
   if (request.bodyBytes !== undefined && request.bodyBytes > offer.uploadLimitBytes) {
-    return `body larger than the seller's upload limit (${offer.uploadLimitBytes} bytes)`;
+    return `${UPLOAD_LIMIT_REASON}'s upload limit (${offer.uploadLimitBytes} bytes)`;
   }
   return undefined;
 }
 
+const UPLOAD_LIMIT_REASON = 'body larger than the seller';
+
 function notFound(model: string, request: RouteRequest, exclusions: Exclusion[]): SvcError {
+  const eligible = exclusions.filter((e) => e.reason !== 'unreachable');
+  if (eligible.length > 0 && eligible.every((e) => e.reason.startsWith(UPLOAD_LIMIT_REASON))) {
+    return new SvcError('upload_body_too_large', {
+      message: `The request body (${request.bodyBytes} bytes) is larger than every seller of "${model}" accepts. ${eligible.map((e) => `${e.peerId}: ${e.reason}`).join('; ')}.`,
+      details: { model, bodyBytes: request.bodyBytes ?? null, excluded: exclusions },
+    });
+  }
   const key = normalizeModelName(model);
   const suggestions = closestModelNames(
     model,
