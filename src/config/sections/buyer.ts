@@ -25,6 +25,15 @@ export const buyerSchema = z.strictObject({
     .positive()
     .default(32 * 1024 * 1024),
   routingPreferences: routingPreferencesSchema.prefault({}),
+  /**
+   * A seller that sends no response head within this time is treated as failed (failover).
+   * Non-streaming heads arrive after the whole completion, so this is generous.
+   */
+  sellerHeadTimeoutSeconds: z.number().positive().default(120),
+  /** Ranked sellers tried for one request (1 = no failover). */
+  maxAttempts: z.number().int().min(1).max(10).default(3),
+  /** A 429 is retried on the same seller when its Retry-After is at most this long. */
+  retryAfterMaxSeconds: z.number().min(0).default(10),
   presets: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), presetSchema).default({}),
 });
 

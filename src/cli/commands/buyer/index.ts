@@ -2,9 +2,12 @@
 import type { Command } from 'commander';
 import type { CliIo } from '../../io.js';
 import { registerChannelsCommands } from './channels.js';
+import { registerConnectionCommands } from './connection.js';
 import { registerDepositCommand } from './deposit.js';
 import { registerIdentityCommands } from './identity.js';
 import { registerMeteringCommand } from './metering.js';
+import { registerRouteCommands } from './route.js';
+import { registerStartCommand } from './start.js';
 
 export function registerBuyerCommands(program: Command, io: CliIo): void {
   const buyer = program
@@ -14,4 +17,7 @@ export function registerBuyerCommands(program: Command, io: CliIo): void {
   registerDepositCommand(buyer, io);
   registerMeteringCommand(buyer, io);
   registerChannelsCommands(buyer, io);
+  registerRouteCommands(buyer, io);
+  registerConnectionCommands(buyer, io);
+  registerStartCommand(buyer, io);
 }

@@ -1,0 +1,80 @@
+/** The buyer's long-lived state and injected dependencies, shared by its route handlers. */
+
+import { OfferIndex, type ReputationSource } from '../catalog/index.js';
+import type { BuyerConfig } from '../config/index.js';
+import type { Logger } from '../log/index.js';
+import type { PeerDirectory, PeerTransport } from '../network/index.js';
+import {
+  AffinityStore,
+  type EffectivePreferences,
+  HealthTracker,
+  ownPreferences,
+  RouteStateStore,
+} from '../routing/index.js';
+import { ControlSecret } from './gatewayAuth.js';
+import { BuyerMetrics } from './metrics.js';
+import type { BuyerPayments } from './payments.js';
+import { RequestRecords } from './requestRecords.js';
+import type { Translator } from './translator.js';
+
+export interface BuyerDependencies {
+  config: BuyerConfig;
+  dataDir: string;
+  directory: PeerDirectory;
+  transport: PeerTransport;
+  payments: BuyerPayments;
+  reputation: ReputationSource;
+  translator: Translator;
+  logger: Logger;
+  clock: () => number;
+  version: string;
+}
+
+/** Rebuild the offer index at most this often when the directory shows no change. */
+const INDEX_MAX_AGE_MS = 5_000;
+
+export class BuyerService {
+  readonly health: HealthTracker;
+  readonly affinity = new AffinityStore();
+  readonly records = new RequestRecords();
+  readonly metrics = new BuyerMetrics();
+  readonly state: RouteStateStore;
+  readonly controlSecret: ControlSecret;
+  readonly ownPreferences: EffectivePreferences;
+  readonly startedAt: number;
+  private index: { fingerprint: string; builtAt: number; value: OfferIndex } | undefined;
+
+  constructor(readonly deps: BuyerDependencies) {
+    this.health = new HealthTracker(deps.clock);
+    this.state = new RouteStateStore(deps.dataDir);
+    this.controlSecret = new ControlSecret(deps.dataDir);
+    this.ownPreferences = ownPreferences(deps.config.routingPreferences);
+    this.startedAt = deps.clock();
+  }
+
+  /** Offers of the cached peers, rebuilt when the directory changes. */
+  offers(): OfferIndex {
+    const status = this.deps.directory.status();
+    const fingerprint = `${status.lastRefreshAt}/${status.peerCount}/${status.reachablePeerCount}`;
+    const now = this.deps.clock();
+    if (
+      !this.index ||
+      this.index.fingerprint !== fingerprint ||
+      now - this.index.builtAt > INDEX_MAX_AGE_MS
+    ) {
+      this.index = {
+        fingerprint,
+        builtAt: now,
+        value: OfferIndex.fromPeers(this.deps.directory.list()),
+      };
+      this.metrics.peers.set({ state: 'cached' }, status.peerCount);
+      this.metrics.peers.set({ state: 'reachable' }, status.reachablePeerCount);
+    }
+    return this.index.value;
+  }
+
+  /** Forces the next `offers()` to rebuild. */
+  invalidateOffers(): void {
+    this.index = undefined;
+  }
+}

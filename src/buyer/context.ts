@@ -1,0 +1,60 @@
+/** Per-request context of a proxied request, and the record/metrics written when it finishes. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorStyle } from '../errors/index.js';
+import type { MicroUsd, TokenUsage } from '../money/index.js';
+import type { ApiProtocol } from '../network/index.js';
+import type { PreferenceNarrowing } from '../routing/index.js';
+import type { BuyerService } from './BuyerService.js';
+import type { GatewayAccess } from './gatewayAuth.js';
+import type { RequestRecord } from './requestRecords.js';
+
+export interface ProxyRoute {
+  /** Metrics label, e.g. `chat_completions`. */
+  name: string;
+  protocol: ApiProtocol;
+  style: ErrorStyle;
+}
+
+export interface ProxyContext {
+  service: BuyerService;
+  req: IncomingMessage;
+  res: ServerResponse;
+  route: ProxyRoute;
+  requestId: string;
+  startedAt: number;
+  body: Record<string, unknown>;
+  bodyBytes: number;
+  access: GatewayAccess;
+  policy?: PreferenceNarrowing;
+  maxCostMicro?: MicroUsd;
+  /** Aborted when the client goes away. */
+  clientAbort: AbortController;
+  attempts: string[];
+}
+
+export const ZERO_USAGE: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+
+/** Stores the request record and updates metrics. */
+export function finishRequest(
+  ctx: ProxyContext,
+  record: Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts'>,
+): void {
+  const latencyMs = ctx.service.deps.clock() - ctx.startedAt;
+  const full: RequestRecord = {
+    ...record,
+    requestId: ctx.requestId,
+    latencyMs,
+    attempts: [...ctx.attempts],
+  };
+  const { metrics, records } = ctx.service;
+  records.put(full);
+  metrics.requests.inc({ route: ctx.route.name, status: String(record.status) });
+  if (record.errorCode) metrics.errors.inc({ code: record.errorCode });
+  metrics.latency.observe(
+    { route: ctx.route.name, streamed: String(record.streamed) },
+    latencyMs / 1000,
+  );
+  metrics.tokens.inc({ kind: 'input' }, record.usage.inputTokens);
+  metrics.tokens.inc({ kind: 'cached_input' }, record.usage.cachedInputTokens);
+  metrics.tokens.inc({ kind: 'output' }, record.usage.outputTokens);
+}

@@ -1,0 +1,102 @@
+/** Local control plane (spec 4.6): status, peers, refresh, request records, metrics. */
+import type { ServerResponse } from 'node:http';
+import { offersOfPeer } from '../catalog/index.js';
+import { SvcError } from '../errors/index.js';
+import type { BuyerService } from './BuyerService.js';
+import { sendJson } from './http.js';
+
+/** `GET /_svc/status` */
+export function statusBody(service: BuyerService, url: string): Record<string, unknown> {
+  const { deps } = service;
+  const network = deps.directory.status();
+  return {
+    version: deps.version,
+    url,
+    dataDir: deps.dataDir,
+    uptimeSeconds: Math.floor((deps.clock() - service.startedAt) / 1000),
+    dhtNodeCount: network.dhtNodeCount,
+    peerCount: network.peerCount,
+    reachablePeerCount: network.reachablePeerCount,
+    lastRefreshAt: network.lastRefreshAt ?? null,
+    reachability:
+      network.reachablePeerCount > 0
+        ? 'online'
+        : network.dhtNodeCount > 0
+          ? 'no-sellers'
+          : 'offline',
+  };
+}
+
+/** `GET /_svc/peers` */
+export function peersBody(service: BuyerService): Record<string, unknown> {
+  const { deps } = service;
+  const peers = deps.directory.list().map((peer) => {
+    const peerId = peer.metadata.peerId;
+    return {
+      peerId,
+      displayName: peer.metadata.displayName,
+      region: peer.metadata.region ?? null,
+      reachable: peer.reachable,
+      lastSeenAt: peer.lastSeenAt,
+      lastError: peer.lastError ?? null,
+      reputationScore: deps.reputation.score(peerId) ?? null,
+      recentFailures: service.health.totalFailures(peerId),
+      coolingDown: service.health.coolingDown(peerId),
+      capabilities: peer.metadata.capabilities,
+      offers: offersOfPeer(peer).map((offer) => ({
+        provider: offer.provider,
+        serviceId: offer.serviceId,
+        model: offer.modelName,
+        aliases: offer.aliases,
+        type: offer.type,
+        protocols: offer.protocols,
+        prices: { ...offer.pricing, ...(offer.unitBilling ?? {}) },
+      })),
+    };
+  });
+  return { peers, total: peers.length };
+}
+
+/** Serves `/_svc/*` and `/metrics`; false when the path is not one of them. */
+export async function handleControl(
+  service: BuyerService,
+  method: string,
+  path: string,
+  res: ServerResponse,
+  url: string,
+): Promise<boolean> {
+  if (method === 'GET' && path === '/_svc/status') {
+    sendJson(res, 200, statusBody(service, url));
+    return true;
+  }
+  if (method === 'GET' && path === '/_svc/peers') {
+    sendJson(res, 200, peersBody(service));
+    return true;
+  }
+  if (method === 'POST' && path === '/_svc/peers/refresh') {
+    await service.deps.directory.refresh();
+    service.invalidateOffers();
+    sendJson(res, 200, statusBody(service, url));
+    return true;
+  }
+  if (method === 'GET' && path.startsWith('/_svc/requests/')) {
+    const id = decodeURIComponent(path.slice('/_svc/requests/'.length));
+    const record = service.records.get(id);
+    if (!record) {
+      throw new SvcError('not_found', {
+        status: 404,
+        message: `No request ${id} among the last 10,000.`,
+        details: { requestId: id },
+      });
+    }
+    sendJson(res, 200, record);
+    return true;
+  }
+  if (method === 'GET' && path === '/metrics') {
+    const text = await service.metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': service.metrics.registry.contentType });
+    res.end(text);
+    return true;
+  }
+  return false;
+}

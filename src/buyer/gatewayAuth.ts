@@ -1,0 +1,55 @@
+/**
+ * Gateway authentication (SEAMS.md, spec 5): once `<data-dir>/gateway/control.secret` exists,
+ * identities other than `default` need `x-svc-gateway-auth: <secret>`; the gateway's routing
+ * policy, max-cost and request-id headers are honoured only with a valid secret.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { SvcError } from '../errors/index.js';
+import { DEFAULT_IDENTITY } from '../identity/index.js';
+
+export interface GatewayAccess {
+  identity: string;
+  /** True when the request carried the valid control secret. */
+  authenticated: boolean;
+}
+
+/** Reads the control secret (cached by mtime). */
+export class ControlSecret {
+  readonly path: string;
+  private cached: { mtimeMs: number; secret: Buffer } | undefined;
+
+  constructor(dataDir: string) {
+    this.path = join(dataDir, 'gateway', 'control.secret');
+  }
+
+  current(): Buffer | undefined {
+    let mtimeMs: number;
+    try {
+      mtimeMs = statSync(this.path).mtimeMs;
+    } catch {
+      return undefined;
+    }
+    if (this.cached?.mtimeMs !== mtimeMs) {
+      this.cached = { mtimeMs, secret: Buffer.from(readFileSync(this.path, 'utf8').trim()) };
+    }
+    return this.cached.secret;
+  }
+
+  /** Decides identity and authentication for one request; 401 `gateway_auth_required` when needed. */
+  check(identityHeader: string | undefined, authHeader: string | undefined): GatewayAccess {
+    const identity = identityHeader?.trim() || DEFAULT_IDENTITY;
+    const secret = this.current();
+    const given = authHeader === undefined ? undefined : Buffer.from(authHeader.trim());
+    const authenticated =
+      secret !== undefined &&
+      given !== undefined &&
+      given.length === secret.length &&
+      timingSafeEqual(given, secret);
+    if (identity !== DEFAULT_IDENTITY && secret !== undefined && !authenticated) {
+      throw new SvcError('gateway_auth_required');
+    }
+    return { identity, authenticated };
+  }
+}

@@ -1,0 +1,15 @@
+/** Buyer: the local proxy (spec 4.2): HTTP server, routing with failover, catalog, control plane, metrics. */
+export { BuyerService } from './BuyerService.js';
+export { formatsTranslator } from './formatsTranslator.js';
+export {
+  type BuyerPayments,
+  type CompleteInput,
+  NO_PAYMENTS,
+  type PrepareInput,
+  UNPAID_DEV_PAYMENTS,
+} from './payments.js';
+export type { RequestRecord } from './requestRecords.js';
+export { type RunBuyerNodeOptions, type RunningBuyerNode, runBuyerNode } from './runBuyerNode.js';
+export { type RunningBuyer, type StartBuyerOptions, startBuyer } from './startBuyer.js';
+export { countRequestTokens, countTextTokens } from './tokenCount.js';
+export { PROTOCOL_PATHS, passThroughTranslator, type Translator } from './translator.js';

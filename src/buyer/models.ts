@@ -1,0 +1,62 @@
+/** `GET /v1/models` and `GET /v1/models/<id>`: the network-wide catalog (spec 2.3, 4.2). */
+import type { ServerResponse } from 'node:http';
+import {
+  buildCatalog,
+  catalogEntry,
+  closestModelNames,
+  normalizeModelName,
+  TYPE_FILTERS,
+} from '../catalog/index.js';
+import { SvcError } from '../errors/index.js';
+import type { BuyerService } from './BuyerService.js';
+import { sendJson } from './http.js';
+
+function options(service: BuyerService) {
+  return {
+    reputation: service.deps.reputation,
+    health: service.health,
+    preferFreeSellers: service.ownPreferences.preferFreeSellers,
+  };
+}
+
+/** Lists the catalog, filtered by `?type=text|images|videos|decisions`. */
+export function listModels(
+  service: BuyerService,
+  query: URLSearchParams,
+  res: ServerResponse,
+  allowedModels?: string[],
+): void {
+  const typeFilter = query.get('type');
+  let type: string | undefined;
+  if (typeFilter !== null) {
+    type = TYPE_FILTERS[typeFilter];
+    if (!type) {
+      throw new SvcError('invalid_request', {
+        message: `type must be one of ${Object.keys(TYPE_FILTERS).join(', ')}.`,
+        details: { param: 'type' },
+      });
+    }
+  }
+  const allowed = allowedModels ? new Set(allowedModels.map(normalizeModelName)) : undefined;
+  const entries = buildCatalog(service.offers(), options(service)).filter(
+    (entry) =>
+      (type === undefined || entry.type === type) &&
+      (allowed === undefined || allowed.has(normalizeModelName(entry.id))),
+  );
+  sendJson(res, 200, { object: 'list', data: entries });
+}
+
+/** One catalog entry by any spelling of its name. */
+export function getModel(service: BuyerService, id: string, res: ServerResponse): void {
+  const index = service.offers();
+  const model = index.model(id);
+  const entry = model ? catalogEntry(model, options(service)) : undefined;
+  if (!entry) {
+    const suggestions = closestModelNames(id, index.modelNames());
+    throw new SvcError('not_found', {
+      message: `No seller offers model "${id}".${suggestions.length ? ` Did you mean: ${suggestions.join(', ')}?` : ''}`,
+      details: { model: id, didYouMean: suggestions },
+    });
+  }
+  sendJson(res, 200, entry);
+}

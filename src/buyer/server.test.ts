@@ -1,0 +1,331 @@
+import { request as httpRequest } from 'node:http';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogEntry } from '../catalog/index.js';
+import { peerIdFor } from '../catalog/testing/peerRecord.js';
+import { MemoryNetwork } from './testing/memoryNetwork.js';
+import { type ErrorBody, type ModelList, readJson } from './testing/readJson.js';
+import { anthropicMessage, chatCompletion, chatStream } from './testing/sellerReplies.js';
+import { startTestBuyer, type TestBuyer } from './testing/testBuyer.js';
+
+const CHEAP = peerIdFor('cheap');
+const DEAR = peerIdFor('dear');
+const CLAUDE = peerIdFor('claude');
+const IMAGES = peerIdFor('images');
+
+let t: TestBuyer;
+let openai: OpenAI;
+let anthropic: Anthropic;
+
+beforeAll(async () => {
+  const network = new MemoryNetwork();
+  network.addSeller(
+    {
+      peerId: 'cheap',
+      services: [
+        {
+          id: 'gpt-4o-2024-08-06',
+          pricing: {
+            inputUsdPerMillion: 2.5,
+            outputUsdPerMillion: 10,
+            cachedInputUsdPerMillion: 1.25,
+          },
+          capabilities: { contextLength: 128_000, toolUse: true },
+        },
+      ],
+    },
+    (call) =>
+      call.json.stream ? chatStream(call, ['Hel', 'lo']) : chatCompletion(call, 'hi from cheap'),
+  );
+  network.addSeller(
+    {
+      peerId: 'dear',
+      services: [
+        {
+          id: 'openai/gpt-4o',
+          pricing: { inputUsdPerMillion: 5, outputUsdPerMillion: 15, cachedInputUsdPerMillion: 2 },
+          capabilities: { contextLength: 64_000 },
+        },
+      ],
+    },
+    (call) => chatCompletion(call, 'hi from dear'),
+  );
+  network.addSeller(
+    {
+      peerId: 'claude',
+      provider: 'anthropic',
+      services: [
+        {
+          id: 'claude-sonnet-4-20250514',
+          pricing: { inputUsdPerMillion: 3, outputUsdPerMillion: 15 },
+          protocols: ['anthropic-messages'],
+        },
+      ],
+    },
+    (call) => anthropicMessage(call, 'hello from claude'),
+  );
+  network.addSeller(
+    {
+      peerId: 'images',
+      services: [
+        {
+          id: 'gpt-image-1',
+          categories: ['image'],
+          protocols: ['openai-images'],
+          unitBilling: { imageUsd: 0.04 },
+        },
+      ],
+    },
+    () => ({ status: 500 }),
+  );
+  t = await startTestBuyer({ network, payments: 'unpaid-dev' });
+  openai = new OpenAI({ apiKey: 'placeholder', baseURL: `${t.url}/v1`, maxRetries: 0 });
+  anthropic = new Anthropic({ apiKey: 'placeholder', baseURL: t.url, maxRetries: 0 });
+});
+afterAll(() => t.stop());
+
+describe('buyer proxy with the official SDKs', () => {
+  it('routes a chat completion to the cheapest seller and reports everything in headers', async () => {
+    const { data, response } = await openai.chat.completions
+      .create({ model: 'GPT-4o', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    expect(data.choices[0]!.message.content).toBe('hi from cheap');
+    const h = response.headers;
+    expect(h.get('x-svc-request-id')).toMatch(/^req_/);
+    expect(h.get('x-svc-peer-id')).toBe(CHEAP);
+    expect(h.get('x-svc-provider')).toBe('openai-chat');
+    expect(h.get('x-svc-service')).toBe('gpt-4o-2024-08-06');
+    expect(h.get('x-svc-input-tokens')).toBe('12');
+    expect(h.get('x-svc-cached-input-tokens')).toBe('0');
+    expect(h.get('x-svc-output-tokens')).toBe('5');
+    expect(h.get('x-svc-total-tokens')).toBe('17');
+    expect(h.get('x-svc-token-source')).toBe('usage');
+    // 12 * 2.5 + 5 * 10 = 80 micro-USD per million -> 0.000080
+    expect(h.get('x-svc-estimated-cost-usd')).toBe('0.000080');
+    expect(h.get('x-svc-input-usd-per-million')).toBe('2.5');
+    expect(h.get('x-svc-output-usd-per-million')).toBe('10');
+    expect(h.get('x-svc-cached-input-usd-per-million')).toBe('1.25');
+    expect(Number(h.get('x-svc-latency-ms'))).toBeGreaterThanOrEqual(0);
+    expect(h.get('x-svc-peer-reputation')).toBe('80');
+    // The seller got its own service id, and no client credentials or svc headers.
+    const call = t.network.callsTo(CHEAP).at(-1)!;
+    expect(call.json.model).toBe('gpt-4o-2024-08-06');
+    expect(call.request.path).toBe('/v1/chat/completions');
+    expect(call.request.headers.authorization).toBeUndefined();
+    expect(Object.keys(call.request.headers).filter((name) => name.startsWith('x-svc-'))).toEqual(
+      [],
+    );
+  });
+
+  it('keeps a request record the gateway can read', async () => {
+    const { response } = await openai.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    const id = response.headers.get('x-svc-request-id')!;
+    const record = await readJson<unknown>(await fetch(`${t.url}/_svc/requests/${id}`));
+    expect(record).toMatchObject({
+      requestId: id,
+      status: 200,
+      completed: true,
+      streamed: false,
+      peerId: CHEAP,
+      serviceId: 'gpt-4o-2024-08-06',
+      usage: { inputTokens: 12, cachedInputTokens: 0, outputTokens: 5 },
+      costUsd: '0.000080',
+    });
+    expect((await fetch(`${t.url}/_svc/requests/req_missing`)).status).toBe(404);
+  });
+
+  it('streams with seller headers and ends with the svc-usage comment', async () => {
+    const stream = await openai.chat.completions.create({
+      model: 'gpt-4o',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Hello');
+
+    const raw = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'gpt-4o',
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    expect(raw.headers.get('content-type')).toContain('text/event-stream');
+    expect(raw.headers.get('x-svc-peer-id')).toBe(CHEAP);
+    expect(raw.headers.get('x-svc-input-usd-per-million')).toBe('2.5');
+    expect(raw.headers.get('x-svc-request-id')).toMatch(/^req_/);
+    expect(raw.headers.get('x-svc-output-tokens')).toBeNull();
+    const body = await raw.text();
+    expect(body.trimEnd().split('\n').at(-1)).toBe(
+      ': svc-usage {"inputTokens":9,"cachedInputTokens":0,"outputTokens":2,"costUsd":"0.000043"}',
+    );
+  });
+
+  it('serves the messages API to the Anthropic SDK', async () => {
+    const { data, response } = await anthropic.messages
+      .create({
+        model: 'claude-sonnet-4',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      .withResponse();
+    expect(data.content[0]).toEqual({ type: 'text', text: 'hello from claude' });
+    expect(response.headers.get('x-svc-peer-id')).toBe(CLAUDE);
+    expect(response.headers.get('x-svc-input-tokens')).toBe('24');
+    expect(response.headers.get('x-svc-cached-input-tokens')).toBe('4');
+    expect(t.network.callsTo(CLAUDE).at(-1)!.json.model).toBe('claude-sonnet-4-20250514');
+  });
+
+  it('counts tokens locally without calling a seller', async () => {
+    const before = t.network.calls.length;
+    const result = await anthropic.messages.countTokens({
+      model: 'claude-sonnet-4',
+      messages: [{ role: 'user', content: 'Hello, world' }],
+    });
+    expect(result.input_tokens).toBeGreaterThan(2);
+    expect(result.input_tokens).toBeLessThan(20);
+    expect(t.network.calls.length).toBe(before);
+  });
+
+  it('lists the catalog in the OpenAI list shape, filtered by type', async () => {
+    const page = await openai.models.list();
+    const ids = page.data.map((model) => model.id);
+    expect(ids).toEqual(['claude-sonnet-4', 'gpt-4o', 'gpt-image-1']);
+    const gpt = (await readJson<ModelList>(await fetch(`${t.url}/v1/models`))).data[1]!;
+    expect(gpt.peers.map((p) => p.peerId)).toEqual([CHEAP, DEAR]);
+    expect(gpt.context_length).toBe(64_000);
+    expect(gpt.aliases).toEqual(['gpt-4o-2024-08-06', 'openai/gpt-4o']);
+    const images = await readJson<ModelList>(await fetch(`${t.url}/v1/models?type=images`));
+    expect(images.data.map((m) => m.id)).toEqual(['gpt-image-1']);
+    expect(images.data[0]!.peers[0]!.peerId).toBe(IMAGES);
+    const one = await readJson<CatalogEntry>(
+      await fetch(`${t.url}/v1/models/openai%2Fgpt-4o-2024-08-06`),
+    );
+    expect(one.id).toBe('gpt-4o');
+    const missing = await fetch(`${t.url}/v1/models/gpt-4oo`);
+    expect(missing.status).toBe(404);
+    expect((await readJson<ErrorBody>(missing)).error.message).toContain('Did you mean: gpt-4o');
+    expect((await fetch(`${t.url}/v1/models?type=audio`)).status).toBe(400);
+  });
+});
+
+describe('control plane', () => {
+  it('reports status, peers, refresh and metrics', async () => {
+    const status = await readJson<Record<string, unknown>>(await fetch(`${t.url}/_svc/status`));
+    expect(status).toMatchObject({
+      peerCount: 4,
+      reachablePeerCount: 4,
+      dhtNodeCount: 4,
+      dataDir: t.dataDir,
+      reachability: 'online',
+      version: 'test',
+    });
+    expect(status.uptimeSeconds).toBeGreaterThanOrEqual(0);
+    const peers = await readJson<{
+      total: number;
+      peers: Array<{
+        peerId: string;
+        reputationScore: number;
+        offers: Array<{ prices: { inputUsdPerMillion: number } }>;
+      }>;
+    }>(await fetch(`${t.url}/_svc/peers`));
+    expect(peers.total).toBe(4);
+    const cheap = peers.peers.find((p) => p.peerId === CHEAP)!;
+    expect(cheap.reputationScore).toBe(80);
+    expect(cheap.offers[0]!.prices.inputUsdPerMillion).toBe(2.5);
+    const refreshes = t.network.refreshCount;
+    expect((await fetch(`${t.url}/_svc/peers/refresh`, { method: 'POST' })).status).toBe(200);
+    expect(t.network.refreshCount).toBe(refreshes + 1);
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toContain('svc_buyer_requests_total{route="chat_completions",status="200"}');
+    expect(metrics).toContain('svc_buyer_tokens_total{kind="input"}');
+    expect(metrics).toContain('svc_buyer_peers{state="reachable"} 4');
+  });
+});
+
+describe('bad input', () => {
+  const post = (
+    path: string,
+    body: string,
+    headers: Record<string, string> = { 'content-type': 'application/json' },
+  ) => fetch(`${t.url}${path}`, { method: 'POST', headers, body });
+
+  it('answers malformed JSON with 400 and the parse position, in the client style', async () => {
+    const response = await post('/v1/chat/completions', '{"model": "gpt-4o",, }');
+    expect(response.status).toBe(400);
+    const body = await readJson<ErrorBody>(response);
+    expect(body.error.code).toBe('invalid_json');
+    expect(body.error.position).toBe(19);
+    const anthropicStyle = await readJson<ErrorBody>(await post('/v1/messages', '{'));
+    expect(anthropicStyle.type).toBe('error');
+    expect(anthropicStyle.error.code).toBe('invalid_json');
+  });
+
+  it('answers a wrong content type with 415', async () => {
+    const response = await post('/v1/chat/completions', 'model=gpt-4o', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(response.status).toBe(415);
+    expect((await readJson<ErrorBody>(response)).error.code).toBe('unsupported_media_type');
+  });
+
+  it('answers unknown paths with JSON 404', async () => {
+    const response = await fetch(`${t.url}/v1/embeddings`);
+    expect(response.status).toBe(404);
+    expect((await readJson<ErrorBody>(response)).error.code).toBe('not_found');
+  });
+
+  it('refuses a non-loopback Host or Origin (DNS rebinding)', async () => {
+    const status = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(`${t.url}/_svc/status`, { headers }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await status({ host: 'evil.example.com' })).toBe(403);
+    expect(await status({ host: 'localhost:8377', origin: 'https://evil.example.com' })).toBe(403);
+    expect(await status({ host: 'localhost:8377', origin: 'http://localhost:3000' })).toBe(200);
+  });
+
+  it('answers 413 from the declared length before reading the body', async () => {
+    const small = await startTestBuyer({ config: { bodyLimitBytes: 100 } });
+    try {
+      const response = await fetch(`${small.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'x',
+          messages: [{ role: 'user', content: 'x'.repeat(500) }],
+        }),
+      });
+      expect(response.status).toBe(413);
+      expect((await readJson<ErrorBody>(response)).error.code).toBe('body_too_large');
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('refuses a model of the wrong type for the route', async () => {
+    const response = await post(
+      '/v1/chat/completions',
+      JSON.stringify({ model: 'gpt-image-1', messages: [] }),
+    );
+    expect(response.status).toBe(400);
+    expect((await readJson<ErrorBody>(response)).error.code).toBe('model_type_mismatch');
+  });
+
+  it('answers missing_routing_target without a model', async () => {
+    const response = await post('/v1/chat/completions', JSON.stringify({ messages: [] }));
+    expect(response.status).toBe(400);
+    expect((await readJson<ErrorBody>(response)).error.code).toBe('missing_routing_target');
+  });
+});

@@ -1,0 +1,143 @@
+/** The buyer's HTTP request handler: guards, routes, error rendering (spec 4.2, 4.5, 4.6). */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../errors/index.js';
+import { countTokens } from '../formats/index.js';
+import { parseUsd } from '../money/index.js';
+import { parseGatewayPolicy } from '../routing/index.js';
+import type { BuyerService } from './BuyerService.js';
+import type { ProxyContext, ProxyRoute } from './context.js';
+import { handleControl } from './controlPlane.js';
+import { assertLoopbackRequest, parseJsonObject, readBody, sendError, sendJson } from './http.js';
+import { getModel, listModels } from './models.js';
+import { failRequest, proxyRequest } from './proxy.js';
+
+const PROXY_ROUTES: Record<string, ProxyRoute> = {
+  '/v1/chat/completions': {
+    name: 'chat_completions',
+    protocol: 'openai-chat-completions',
+    style: 'openai',
+  },
+  '/v1/responses': { name: 'responses', protocol: 'openai-responses', style: 'openai' },
+  '/v1/messages': { name: 'messages', protocol: 'anthropic-messages', style: 'anthropic' },
+};
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function newRequestId(): string {
+  return `req_${randomBytes(12).toString('hex')}`;
+}
+
+/** Builds the per-request handler of one buyer. */
+export function createHandler(service: BuyerService, url: () => string) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const parsed = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const path = parsed.pathname.replace(/\/+$/, '') || '/';
+    const method = req.method ?? 'GET';
+    const style: ErrorStyle = errorStyleForPath(path);
+    try {
+      assertLoopbackRequest(req);
+      if (await handleControl(service, method, path, res, url())) return;
+      if (path === '/v1/models' || path.startsWith('/v1/models/')) {
+        if (method !== 'GET') throw new SvcError('method_not_allowed');
+        if (path === '/v1/models') {
+          // A gateway key limited to certain models sees only those (spec "Routing").
+          const access = service.controlSecret.check(
+            header(req, 'x-svc-buyer-identity'),
+            header(req, 'x-svc-gateway-auth'),
+          );
+          const policyHeader = access.authenticated
+            ? header(req, 'x-svc-routing-policy')
+            : undefined;
+          const allowedModels = policyHeader
+            ? parseGatewayPolicy(policyHeader).allowedModels
+            : undefined;
+          listModels(service, parsed.searchParams, res, allowedModels);
+        } else getModel(service, decodeURIComponent(path.slice('/v1/models/'.length)), res);
+        return;
+      }
+      if (path === '/v1/messages/count_tokens') {
+        if (method !== 'POST') throw new SvcError('method_not_allowed');
+        const raw = await readBody(req, service.deps.config.bodyLimitBytes);
+        sendJson(res, 200, countTokens(parseJsonObject(req, raw)));
+        return;
+      }
+      const route = PROXY_ROUTES[path];
+      if (!route) {
+        throw new SvcError('not_found', {
+          message: `No route ${method} ${path}. Supported: /v1/chat/completions, /v1/responses, /v1/messages, /v1/messages/count_tokens, /v1/models, /_svc/status, /_svc/peers, /metrics.`,
+        });
+      }
+      if (method !== 'POST') throw new SvcError('method_not_allowed');
+      await handleProxy(service, req, res, route);
+    } catch (error) {
+      const svcError = toSvcError(error);
+      if (svcError.code === 'internal_error') {
+        service.deps.logger.error({ err: error, path }, 'buyer request failed');
+      }
+      sendError(res, svcError, style);
+      if (svcError.headers?.connection === 'close') req.destroy();
+    }
+  };
+}
+
+async function handleProxy(
+  service: BuyerService,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: ProxyRoute,
+): Promise<void> {
+  const startedAt = service.deps.clock();
+  const access = service.controlSecret.check(
+    header(req, 'x-svc-buyer-identity'),
+    header(req, 'x-svc-gateway-auth'),
+  );
+  const gatewayRequestId = access.authenticated ? header(req, 'x-svc-request-id') : undefined;
+  const clientAbort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) clientAbort.abort(new Error('client closed the connection'));
+  });
+  const ctx: ProxyContext = {
+    service,
+    req,
+    res,
+    route,
+    requestId: gatewayRequestId ?? newRequestId(),
+    startedAt,
+    body: {},
+    bodyBytes: 0,
+    access,
+    clientAbort,
+    attempts: [],
+  };
+  try {
+    const raw = await readBody(req, service.deps.config.bodyLimitBytes);
+    ctx.bodyBytes = raw.length;
+    ctx.body = parseJsonObject(req, raw);
+    if (access.authenticated) {
+      const policy = header(req, 'x-svc-routing-policy');
+      if (policy) ctx.policy = parseGatewayPolicy(policy);
+      const maxCost = header(req, 'x-svc-max-cost-usd');
+      if (maxCost) {
+        try {
+          ctx.maxCostMicro = parseUsd(maxCost);
+        } catch {
+          throw new SvcError('invalid_request', {
+            message: 'x-svc-max-cost-usd must be a USD amount like "0.123456".',
+          });
+        }
+      }
+    }
+    await proxyRequest(ctx);
+  } catch (error) {
+    const svcError = toSvcError(error);
+    if (svcError.code === 'internal_error') {
+      service.deps.logger.error({ err: error }, 'proxy request failed');
+    }
+    failRequest(ctx, svcError);
+    if (svcError.headers?.connection === 'close') req.destroy();
+  }
+}

@@ -1,0 +1,94 @@
+/** Starts the local buyer proxy on 127.0.0.1 (spec 4.2): `startBuyer(...)` -> `{ url, stop() }`. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { NO_REPUTATION, type ReputationSource } from '../catalog/index.js';
+import type { BuyerConfig } from '../config/index.js';
+import { SvcError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import type { PeerDirectory, PeerTransport } from '../network/index.js';
+import { BuyerService } from './BuyerService.js';
+import { formatsTranslator } from './formatsTranslator.js';
+import { isLoopbackHost } from './http.js';
+import { type BuyerPayments, NO_PAYMENTS, UNPAID_DEV_PAYMENTS } from './payments.js';
+import { createHandler } from './server.js';
+import type { Translator } from './translator.js';
+
+export interface StartBuyerOptions {
+  config: BuyerConfig;
+  dataDir: string;
+  directory: PeerDirectory;
+  transport: PeerTransport;
+  /**
+   * Pays sellers. Default: free offers only (paid ones answer 402 `insufficient_deposits`).
+   * `'unpaid-dev'` sends paid requests with no payment (development against the demo network).
+   */
+  payments?: BuyerPayments | 'unpaid-dev';
+  reputation?: ReputationSource;
+  /** Format translation; default: src/formats (pass-through when the seller speaks the client's format). */
+  translator?: Translator;
+  logger: Logger;
+  clock?: () => number;
+  /** Overrides config.port (0 picks a free port). */
+  port?: number;
+  version?: string;
+}
+
+export interface RunningBuyer {
+  url: string;
+  port: number;
+  service: BuyerService;
+  stop(): Promise<void>;
+}
+
+/** Starts the buyer; refuses any host that is not loopback. */
+export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuyer> {
+  const host = options.config.host;
+  if (!isLoopbackHost(host)) {
+    throw new SvcError('invalid_config', {
+      message: `The buyer listens on loopback only (it checks no API keys); "${host}" is not allowed.`,
+    });
+  }
+  const payments =
+    options.payments === 'unpaid-dev' ? UNPAID_DEV_PAYMENTS : (options.payments ?? NO_PAYMENTS);
+  const service = new BuyerService({
+    config: options.config,
+    dataDir: options.dataDir,
+    directory: options.directory,
+    transport: options.transport,
+    payments,
+    reputation: options.reputation ?? NO_REPUTATION,
+    translator: options.translator ?? formatsTranslator,
+    logger: options.logger,
+    clock: options.clock ?? Date.now,
+    version: options.version ?? '0.0.0',
+  });
+  let url = '';
+  const server = createServer(
+    { keepAliveTimeout: 5_000 },
+    createHandler(service, () => url),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(
+      options.port ?? options.config.port,
+      host === 'localhost' ? '127.0.0.1' : host,
+      () => {
+        server.off('error', reject);
+        resolve();
+      },
+    );
+  });
+  const address = server.address() as AddressInfo;
+  const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  url = `http://${hostPart}:${address.port}`;
+  return {
+    url,
+    port: address.port,
+    service,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,29 @@
+/** Catalog: model-name normalisation, offers per seller, offer ranking and catalog entries (spec 2.3). */
+export {
+  buildCatalog,
+  type CatalogCapabilities,
+  type CatalogEntry,
+  type CatalogOptions,
+  type CatalogPeer,
+  catalogEntry,
+} from './buildCatalog.js';
+export { type ModelType, modelTypeOf, TYPE_FILTERS } from './modelType.js';
+export {
+  cleanModelName,
+  closestModelNames,
+  editDistance,
+  normalizeModelName,
+} from './normalizeModelName.js';
+export { type ModelOffers, OfferIndex, offersByPrice } from './offerIndex.js';
+export { type Offer, offersOfPeer } from './offers.js';
+export {
+  compareRanked,
+  effectiveReputation,
+  HEALTHY,
+  type OfferHealth,
+  type RankContext,
+  type RankedOffer,
+  rankedOffer,
+  rankOffers,
+} from './rankOffers.js';
+export { NO_REPUTATION, type ReputationSource, staticReputation } from './reputation.js';

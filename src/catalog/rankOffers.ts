@@ -1,0 +1,76 @@
+/**
+ * Ranking of a model's offers (spec "Routing" step 4): cheapest first; trust breaks price ties
+ * (minus penalties for recent failures); free sellers first when preferred; sellers cooling
+ * down after failures last. Also the cached-input rule of the spec's additional rules.
+ */
+import type { PeerId } from '../identity/index.js';
+import type { Offer } from './offers.js';
+import type { ReputationSource } from './reputation.js';
+
+/** Recent-failure state of sellers (routing keeps it). */
+export interface OfferHealth {
+  /** Points subtracted from the trust tie-break for recent failures. */
+  penalty(peerId: PeerId): number;
+  /** True while the seller cools down after repeated failures. */
+  coolingDown(peerId: PeerId): boolean;
+}
+
+export const HEALTHY: OfferHealth = { penalty: () => 0, coolingDown: () => false };
+
+/** An offer with the numbers ranking uses. */
+export interface RankedOffer {
+  offer: Offer;
+  reputationScore: number | undefined;
+  /** Model-specific score: halved by the cached-input rule. */
+  effectiveReputationScore: number | undefined;
+  coolingDown: boolean;
+  /** effective score minus failure penalty (unscored = 0). */
+  trustKey: number;
+}
+
+export interface RankContext {
+  reputation: ReputationSource;
+  health: OfferHealth;
+  preferFreeSellers: boolean;
+  /** Whether any seller of this model advertises a cached-input price. */
+  anyCachedPrice: boolean;
+}
+
+/** The model-specific score: halved when others advertise a cached price and this seller does not. */
+export function effectiveReputation(
+  score: number | undefined,
+  offer: Offer,
+  anyCachedPrice: boolean,
+): number | undefined {
+  if (score === undefined) return undefined;
+  return anyCachedPrice && !offer.hasCachedPrice ? score / 2 : score;
+}
+
+/** Attaches ranking numbers to an offer. */
+export function rankedOffer(offer: Offer, context: RankContext): RankedOffer {
+  const reputationScore = context.reputation.score(offer.peerId);
+  const effective = effectiveReputation(reputationScore, offer, context.anyCachedPrice);
+  return {
+    offer,
+    reputationScore,
+    effectiveReputationScore: effective,
+    coolingDown: context.health.coolingDown(offer.peerId),
+    trustKey: (effective ?? 0) - context.health.penalty(offer.peerId),
+  };
+}
+
+/** Negative when `a` ranks before `b`. */
+export function compareRanked(a: RankedOffer, b: RankedOffer, preferFreeSellers: boolean): number {
+  if (a.coolingDown !== b.coolingDown) return a.coolingDown ? 1 : -1;
+  if (preferFreeSellers && a.offer.free !== b.offer.free) return a.offer.free ? -1 : 1;
+  if (a.offer.rankPrice !== b.offer.rankPrice) return a.offer.rankPrice - b.offer.rankPrice;
+  if (a.trustKey !== b.trustKey) return b.trustKey - a.trustKey;
+  return a.offer.peerId < b.offer.peerId ? -1 : a.offer.peerId > b.offer.peerId ? 1 : 0;
+}
+
+/** All offers, ranked (full sort; routing uses a bounded top-k instead). */
+export function rankOffers(offers: readonly Offer[], context: RankContext): RankedOffer[] {
+  return offers
+    .map((offer) => rankedOffer(offer, context))
+    .sort((a, b) => compareRanked(a, b, context.preferFreeSellers));
+}

@@ -1,0 +1,16 @@
+/** Where reputation scores come from (payments/indexer supply the real source later). */
+import type { PeerId } from '../identity/index.js';
+
+/** Scores 0..100 per seller; `undefined` means unscored (excluded by a non-zero trust gate). */
+export interface ReputationSource {
+  score(peerId: PeerId): number | undefined;
+}
+
+/** No scores at all: every seller is unscored. */
+export const NO_REPUTATION: ReputationSource = { score: () => undefined };
+
+/** Fixed scores from a map (tests, config, snapshots). */
+export function staticReputation(scores: Record<string, number>): ReputationSource {
+  const table = new Map(Object.entries(scores));
+  return { score: (peerId) => table.get(peerId) };
+}

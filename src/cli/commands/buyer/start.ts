@@ -1,0 +1,63 @@
+/** `svc buyer start`: the local buyer proxy on 127.0.0.1 (spec 4.2, 4.4). */
+import type { Command } from 'commander';
+import { runBuyerNode } from '../../../buyer/index.js';
+import { SvcError } from '../../../errors/index.js';
+import { CliContext } from '../../context.js';
+import type { CliIo } from '../../io.js';
+import { printJson } from '../../output.js';
+import { packageVersion } from '../../version.js';
+
+export function registerStartCommand(buyer: Command, io: CliIo): void {
+  buyer
+    .command('start')
+    .description(
+      'start the local buyer proxy on 127.0.0.1 (no config file needed; stops on Ctrl-C)',
+    )
+    .option('--port <port>', 'HTTP port (default buyer.port, 8377; 0 picks a free one)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  svc buyer start\n  svc buyer start --port 9000\n\nThen point clients at it:\n  OPENAI_BASE_URL=http://127.0.0.1:8377/v1 OPENAI_API_KEY=any\n  ANTHROPIC_BASE_URL=http://127.0.0.1:8377 ANTHROPIC_API_KEY=any',
+    )
+    .action(async (options: { port?: string }, command: Command) => {
+      const ctx = CliContext.of(command, io);
+      const flags: Record<string, unknown> = {};
+      if (options.port !== undefined) {
+        const port = Number(options.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) {
+          throw new SvcError('invalid_argument', {
+            message: `--port must be a number from 0 to 65535, got "${options.port}".`,
+          });
+        }
+        flags['buyer.port'] = port;
+      }
+      const { config } = ctx.loadConfig(flags);
+      const identity = ctx.identities().loadDefault();
+      const running = await runBuyerNode({
+        config,
+        dataDir: ctx.dataDir,
+        identity,
+        logger: ctx.logger,
+        version: packageVersion(),
+      });
+      const info = {
+        url: running.url,
+        peerId: running.node.peerId,
+        dataDir: ctx.dataDir,
+        listen: running.node.multiaddrs(),
+      };
+      if (ctx.json) printJson(io, info);
+      else {
+        io.stdout(
+          `buyer listening on ${running.url}\n  peer id   ${info.peerId}\n  data dir  ${info.dataDir}\n` +
+            `  OpenAI clients:    base URL ${running.url}/v1\n  Anthropic clients: base URL ${running.url}\n`,
+        );
+      }
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await running.stop();
+      if (!ctx.json) io.stdout('buyer stopped\n');
+    });
+}

@@ -1,0 +1,54 @@
+/**
+ * Failover rules (spec "Routing" additional rules): what to do after a failed attempt.
+ * `next`: try the next ranked offer (retryable and blamed on the seller); `same`: retry the
+ * same seller (429 with an acceptable Retry-After); `stop`: hand the failure to the client.
+ */
+import { TransportError } from '../network/index.js';
+
+export type FailoverAction = 'next' | 'same' | 'stop';
+
+/** Most tries of one seller after 429s (spec: 429 retried on the same seller first). */
+export const MAX_SAME_SELLER_TRIES = 3;
+
+/** The action after a seller answered with an error status. */
+export function actionForStatus(status: number): FailoverAction {
+  if (status === 429) return 'same';
+  if (status === 408 || status >= 500) return 'next';
+  return 'stop';
+}
+
+/** The action after a transport failure: only failures before the response head move on. */
+export function actionForTransportError(error: unknown): FailoverAction {
+  if (!(error instanceof TransportError)) return 'stop';
+  if (!error.beforeHead) return 'stop';
+  switch (error.failure) {
+    case 'unreachable':
+    case 'reset':
+    case 'timeout':
+    case 'protocol':
+      return 'next';
+    default:
+      return 'stop';
+  }
+}
+
+/**
+ * Milliseconds to wait from a Retry-After header (seconds or an HTTP date), or undefined when
+ * absent, unparseable or longer than `maxWaitMs` (then the next seller is tried instead).
+ */
+export function retryAfterMs(
+  header: string | undefined,
+  maxWaitMs: number,
+  now: number = Date.now(),
+): number | undefined {
+  if (header === undefined) return 0;
+  const trimmed = header.trim();
+  let waitMs: number;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) waitMs = Number(trimmed) * 1000;
+  else {
+    const at = Date.parse(trimmed);
+    if (Number.isNaN(at)) return undefined;
+    waitMs = Math.max(0, at - now);
+  }
+  return waitMs <= maxWaitMs ? waitMs : undefined;
+}

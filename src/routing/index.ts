@@ -1,0 +1,43 @@
+/** Routing: targets and pins, preferences and policies, route selection, failover rules, affinity, health. */
+export type { ReputationSource } from '../catalog/index.js';
+export { AffinityStore, conversationKey } from './affinity.js';
+export {
+  actionForStatus,
+  actionForTransportError,
+  type FailoverAction,
+  MAX_SAME_SELLER_TRIES,
+  retryAfterMs,
+} from './failover.js';
+export { type HealthOptions, HealthTracker } from './health.js';
+export {
+  type EffectivePreferences,
+  gatewayPolicySchema,
+  narrowPreferences,
+  ownPreferences,
+  type PreferenceNarrowing,
+  type PriceCaps,
+  parseGatewayPolicy,
+  pinPreferences,
+  VIDEO_PRICE_CEILING_MICRO,
+} from './preferences.js';
+export { type RouteState, RouteStateStore } from './routeState.js';
+export {
+  type Exclusion,
+  exclusionReason,
+  type ProtocolChooser,
+  passThroughProtocol,
+  type RouteCandidate,
+  type RoutePlan,
+  type RouteRequest,
+  selectRoute,
+} from './selectRoute.js';
+export {
+  DEFAULT_ROUTE_MODEL,
+  type PinSource,
+  PRESET_PREFIX,
+  parsePinnedModel,
+  type ResolvedTarget,
+  type ResolveTargetInput,
+  type RoutingTarget,
+  resolveTarget,
+} from './target.js';
