@@ -15,6 +15,8 @@ export const TOKENS_PER_MESSAGE = 3;
 export const TOKENS_PER_REPLY = 3;
 /** Tokens per tool definition beyond its name, description and JSON schema. */
 export const TOKENS_PER_TOOL = 8;
+/** Bytes of a PDF per estimated token (PDF pages cost text tokens plus an image each). */
+export const BYTES_PER_DOCUMENT_TOKEN = 4;
 /** Flat estimate per image (Anthropic's cap for a ~1.15 megapixel image is about 1,600). */
 export const TOKENS_PER_IMAGE = 1600;
 
@@ -66,6 +68,12 @@ function partTokens(part: Part): number {
       return countTextTokens(part.text);
     case 'image':
       return TOKENS_PER_IMAGE;
+    case 'document':
+      if (part.source.kind === 'text') return countTextTokens(part.source.text);
+      // A PDF's text is not extracted here: about one token per 4 bytes of file, 1 page if by URL.
+      return part.source.kind === 'base64'
+        ? Math.ceil((part.source.data.length * 3) / 4 / BYTES_PER_DOCUMENT_TOKEN)
+        : TOKENS_PER_IMAGE;
     case 'tool_call':
       return countTextTokens(part.name) + countTextTokens(part.arguments) + TOKENS_PER_MESSAGE;
     case 'tool_result':
