@@ -471,7 +471,7 @@ describe('documents', () => {
     const responses = translateRequest(body, 'messages', 'responses').body as {
       input: Array<Record<string, unknown>>;
     };
-    expect((responses.input[0]?.content as unknown[])[0]).toEqual({
+    expect((responses.input[0]?.content as unknown[] | undefined)?.[0]).toEqual({
       type: 'input_file',
       file_data: `data:application/pdf;base64,${PDF}`,
       filename: 'spec.pdf',

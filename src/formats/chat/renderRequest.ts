@@ -7,7 +7,7 @@ import type {
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions/completions';
 import { unsupported, urlOfImageSource } from '../check.js';
-import type { Conversation, ImagePart, TextPart, UserContent } from '../model.js';
+import type { Conversation, TextPart, UserContent } from '../model.js';
 
 /** Text of a tool result for formats without an error flag: errors are prefixed "Error: ". */
 export function toolResultText(content: UserContent[], isError?: boolean): string {

@@ -21,7 +21,6 @@ import type {
   ImagePart,
   OutputFormat,
   Part,
-  TextPart,
   ToolChoice,
   ToolDef,
   UserContent,

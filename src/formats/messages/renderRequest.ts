@@ -8,14 +8,7 @@ import type {
   TextBlockParam,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import type {
-  Conversation,
-  DocumentPart,
-  ImagePart,
-  Part,
-  TextPart,
-  UserContent,
-} from '../model.js';
+import type { Conversation, DocumentPart, ImagePart, Part, UserContent } from '../model.js';
 import { inputOfArguments } from './response.js';
 
 /**

@@ -21,7 +21,6 @@ import type {
   OutputFormat,
   Part,
   ReasoningEffort,
-  TextPart,
   ToolChoice,
   ToolDef,
   UserContent,

@@ -6,7 +6,7 @@ import type {
 } from 'openai/resources/responses/responses';
 import { effortOfBudget, OPENAI_USER_MAX_CHARS, toolResultText } from '../chat/renderRequest.js';
 import { unsupported, urlOfImageSource } from '../check.js';
-import type { Conversation, ImagePart, TextPart, UserContent } from '../model.js';
+import type { Conversation, UserContent } from '../model.js';
 
 function inputContent(part: UserContent): ResponseInputContent {
   if (part.type === 'text') return { type: 'input_text', text: part.text };
