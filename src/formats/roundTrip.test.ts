@@ -22,6 +22,12 @@ const image = fc.constantFrom<Part>(
   { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: PNG } },
 );
 
+const pdf = fc.constant<Part>({
+  type: 'document',
+  source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0xLjQK' },
+  filename: 'report.pdf',
+});
+
 /** Conversations every format can carry without loss. */
 function conversation(pair: [ApiFormat, ApiFormat]): fc.Arbitrary<Conversation> {
   const hasMessages = pair.includes('messages');
@@ -30,6 +36,7 @@ function conversation(pair: [ApiFormat, ApiFormat]): fc.Arbitrary<Conversation> 
     fc.oneof(
       text.map((t): Part => ({ type: 'text', text: t })),
       image,
+      pdf,
     ),
     {
       minLength: 1,

@@ -414,3 +414,100 @@ describe('built-in tools', () => {
     );
   });
 });
+
+describe('documents', () => {
+  const PDF = 'JVBERi0xLjQKJcOkw7zDtsOfCjIgMCBvYmoK';
+  it('carry PDFs between formats, in user turns and tool results', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 100,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'document',
+              source: { type: 'base64', media_type: 'application/pdf', data: PDF },
+              title: 'spec.pdf',
+            },
+            { type: 'text', text: 'Summarise' },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 't1', name: 'read', input: { path: 'a.pdf' } }],
+        },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 't1',
+              content: [
+                {
+                  type: 'document',
+                  source: { type: 'text', media_type: 'text/plain', data: 'plain notes' },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const chat = translateRequest(body, 'messages', 'chat').body as {
+      messages: Array<{ role: string; content: unknown }>;
+    };
+    expect(chat.messages[0]?.content).toEqual([
+      {
+        type: 'file',
+        file: { file_data: `data:application/pdf;base64,${PDF}`, filename: 'spec.pdf' },
+      },
+      { type: 'text', text: 'Summarise' },
+    ]);
+    expect(chat.messages.slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 't1', content: '' },
+      { role: 'user', content: [{ type: 'text', text: 'plain notes' }] },
+    ]);
+    const responses = translateRequest(body, 'messages', 'responses').body as {
+      input: Array<Record<string, unknown>>;
+    };
+    expect((responses.input[0]?.content as unknown[] | undefined)?.[0]).toEqual({
+      type: 'input_file',
+      file_data: `data:application/pdf;base64,${PDF}`,
+      filename: 'spec.pdf',
+    });
+    expect(responses.input[2]).toEqual({
+      type: 'function_call_output',
+      call_id: 't1',
+      output: [{ type: 'input_text', text: 'plain notes' }],
+    });
+    const back = translateRequest(responses, 'responses', 'messages').body as {
+      messages: Array<{ content: unknown }>;
+    };
+    expect(back.messages[0]?.content).toEqual(body.messages[0]?.content);
+  });
+
+  it('refuses files by id and odd file types, naming the field', () => {
+    const chat = {
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }],
+    };
+    expect(failure(() => translateRequest(chat, 'chat', 'messages')).param).toBe(
+      'messages[0].content[0].file.file_id',
+    );
+    const zip = {
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'file', file: { file_data: 'data:application/zip;base64,UEsDBA==' } }],
+        },
+      ],
+    };
+    expect(failure(() => translateRequest(zip, 'chat', 'messages'))).toEqual({
+      code: 'translation_unsupported',
+      status: 400,
+      param: 'messages[0].content[0].file.file_data',
+    });
+  });
+});

@@ -211,6 +211,13 @@ describe('stream translation', () => {
     expect(out.at(-1)?.data).toBe('[DONE]');
   });
 
+  it('hides the usage chunk of a chat pass-through stream when the client did not ask for it', async () => {
+    const out = await collect(
+      translateStream(STREAMS.chat.text, 'chat', 'chat', { includeUsage: false }),
+    );
+    expect(out).toEqual(STREAMS.chat.text.filter((e) => !e.data.includes('"choices":[]')));
+  });
+
   it('passes a same-format stream through untouched', async () => {
     for (const format of API_FORMATS) {
       expect(await collect(translateStream(STREAMS[format].tool, format, format))).toEqual(

@@ -2,6 +2,7 @@
 import {
   array,
   assign,
+  documentSourceOfDataUrl,
   imageSourceOfUrl,
   invalid,
   isRecord,
@@ -22,9 +23,9 @@ import type {
   OutputFormat,
   Part,
   ReasoningEffort,
-  TextPart,
   ToolChoice,
   ToolDef,
+  UserContent,
 } from '../model.js';
 
 /** Parameters whose loss would change the answer. */
@@ -61,9 +62,9 @@ const KNOWN = new Set<string>([
   ...HARMFUL,
 ]);
 
-function userParts(content: unknown, param: string): Array<TextPart | ImagePart> {
+function userParts(content: unknown, param: string): UserContent[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return array(content, param).map((raw, j): TextPart | ImagePart => {
+  return array(content, param).map((raw, j): UserContent => {
     const p = `${param}[${j}]`;
     const part = object(raw, p);
     if (part.type === 'text') return { type: 'text', text: string(part.text, `${p}.text`) };
@@ -75,7 +76,19 @@ function userParts(content: unknown, param: string): Array<TextPart | ImagePart>
       if (detail === 'low' || detail === 'high') out.detail = detail;
       return out;
     }
-    if (part.type === 'input_audio' || part.type === 'file') {
+    if (part.type === 'file') {
+      const file = object(part.file, `${p}.file`);
+      const data = optString(file.file_data, `${p}.file.file_data`);
+      if (data === undefined)
+        throw unsupported(`${p}.file.file_id`, 'files by id cannot be translated');
+      const doc: UserContent = {
+        type: 'document',
+        source: documentSourceOfDataUrl(data, `${p}.file.file_data`),
+      };
+      assign(doc, 'filename', optString(file.filename, `${p}.file.filename`));
+      return doc;
+    }
+    if (part.type === 'input_audio') {
       throw unsupported(`${p}.type`, `content part "${part.type}" cannot be translated`);
     }
     throw invalid(`${p}.type`, `unknown content part type ${JSON.stringify(part.type)}`);

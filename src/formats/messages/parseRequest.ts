@@ -3,6 +3,7 @@ import {
   array,
   assign,
   base64Source,
+  documentSourceOfDataUrl,
   imageSourceOfUrl,
   invalid,
   isRecord,
@@ -20,9 +21,9 @@ import type {
   ImagePart,
   OutputFormat,
   Part,
-  TextPart,
   ToolChoice,
   ToolDef,
+  UserContent,
 } from '../model.js';
 
 const HARMFUL = ['mcp_servers'] as const;
@@ -72,13 +73,41 @@ function image(block: Record<string, unknown>, p: string): ImagePart {
   );
 }
 
-function resultContent(content: unknown, p: string): Array<TextPart | ImagePart> {
+function document(block: Record<string, unknown>, p: string): UserContent {
+  const source = object(block.source, `${p}.source`);
+  let doc: UserContent;
+  if (source.type === 'base64') {
+    const mediaType = string(source.media_type, `${p}.source.media_type`);
+    const data = string(source.data, `${p}.source.data`);
+    doc = {
+      type: 'document',
+      source: documentSourceOfDataUrl(`data:${mediaType};base64,${data}`, `${p}.source.data`),
+    };
+  } else if (source.type === 'url') {
+    doc = { type: 'document', source: { kind: 'url', url: string(source.url, `${p}.source.url`) } };
+  } else if (source.type === 'text') {
+    doc = {
+      type: 'document',
+      source: { kind: 'text', text: string(source.data, `${p}.source.data`) },
+    };
+  } else {
+    throw unsupported(
+      `${p}.source.type`,
+      `document source ${JSON.stringify(source.type)} cannot be translated`,
+    );
+  }
+  assign(doc, 'filename', optString(block.title, `${p}.title`));
+  return doc;
+}
+
+function resultContent(content: unknown, p: string): UserContent[] {
   if (content === undefined || content === null) return [];
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return array(content, p).map((raw, k) => {
     const block = object(raw, `${p}[${k}]`);
     if (block.type === 'text') return { type: 'text', text: string(block.text, `${p}[${k}].text`) };
     if (block.type === 'image') return image(block, `${p}[${k}]`);
+    if (block.type === 'document') return document(block, `${p}[${k}]`);
     throw unsupported(
       `${p}[${k}].type`,
       `tool result block ${JSON.stringify(block.type)} cannot be translated`,
@@ -141,6 +170,8 @@ function blocks(
       case 'redacted_thinking':
         return { type: 'reasoning', text: '' };
       case 'document':
+        if (role !== 'user') throw invalid(`${p}.type`, 'only user messages can hold documents');
+        return document(block, p);
       case 'search_result':
         throw unsupported(`${p}.type`, `content block "${block.type}" cannot be translated`);
       default:

@@ -1,14 +1,15 @@
 /** Internal conversation -> messages request. */
 import type {
   ContentBlockParam,
+  DocumentBlockParam,
   ImageBlockParam,
   MessageCreateParamsBase,
   MessageParam,
   TextBlockParam,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import { invalid } from '../check.js';
-import type { Conversation, ImagePart, Part, TextPart } from '../model.js';
+import type { Conversation, DocumentPart, ImagePart, Part, UserContent } from '../model.js';
+import { inputOfArguments } from './response.js';
 
 /**
  * max_tokens for a messages request whose source did not set one (messages requires it).
@@ -28,29 +29,41 @@ function imageBlock(part: ImagePart): ImageBlockParam {
   };
 }
 
+function documentBlock(part: DocumentPart): DocumentBlockParam {
+  const s = part.source;
+  const source: DocumentBlockParam['source'] =
+    s.kind === 'text'
+      ? { type: 'text', media_type: 'text/plain', data: s.text }
+      : s.kind === 'url'
+        ? { type: 'url', url: s.url }
+        : { type: 'base64', media_type: 'application/pdf', data: s.data };
+  return { type: 'document', source, ...(part.filename ? { title: part.filename } : {}) };
+}
+
+function mediaBlock(part: ImagePart | DocumentPart): ImageBlockParam | DocumentBlockParam {
+  return part.type === 'image' ? imageBlock(part) : documentBlock(part);
+}
+
 function block(part: Part, warnings: string[]): ContentBlockParam | undefined {
   switch (part.type) {
     case 'text':
       return { type: 'text', text: part.text };
     case 'image':
-      return imageBlock(part);
+    case 'document':
+      return mediaBlock(part);
     case 'tool_call': {
-      let input: unknown;
-      try {
-        input = part.arguments.trim() === '' ? {} : JSON.parse(part.arguments);
-      } catch {
-        throw invalid(
-          'tool_calls.function.arguments',
-          `arguments of tool call ${part.id} are not JSON`,
-        );
-      }
+      // Anthropic needs an object; broken arguments from an earlier answer must not make the
+      // whole conversation unusable, so they are kept as a string field.
+      const input = inputOfArguments(part.arguments);
+      if ('_raw_arguments' in input)
+        warnings.push(`arguments of tool call ${part.id} are not a JSON object`);
       return { type: 'tool_use', id: toolId(part.id), name: part.name, input };
     }
     case 'tool_result': {
-      const content = part.content.map((c: TextPart | ImagePart) =>
+      const content = part.content.map((c: UserContent) =>
         c.type === 'text'
           ? ({ type: 'text', text: c.text } satisfies TextBlockParam)
-          : imageBlock(c),
+          : mediaBlock(c),
       );
       const out: ToolResultBlockParam = { type: 'tool_result', tool_use_id: toolId(part.callId) };
       const only = content[0];

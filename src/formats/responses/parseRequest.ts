@@ -2,6 +2,7 @@
 import {
   array,
   assign,
+  documentSourceOfDataUrl,
   imageSourceOfUrl,
   invalid,
   isRecord,
@@ -20,9 +21,9 @@ import type {
   OutputFormat,
   Part,
   ReasoningEffort,
-  TextPart,
   ToolChoice,
   ToolDef,
+  UserContent,
 } from '../model.js';
 
 const HARMFUL = ['previous_response_id', 'conversation', 'prompt', 'background'] as const;
@@ -48,9 +49,9 @@ const KNOWN = new Set<string>([
   ...HARMFUL,
 ]);
 
-function contentParts(content: unknown, param: string, role: string): Array<TextPart | ImagePart> {
+function contentParts(content: unknown, param: string, role: string): UserContent[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return array(content, param).map((raw, j): TextPart | ImagePart => {
+  return array(content, param).map((raw, j): UserContent => {
     const p = `${param}[${j}]`;
     const part = object(raw, p);
     switch (part.type) {
@@ -70,7 +71,21 @@ function contentParts(content: unknown, param: string, role: string): Array<Text
         if (part.detail === 'low' || part.detail === 'high') out.detail = part.detail;
         return out;
       }
-      case 'input_file':
+      case 'input_file': {
+        const filename = optString(part.filename, `${p}.filename`);
+        let doc: UserContent;
+        if (typeof part.file_data === 'string') {
+          // file_data is a data URL; bare base64 is taken as a PDF.
+          const url = part.file_data.startsWith('data:')
+            ? part.file_data
+            : `data:application/pdf;base64,${part.file_data}`;
+          doc = { type: 'document', source: documentSourceOfDataUrl(url, `${p}.file_data`) };
+        } else if (typeof part.file_url === 'string') {
+          doc = { type: 'document', source: { kind: 'url', url: part.file_url } };
+        } else throw unsupported(`${p}.file_id`, 'files by id cannot be translated');
+        if (filename !== undefined) doc.filename = filename;
+        return doc;
+      }
       case 'input_audio':
         throw unsupported(`${p}.type`, `content part "${part.type}" cannot be translated`);
       default:

@@ -6,10 +6,18 @@ import type {
 } from 'openai/resources/responses/responses';
 import { effortOfBudget, OPENAI_USER_MAX_CHARS, toolResultText } from '../chat/renderRequest.js';
 import { unsupported, urlOfImageSource } from '../check.js';
-import type { Conversation, ImagePart, TextPart } from '../model.js';
+import type { Conversation, UserContent } from '../model.js';
 
-function inputContent(part: TextPart | ImagePart): ResponseInputContent {
+function inputContent(part: UserContent): ResponseInputContent {
   if (part.type === 'text') return { type: 'input_text', text: part.text };
+  if (part.type === 'document') {
+    const s = part.source;
+    if (s.kind === 'text') return { type: 'input_text', text: s.text };
+    const filename = part.filename ?? 'document.pdf';
+    return s.kind === 'url'
+      ? { type: 'input_file', file_url: s.url, filename }
+      : { type: 'input_file', file_data: `data:${s.mediaType};base64,${s.data}`, filename };
+  }
   return {
     type: 'input_image',
     image_url: urlOfImageSource(part.source),
@@ -47,10 +55,10 @@ export function renderResponsesRequest(
       flush();
       continue;
     }
-    const rest: Array<TextPart | ImagePart> = [];
+    const rest: UserContent[] = [];
     for (const part of turn.parts) {
       if (part.type === 'tool_result') {
-        const hasImage = part.content.some((p) => p.type === 'image');
+        const hasImage = part.content.some((p) => p.type !== 'text');
         input.push({
           type: 'function_call_output',
           call_id: part.callId,
@@ -59,7 +67,8 @@ export function renderResponsesRequest(
               ? part.content.map(inputContent)
               : toolResultText(part.content, part.isError),
         } as ResponseInputItem);
-      } else if (part.type === 'text' || part.type === 'image') rest.push(part);
+      } else if (part.type === 'text' || part.type === 'image' || part.type === 'document')
+        rest.push(part);
     }
     if (rest.length > 0) input.push({ role: 'user', content: rest.map(inputContent) });
   }
