@@ -40,6 +40,12 @@ export function peersBody(service: BuyerService): Record<string, unknown> {
       lastSeenAt: peer.lastSeenAt,
       lastError: peer.lastError ?? null,
       reputationScore: deps.reputation.score(peerId) ?? null,
+      reputation: {
+        score: deps.reputation.score(peerId) ?? null,
+        volumeUsd: null,
+        sessions: null,
+        ...deps.reputation.details?.(peerId),
+      },
       recentFailures: service.health.totalFailures(peerId),
       coolingDown: service.health.coolingDown(peerId),
       capabilities: peer.metadata.capabilities,
@@ -90,6 +96,11 @@ export async function handleControl(
       });
     }
     sendJson(res, 200, record);
+    return true;
+  }
+  if (method === 'GET' && path === '/_svc/channels') {
+    const channels = (await service.deps.payments.channels?.()) ?? [];
+    sendJson(res, 200, { channels, total: channels.length });
     return true;
   }
   if (method === 'GET' && path === '/metrics') {

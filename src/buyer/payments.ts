@@ -13,6 +13,8 @@ export interface PrepareInput {
   sellerAddress: `0x${string}`;
   price: TokenPricing;
   maxCostMicro: MicroUsd;
+  /** The buyer's request id (the same for every attempt of one request). */
+  requestId?: string;
 }
 
 export interface CompleteInput {
@@ -29,6 +31,13 @@ export interface BuyerPayments {
   prepare(input: PrepareInput): Promise<Record<string, unknown>>;
   /** Checks the seller's claim and signs the cumulative voucher. */
   complete(input: CompleteInput): Promise<void>;
+  /** Frees a prepared payment whose attempt delivered nothing (the seller's error, if any). */
+  release?(
+    requestId: string,
+    sellerError?: { code?: string; details?: Record<string, unknown> },
+  ): void;
+  /** Open channels for `GET /_svc/channels` (spec 4.6); absent when payments are not set up. */
+  channels?(): Promise<Record<string, unknown>[]>;
 }
 
 /** The default until payments is wired: free offers only; paid offers get 402. */

@@ -1,7 +1,7 @@
 /** `svc buyer start`: the local buyer proxy on 127.0.0.1 (spec 4.2, 4.4). */
 import type { Command } from 'commander';
-import { runBuyerNode } from '../../../buyer/index.js';
 import { SvcError } from '../../../errors/index.js';
+import { configuredChain, startPaidBuyerNode } from '../../../payments/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson } from '../../output.js';
@@ -31,25 +31,37 @@ export function registerStartCommand(buyer: Command, io: CliIo): void {
         flags['buyer.port'] = port;
       }
       const { config } = ctx.loadConfig(flags);
-      const identity = ctx.identities().loadDefault();
-      const running = await runBuyerNode({
+      const identities = ctx.identities();
+      const identity = identities.loadDefault();
+      const chain = configuredChain(config.chain, ctx.dataDir);
+      const running = await startPaidBuyerNode({
         config,
         dataDir: ctx.dataDir,
         identity,
+        identities,
+        chain: chain.contract,
+        paymentsConfig: config.chain.payments,
         logger: ctx.logger,
         version: packageVersion(),
       });
+      const problem = running.paymentsProblem ?? chain.problem;
       const info = {
         url: running.url,
         peerId: running.node.peerId,
         dataDir: ctx.dataDir,
         listen: running.node.multiaddrs(),
+        payments: running.payments
+          ? { enabled: true, chainId: chain.contract?.chainId ?? null }
+          : { enabled: false, reason: problem ?? null },
       };
       if (ctx.json) printJson(io, info);
       else {
         io.stdout(
           `buyer listening on ${running.url}\n  peer id   ${info.peerId}\n  data dir  ${info.dataDir}\n` +
-            `  OpenAI clients:    base URL ${running.url}/v1\n  Anthropic clients: base URL ${running.url}\n`,
+            `  OpenAI clients:    base URL ${running.url}/v1\n  Anthropic clients: base URL ${running.url}\n` +
+            (running.payments
+              ? `  payments  on (chain ${chain.contract?.chainId}); wallet USDC is deposited automatically\n`
+              : `  payments  off (${problem ?? 'no chain'}): free sellers only; run \`svc chain start\` for a local chain\n`),
         );
       }
       await new Promise<void>((resolve) => {

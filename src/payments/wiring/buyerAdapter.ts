@@ -1,0 +1,124 @@
+/**
+ * The payments service behind the buyer's `BuyerPayments` seam (decision 072): `prepare` opens or
+ * reuses the identity's channel and returns the payment object; `complete` checks the seller's
+ * claim against the buyer's own token count, signs the cumulative voucher and delivers it to the
+ * seller on `/svc/voucher/1` (the next request's payment object carries it too); `release` frees
+ * a request that delivered nothing; `channels` backs `GET /_svc/channels`.
+ */
+import type {
+  BuyerPayments as BuyerPaymentsSeam,
+  CompleteInput,
+  PrepareInput,
+} from '../../buyer/index.js';
+import type { PeerId } from '../../identity/index.js';
+import type { Logger } from '../../log/index.js';
+import { formatUsd, toPriceMicro } from '../../money/index.js';
+import type { BuyerPayments } from '../buyer/BuyerPayments.js';
+import type { BuyerChannelRow } from '../buyer/store.js';
+import type { VoucherMessage, VoucherReply } from '../wire.js';
+
+export interface BuyerPaymentsAdapterOptions {
+  payments: BuyerPayments;
+  /** Sends a voucher to the seller (e.g. `sendVoucher` on the buyer's libp2p node). */
+  deliver?: (peerId: PeerId, voucher: VoucherMessage) => Promise<VoucherReply>;
+  logger: Logger;
+}
+
+/** One channel as `GET /_svc/channels` shows it. */
+export function channelView(row: BuyerChannelRow): Record<string, unknown> {
+  return {
+    channelId: row.channelId,
+    identity: row.identity,
+    buyer: row.buyer,
+    seller: row.seller,
+    status: row.status,
+    lockUsd: formatUsd(row.authorisedLockMicro),
+    confirmedLockUsd: formatUsd(row.confirmedLockMicro),
+    signedUsd: formatUsd(row.signedMicro),
+    settledUsd: formatUsd(row.settledMicro),
+    unspentUsd: formatUsd(
+      row.authorisedLockMicro > row.signedMicro ? row.authorisedLockMicro - row.signedMicro : 0n,
+    ),
+    requests: row.requests,
+    inputTokens: row.inputTokens,
+    cachedInputTokens: row.cachedInputTokens,
+    outputTokens: row.outputTokens,
+    refusedClaims: row.refusedClaims,
+    updatedAt: new Date(row.updatedAtMs).toISOString(),
+  };
+}
+
+/** Adapts `BuyerPayments` (src/payments) to the buyer's seam (src/buyer). */
+export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
+  private readonly options: BuyerPaymentsAdapterOptions;
+  private readonly deliveries = new Set<Promise<unknown>>();
+
+  constructor(options: BuyerPaymentsAdapterOptions) {
+    this.options = options;
+  }
+
+  async prepare(input: PrepareInput): Promise<Record<string, unknown>> {
+    const requestId = input.requestId ?? crypto.randomUUID();
+    // A failover attempt of the same request: the earlier attempt's reservation is void.
+    this.options.payments.release(requestId);
+    const payment = await this.options.payments.prepare({
+      identity: input.identity,
+      peerId: input.peerId,
+      sellerAddress: input.sellerAddress,
+      price: toPriceMicro(input.price),
+      maxCostMicro: input.maxCostMicro,
+      requestId,
+    });
+    return (payment ?? {}) as unknown as Record<string, unknown>;
+  }
+
+  async complete(input: CompleteInput): Promise<void> {
+    const result = await this.options.payments.complete({
+      requestId: input.requestId,
+      peerId: input.peerId,
+      claimed: input.claimed,
+      estimatedUsage: input.estimatedUsage,
+      price: toPriceMicro(input.price),
+    });
+    const { deliver } = this.options;
+    if (!result.voucher || !deliver) return;
+    const voucher = result.voucher;
+    const delivery = deliver(input.peerId, voucher)
+      .then((reply) => {
+        if (!reply.ok) {
+          this.options.logger.warn(
+            { peerId: input.peerId, requestId: input.requestId, error: reply.error },
+            'seller refused the voucher',
+          );
+        }
+      })
+      .catch((error: unknown) => {
+        // Not fatal: the next request's payment object carries the same voucher.
+        this.options.logger.debug(
+          { peerId: input.peerId, err: String(error) },
+          'voucher delivery failed; it rides on the next request',
+        );
+      });
+    this.deliveries.add(delivery);
+    await delivery;
+    this.deliveries.delete(delivery);
+  }
+
+  release(
+    requestId: string,
+    sellerError?: { code?: string; details?: Record<string, unknown> },
+  ): void {
+    this.options.payments.release(requestId, sellerError);
+  }
+
+  async channels(): Promise<Record<string, unknown>[]> {
+    return this.options.payments.channels
+      .list({ status: ['open', 'closing'] })
+      .map((row) => channelView(row));
+  }
+
+  /** Waits for voucher deliveries under way (before shutdown). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.deliveries]);
+  }
+}

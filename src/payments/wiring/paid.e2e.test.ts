@@ -1,0 +1,296 @@
+/**
+ * The headline scenario, everything real: anvil (startLocalChain), a libp2p bootstrap node, a paid
+ * seller (`startPaidSeller`) relaying to a fake OpenAI upstream, the buyer HTTP proxy
+ * (`startPaidBuyerNode`) and the official `openai` SDK as the client. Only the upstream vendor
+ * is faked.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_FAUCET_ETH, type LocalChain, startLocalChain } from '../../chain/index.js';
+import { defaultConfig, type SellerConfig } from '../../config/index.js';
+import { IdentityStore } from '../../identity/index.js';
+import { silentLogger } from '../../log/index.js';
+import {
+  costOfUsage,
+  formatUsd,
+  parseUsd,
+  type TokenPricing,
+  type TokenUsage,
+  toPriceMicro,
+} from '../../money/index.js';
+import type { SvcNode } from '../../network/index.js';
+import {
+  loopbackNetworkConfig,
+  randomIdentity,
+  startLoopbackNode,
+  waitFor,
+} from '../../network/testing/loopback.js';
+import { type FakeUpstream, startFakeUpstream } from '../../seller/index.js';
+import { trustScore } from '../reputation.js';
+import { manualClock } from '../testing.js';
+import { type PaidBuyerNode, startPaidBuyerNode } from './paidBuyer.js';
+import { type PaidSellerHandle, startPaidSeller } from './paidSeller.js';
+
+const PRICING: TokenPricing = {
+  inputUsdPerMillion: 3,
+  outputUsdPerMillion: 20,
+  cachedInputUsdPerMillion: 1.5,
+};
+const PRICE = toPriceMicro(PRICING);
+const TEXT = 'Paid words travel over libp2p to the buyer.';
+/** What the fake upstream reports for every answer. */
+const USAGE: TokenUsage = { inputTokens: 14, cachedInputTokens: 4, outputTokens: 9 };
+const PER_REQUEST = costOfUsage(USAGE, PRICE);
+
+function sellerConfig(upstream: FakeUpstream): SellerConfig {
+  return {
+    displayName: 'paid seller',
+    uploadLimitBytes: 64 * 1024,
+    providers: [
+      {
+        type: 'openai-chat',
+        name: 'openai',
+        baseUrl: upstream.baseUrl,
+        apiKeyEnv: 'FAKE_OPENAI_KEY',
+        services: { 'gpt-paid': { categories: ['chat'] } },
+        defaultPricing: PRICING,
+        maxConcurrency: 4,
+      },
+    ],
+  };
+}
+
+interface Channel {
+  channelId: string;
+  status: string;
+  signedUsd: string;
+  requests: number;
+  seller: string;
+}
+
+describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', () => {
+  let chain: LocalChain;
+  let bootstrap: SvcNode;
+  let upstream: FakeUpstream;
+  let seller: PaidSellerHandle;
+  let buyer: PaidBuyerNode;
+  let openai: OpenAI;
+  let buyerAddress: `0x${string}`;
+  const sellerClock = manualClock();
+  const dirs: string[] = [];
+  const tempDir = (prefix: string) => {
+    const dir = mkdtempSync(join(tmpdir(), `svc-${prefix}-`));
+    dirs.push(dir);
+    return dir;
+  };
+  const channels = async (): Promise<Channel[]> =>
+    ((await (await fetch(`${buyer.url}/_svc/channels`)).json()) as { channels: Channel[] })
+      .channels;
+
+  beforeAll(async () => {
+    chain = await startLocalChain();
+    bootstrap = await startLoopbackNode('bootstrap');
+    const bootstrapAddr = bootstrap.multiaddrs()[0]!;
+    upstream = await startFakeUpstream({ text: TEXT, usage: USAGE });
+
+    const sellerIdentity = randomIdentity();
+    await chain.faucet(sellerIdentity.account.address, { ethWei: DEFAULT_FAUCET_ETH });
+    seller = await startPaidSeller({
+      identity: sellerIdentity,
+      seller: sellerConfig(upstream),
+      network: loopbackNetworkConfig({ bootstrap: [bootstrapAddr] }),
+      env: { FAKE_OPENAI_KEY: 'sk-fake' },
+      dataDir: tempDir('paid-seller'),
+      chain: chain.contract,
+      paymentsConfig: { settleThresholdUsd: '5.00', closeIdleSeconds: 3600 },
+      clock: sellerClock,
+      tickIntervalMs: 0,
+    });
+
+    const buyerDir = tempDir('paid-buyer');
+    const identities = new IdentityStore(buyerDir, {});
+    const identity = identities.loadDefault();
+    buyerAddress = identity.account.address;
+    await chain.faucet(buyerAddress, { ethWei: DEFAULT_FAUCET_ETH });
+    const config = defaultConfig();
+    buyer = await startPaidBuyerNode({
+      config: {
+        ...config,
+        // A brand-new seller has no on-chain history: admit unscored sellers.
+        buyer: {
+          ...config.buyer,
+          routingPreferences: { ...config.buyer.routingPreferences, minTrustScore: 0 },
+        },
+        network: loopbackNetworkConfig({ bootstrap: [bootstrapAddr] }),
+      },
+      dataDir: buyerDir,
+      identity,
+      identities,
+      chain: chain.contract,
+      paymentsConfig: { channelLockUsd: '0.20' },
+      logger: silentLogger(),
+      port: 0,
+      sweepIntervalMs: 200,
+      reputationRefreshMs: 0,
+    });
+    await waitFor(
+      async () => {
+        await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
+        return buyer.directory.get(seller.node.peerId)?.reachable;
+      },
+      45_000,
+      'paid seller discovered',
+    );
+    openai = new OpenAI({ apiKey: 'any', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await buyer?.stop();
+    await seller?.stop();
+    await bootstrap?.stop();
+    await upstream?.close();
+    await chain?.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('advertises where it is paid in its signed metadata', () => {
+    expect(seller.metadata().capabilities.payments).toEqual({
+      chainId: chain.contract.chainId,
+      paymentsContract: chain.contract.paymentsAddress,
+    });
+    expect(buyer.payments).toBeDefined();
+  });
+
+  it('pays the seller exactly the advertised price for delivered tokens, then returns the rest', async () => {
+    const ask = (maxTokens?: number) => ({
+      model: 'gpt-paid',
+      messages: [{ role: 'user' as const, content: 'Say something worth paying for.' }],
+      ...(maxTokens ? { max_tokens: maxTokens } : {}),
+    });
+
+    // No credits yet: 402 insufficient_deposits in the OpenAI error style.
+    const broke = await openai.chat.completions.create(ask()).catch((error: unknown) => error);
+    expect(broke).toBeInstanceOf(OpenAI.APIError);
+    expect((broke as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
+    expect((broke as InstanceType<typeof OpenAI.APIError>).code).toBe('insufficient_deposits');
+
+    // USDC arrives in the wallet; the running buyer's sweeper deposits it.
+    await chain.faucet(buyerAddress, { usdcMicro: 1_000_000n });
+    await waitFor(
+      async () => (await chain.contract.creditsOf(buyerAddress)) === 1_000_000n,
+      20_000,
+      'deposit swept',
+    );
+
+    let expected = 0n;
+    // Plain requests: the header shows exactly what the buyer signs.
+    for (let index = 0; index < 3; index++) {
+      const { data, response } = await openai.chat.completions.create(ask()).withResponse();
+      expect(data.choices[0]!.message.content).toBe(TEXT);
+      expect(response.headers.get('x-svc-peer-id')).toBe(seller.node.peerId);
+      expect(response.headers.get('x-svc-estimated-cost-usd')).toBe(formatUsd(PER_REQUEST));
+      expected += PER_REQUEST;
+    }
+    // Streamed requests.
+    for (let index = 0; index < 2; index++) {
+      const stream = await openai.chat.completions.create({ ...ask(), stream: true });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+      expect(text).toBe(TEXT);
+      expected += PER_REQUEST;
+    }
+    await waitFor(async () => (await channels())[0]?.requests === 5, 10_000, 'five requests paid');
+    let [channel] = await channels();
+    expect(channel!.seller.toLowerCase()).toBe(`0x${seller.node.peerId}`);
+    expect(channel!.status).toBe('open');
+    expect(parseUsd(channel!.signedUsd)).toBe(expected);
+
+    // A stream cancelled midway: billed for what was delivered (the buyer's record says what).
+    upstream.configure({ text: TEXT, usage: USAGE, chunkDelayMs: 150 });
+    const controller = new AbortController();
+    const { data: slow, response: slowResponse } = await openai.chat.completions
+      .create({ ...ask(), stream: true }, { signal: controller.signal })
+      .withResponse();
+    const cancelledId = slowResponse.headers.get('x-svc-request-id')!;
+    const seen = await (async () => {
+      try {
+        for await (const chunk of slow) {
+          if (chunk.choices[0]?.delta?.content) {
+            controller.abort();
+            return true;
+          }
+        }
+      } catch {
+        return true;
+      }
+      return false;
+    })();
+    expect(seen).toBe(true);
+    upstream.configure({ text: TEXT, usage: USAGE });
+    await waitFor(async () => (await channels())[0]?.requests === 6, 15_000, 'cancel paid');
+    const record = (await (await fetch(`${buyer.url}/_svc/requests/${cancelledId}`)).json()) as {
+      completed: boolean;
+      costUsd: string;
+    };
+    expect(record.completed).toBe(false);
+    const cancelledCost = parseUsd(record.costUsd);
+    expect(cancelledCost).toBeLessThanOrEqual(PER_REQUEST);
+    expected += cancelledCost;
+    [channel] = await channels();
+    expect(parseUsd(channel!.signedUsd)).toBe(expected);
+
+    // More than the credits cover: 402, and after another deposit the same request goes through.
+    const big = ask(100_000); // up to 2 USD of output
+    const over = await openai.chat.completions.create(big).catch((error: unknown) => error);
+    expect((over as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
+    expect((over as InstanceType<typeof OpenAI.APIError>).code).toBe('insufficient_deposits');
+    await chain.faucet(buyerAddress, { usdcMicro: 3_000_000n });
+    await waitFor(
+      async () => (await chain.contract.usdcBalanceOf(buyerAddress)) === 0n,
+      20_000,
+      'second deposit swept',
+    );
+    const { response: bigResponse } = await openai.chat.completions.create(big).withResponse();
+    expect(bigResponse.headers.get('x-svc-estimated-cost-usd')).toBe(formatUsd(PER_REQUEST));
+    expected += PER_REQUEST;
+    await waitFor(async () => (await channels())[0]?.requests === 7, 10_000, 'big paid');
+
+    // Every voucher reached the seller over /svc/voucher/1 (the last one only that way).
+    await waitFor(
+      () => seller.payments!.channels()[0]?.voucherMicro === expected,
+      10_000,
+      'seller holds the latest voucher',
+    );
+
+    // Idle past closeIdleSeconds: the seller settles and closes on chain.
+    sellerClock.advance(3601 * 1000);
+    await seller.payments!.tick();
+    const sellerAddress = `0x${seller.node.peerId}` as const;
+    expect(await chain.contract.usdcBalanceOf(sellerAddress)).toBe(expected);
+    expect((await chain.contract.readChannel(channel!.channelId as `0x${string}`)).status).toBe(
+      'closed',
+    );
+    // The unspent lock is back in the buyer's credits.
+    expect(await chain.contract.creditsOf(buyerAddress)).toBe(4_000_000n - expected);
+    await buyer.payments!.channels.reconcile();
+    expect(await channels()).toEqual([]);
+
+    // Routing and browse see the seller's on-chain record.
+    await buyer.reputation!.refresh();
+    const [stats] = await chain.contract.sellerStats([sellerAddress]);
+    const score = trustScore(stats!, await chain.contract.chainTime());
+    const peers = (await (await fetch(`${buyer.url}/_svc/peers`)).json()) as {
+      peers: {
+        peerId: string;
+        reputationScore: number | null;
+        reputation: { volumeUsd: string | null };
+      }[];
+    };
+    const peer = peers.peers.find((entry) => entry.peerId === seller.node.peerId)!;
+    expect(peer.reputationScore).toBe(score);
+    expect(peer.reputation.volumeUsd).toBe(formatUsd(expected));
+  }, 90_000);
+});
