@@ -82,7 +82,6 @@ describe('seller node', () => {
   let upstream: FakeUpstream;
   let bootstrap: SvcNode;
   let seller: SellerHandle;
-  let buyer: SvcNode;
   let directory: NetworkPeerDirectory;
   let transport: LibP2pTransport;
   let buyerNetwork: BuyerNetwork;
@@ -118,7 +117,7 @@ describe('seller node', () => {
       identity: randomIdentity(),
       config: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
     });
-    ({ node: buyer, directory, transport } = buyerNetwork);
+    ({ directory, transport } = buyerNetwork);
     await waitFor(
       async () => {
         await directory.refresh();
