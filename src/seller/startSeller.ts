@@ -145,7 +145,7 @@ export async function startSeller(options: StartSellerOptions): Promise<SellerHa
   }
   const resign = setInterval(() => void republish(), options.resignIntervalMs ?? 10 * 60_000);
   resign.unref();
-  logger.info({ peerId: node.peerId, addresses: node.multiaddrs() }, 'seller started');
+  logger.debug({ peerId: node.peerId, addresses: node.multiaddrs() }, 'seller started');
 
   return {
     node,
