@@ -2,14 +2,25 @@
 import { Command, Option } from 'commander';
 import { LOG_LEVELS } from '../log/index.js';
 import { registerBuyerCommands } from './commands/buyer/index.js';
+import { registerChainCommands } from './commands/chain.js';
 import { registerConfigCommands } from './commands/config.js';
+import { registerGatewayCommands } from './commands/gateway/index.js';
+import { registerNetworkCommands } from './commands/network/index.js';
+import { registerSellerCommands } from './commands/seller.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
 
 /** Registers one command group on the root program. */
 export type CommandGroup = (program: Command, io: CliIo) => void;
 
-const GROUPS: CommandGroup[] = [registerBuyerCommands, registerConfigCommands];
+const GROUPS: CommandGroup[] = [
+  registerBuyerCommands,
+  registerChainCommands,
+  registerConfigCommands,
+  registerNetworkCommands,
+  registerSellerCommands,
+  registerGatewayCommands,
+];
 
 /** Builds the program; `exitOverride` turns commander's exits into thrown CommanderErrors. */
 export function createProgram(io: CliIo): Command {

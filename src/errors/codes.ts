@@ -161,11 +161,51 @@ export const ERROR_CODES = {
   facilitator_error: { status: 502, message: 'The x402 facilitator failed.' },
   facilitator_unavailable: { status: 503, message: 'The x402 facilitator is unreachable.' },
 
+  // --- network / seller (issue 3) ---
+  service_not_offered: {
+    status: 404,
+    message:
+      'This seller does not offer that model on this API path. Run `svc network peer <peer_id>` to see its services.',
+  },
+  upstream_unavailable: {
+    status: 502,
+    message: 'The seller cannot reach its upstream API. Retry, or pick another seller.',
+  },
+
+  // --- gateway (issue 7) ---
+  topup_not_implemented: {
+    status: 501,
+    message:
+      'Key top-ups are not available on this gateway yet. Fund the wallet with `svc buyer deposit` instead.',
+  },
+  key_revoked: { status: 401, message: 'This API key has been revoked.' },
+  key_expired: { status: 401, message: 'This API key has expired.' },
+
   // --- local (CLI) ---
   invalid_config: { status: 400, message: 'The configuration is invalid.' },
   invalid_argument: { status: 400, message: 'An argument is invalid.' },
   identity_error: { status: 400, message: 'The identity cannot be used.' },
   internal_error: { status: 500, message: 'Something went wrong inside svc. The log has details.' },
+
+  // --- payments (issue 6; owned by the payments helper) ---
+  payment_invalid: {
+    status: 402,
+    message: 'The payment sent with this request is missing or invalid for this seller.',
+  },
+  channel_lock_exhausted: {
+    status: 402,
+    message:
+      "The payment channel's lock cannot cover this request. The buyer tops it up automatically; retry.",
+  },
+  usage_claim_refused: {
+    status: 502,
+    message:
+      'The seller claimed more usage than was delivered; the buyer paid only its own count and penalises the seller.',
+  },
+  channel_not_found: {
+    status: 404,
+    message: 'No such payment channel. List channels with `svc buyer channels list`.',
+  },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 /** A stable machine-readable error code. */

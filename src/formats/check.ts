@@ -1,6 +1,6 @@
 /** Small validators that throw SvcError 400 naming the field (`details.param`). */
 import { SvcError } from '../errors/index.js';
-import type { ImageSource } from './model.js';
+import type { DocumentSource, ImageSource } from './model.js';
 
 export type Json = Record<string, unknown>;
 
@@ -143,4 +143,19 @@ export function assign<T extends object, K extends keyof T>(
   value: T[K] | undefined,
 ): void {
   if (value !== undefined) target[key] = value;
+}
+
+/** A document source from a base64 data URL (`data:application/pdf;base64,...`); text is decoded. */
+export function documentSourceOfDataUrl(url: string, param: string): DocumentSource {
+  const match = DATA_URL.exec(url);
+  if (!match)
+    throw invalid(param, 'is not a valid base64 data URL (data:application/pdf;base64,...)');
+  const mediaType = (match[1] ?? '').toLowerCase();
+  const data = url.slice(match[0].length);
+  if (data.length === 0 || !BASE64.test(data)) throw invalid(param, 'has invalid base64 data');
+  if (mediaType.startsWith('text/'))
+    return { kind: 'text', text: Buffer.from(data, 'base64').toString('utf8') };
+  if (mediaType !== 'application/pdf')
+    throw unsupported(param, `files of type ${mediaType} cannot be translated`);
+  return { kind: 'base64', mediaType, data };
 }

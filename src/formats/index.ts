@@ -4,6 +4,7 @@
  * (docs/decisions/020). Pure functions: no I/O, no servers, no network, no chain.
  */
 
+export { parseSellerJson } from './check.js';
 export {
   errorOfBody,
   errorOfThrown,
@@ -12,6 +13,7 @@ export {
   streamErrorEvents,
   translateError,
 } from './errors.js';
+export { capMaxOutputTokens, maxOutputTokensOf } from './maxTokens.js';
 export { BUDGET_OF_EFFORT, DEFAULT_MAX_TOKENS } from './messages/renderRequest.js';
 export type {
   Conversation,
@@ -55,6 +57,7 @@ export {
   assembleResponse,
   parseResponse,
   renderResponse,
+  responseAsStream,
   translateResponse,
 } from './translateResponse.js';
 export { translateStream } from './translateStream.js';

@@ -20,6 +20,21 @@ export interface ImagePart {
   detail?: 'low' | 'high';
 }
 
+export type DocumentSource =
+  | { kind: 'base64'; mediaType: string; data: string }
+  | { kind: 'url'; url: string }
+  | { kind: 'text'; text: string };
+
+/** A file the model reads (PDF or plain text). */
+export interface DocumentPart {
+  type: 'document';
+  source: DocumentSource;
+  filename?: string;
+}
+
+/** What a user turn or a tool result may hold besides tool parts. */
+export type UserContent = TextPart | ImagePart | DocumentPart;
+
 export interface ToolCallPart {
   type: 'tool_call';
   id: string;
@@ -31,7 +46,7 @@ export interface ToolCallPart {
 export interface ToolResultPart {
   type: 'tool_result';
   callId: string;
-  content: Array<TextPart | ImagePart>;
+  content: UserContent[];
   isError?: boolean;
 }
 
@@ -42,7 +57,7 @@ export interface ReasoningPart {
   signature?: string;
 }
 
-export type Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | ReasoningPart;
+export type Part = UserContent | ToolCallPart | ToolResultPart | ReasoningPart;
 
 export interface Turn {
   role: 'user' | 'assistant';
@@ -139,6 +154,13 @@ export interface TranslateContext {
   model?: string;
   /** Clock for `created` fields (Unix ms). */
   now?: () => number;
+  /**
+   * Chat targets: send the final usage chunk (`choices: []`). Default true; pass the client's
+   * `stream_options.include_usage` to hide it from clients that did not ask for it.
+   */
+  includeUsage?: boolean;
+  /** Seller tool name -> client tool name, from `TranslatedRequest.toolNames`. */
+  toolNames?: Record<string, string>;
   /** Called when the seller stream fails (the client still gets a well-formed error event). */
   onError?: (error: unknown) => void;
 }

@@ -22,6 +22,12 @@ const image = fc.constantFrom<Part>(
   { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: PNG } },
 );
 
+const pdf = fc.constant<Part>({
+  type: 'document',
+  source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0xLjQK' },
+  filename: 'report.pdf',
+});
+
 /** Conversations every format can carry without loss. */
 function conversation(pair: [ApiFormat, ApiFormat]): fc.Arbitrary<Conversation> {
   const hasMessages = pair.includes('messages');
@@ -30,6 +36,7 @@ function conversation(pair: [ApiFormat, ApiFormat]): fc.Arbitrary<Conversation> 
     fc.oneof(
       text.map((t): Part => ({ type: 'text', text: t })),
       image,
+      pdf,
     ),
     {
       minLength: 1,
@@ -106,10 +113,19 @@ function conversation(pair: [ApiFormat, ApiFormat]): fc.Arbitrary<Conversation> 
       else if (g.choice !== 'unset' && g.choice !== 'tool') conv.toolChoice = { type: g.choice };
       if (g.noParallel && conv.toolChoice && conv.toolChoice.type !== 'none')
         conv.parallelToolCalls = false;
-      if (g.temperature !== undefined) conv.temperature = g.temperature;
-      if (g.topP !== undefined) conv.topP = g.topP;
+      // Anthropic refuses temperature with top_p, and sampling parameters with thinking.
+      if (g.temperature !== undefined && !(hasMessages && g.effort))
+        conv.temperature = g.temperature;
+      if (g.topP !== undefined && !(hasMessages && (g.effort || conv.temperature !== undefined))) {
+        conv.topP = g.topP;
+      }
       if (g.stop && !hasResponses) conv.stop = g.stop;
-      if (g.effort) conv.reasoning = { enabled: true, effort: g.effort };
+      // Thinking needs signed thinking blocks beside earlier tool calls and an unforced tool choice.
+      const forced = conv.toolChoice?.type === 'required' || conv.toolChoice?.type === 'tool';
+      const calls = turns.some((t) => t.parts.some((p) => p.type === 'tool_call'));
+      if (g.effort && !(hasMessages && (forced || calls))) {
+        conv.reasoning = { enabled: true, effort: g.effort };
+      }
       if (g.schema) {
         conv.outputFormat = hasMessages
           ? { type: 'json_schema', name: 'output', schema: { type: 'object' }, strict: true }

@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Tiktoken } from 'js-tiktoken/lite';
+import { imageSizeOfBase64, imageTokensOfSize } from './imageSize.js';
 import type { Conversation, Part } from './model.js';
 import { parseRequest } from './translateRequest.js';
 import type { ApiFormat } from './types.js';
@@ -15,7 +16,12 @@ export const TOKENS_PER_MESSAGE = 3;
 export const TOKENS_PER_REPLY = 3;
 /** Tokens per tool definition beyond its name, description and JSON schema. */
 export const TOKENS_PER_TOOL = 8;
-/** Flat estimate per image (Anthropic's cap for a ~1.15 megapixel image is about 1,600). */
+/** Bytes of a PDF per estimated token (PDF pages cost text tokens plus an image each). */
+export const BYTES_PER_DOCUMENT_TOKEN = 4;
+/**
+ * Estimate per image whose size is unknown (by URL or unreadable header): Anthropic's figure for
+ * a ~1.15 megapixel image. Base64 PNG/GIF/JPEG images use width × height / 750.
+ */
 export const TOKENS_PER_IMAGE = 1600;
 
 const require = createRequire(import.meta.url);
@@ -32,23 +38,30 @@ function getEncoder(): Tiktoken {
   return encoder;
 }
 
-// Conversations resend their history every turn: remember counts of long texts.
-const CACHE_MIN_CHARS = 256;
-const CACHE_MAX_ENTRIES = 4096;
+// Conversations resend their history every turn: remember counts of texts (bounded by entries and
+// by total characters, oldest first out).
+const CACHE_MIN_CHARS = 24;
+const CACHE_MAX_ENTRIES = 20_000;
+const CACHE_MAX_CHARS = 8_000_000;
 const cache = new Map<string, number>();
+let cachedChars = 0;
 
-/** Tokens of a text under o200k_base (cached for long texts). */
+/** Tokens of a text under o200k_base (cached). */
 export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
   if (text.length < CACHE_MIN_CHARS) return getEncoder().encode(text, 'all').length;
   const hit = cache.get(text);
   if (hit !== undefined) return hit;
   const count = getEncoder().encode(text, 'all').length;
-  if (cache.size >= CACHE_MAX_ENTRIES) {
-    const oldest = cache.keys().next().value;
-    if (oldest !== undefined) cache.delete(oldest);
-  }
+  if (text.length > CACHE_MAX_CHARS / 4) return count;
   cache.set(text, count);
+  cachedChars += text.length;
+  while (cache.size > CACHE_MAX_ENTRIES || cachedChars > CACHE_MAX_CHARS) {
+    const oldest = cache.keys().next().value;
+    if (oldest === undefined) break;
+    cache.delete(oldest);
+    cachedChars -= oldest.length;
+  }
   return count;
 }
 
@@ -57,8 +70,17 @@ function partTokens(part: Part): number {
     case 'text':
     case 'reasoning':
       return countTextTokens(part.text);
-    case 'image':
-      return TOKENS_PER_IMAGE;
+    case 'image': {
+      if (part.source.kind !== 'base64') return TOKENS_PER_IMAGE;
+      const size = imageSizeOfBase64(part.source.data);
+      return size ? imageTokensOfSize(size.width, size.height) : TOKENS_PER_IMAGE;
+    }
+    case 'document':
+      if (part.source.kind === 'text') return countTextTokens(part.source.text);
+      // A PDF's text is not extracted here: about one token per 4 bytes of file, 1 page if by URL.
+      return part.source.kind === 'base64'
+        ? Math.ceil((part.source.data.length * 3) / 4 / BYTES_PER_DOCUMENT_TOKEN)
+        : TOKENS_PER_IMAGE;
     case 'tool_call':
       return countTextTokens(part.name) + countTextTokens(part.arguments) + TOKENS_PER_MESSAGE;
     case 'tool_result':

@@ -166,6 +166,18 @@ describe('unsupported and dropped parameters', () => {
     expect(out.max_tokens).toBe(DEFAULT_MAX_TOKENS);
   });
 
+  it('drops a user id OpenAI would refuse', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 5,
+      metadata: { user_id: `user_${'a'.repeat(64)}` },
+      messages: [{ role: 'user', content: 'hi' }],
+    };
+    const { body: out, warnings } = translateRequest(body, 'messages', 'chat');
+    expect(out.user).toBeUndefined();
+    expect(warnings).toContain('user dropped (longer than 64 characters)');
+  });
+
   it('passes the same format through untouched', () => {
     const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }], weird_vendor_field: 1 };
     expect(translateRequest(body, 'chat', 'chat').body).toBe(body);
@@ -292,13 +304,17 @@ describe('coverage', () => {
       tool_choice: { type: 'tool', name: 'f', disable_parallel_tool_use: true },
       max_tokens: 30000,
       temperature: 0.3,
-      top_p: 0.9,
       stop_sequences: ['END'],
-      thinking: { type: 'enabled', budget_tokens: 24576 },
       metadata: { user_id: 'u-1' },
       output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
       stream: true,
     });
+    expect(body.top_p).toBeUndefined();
+    expect(body.thinking).toBeUndefined();
+    const thinking = translateRequest({ ...chat, tool_choice: 'auto' }, 'chat', 'messages');
+    expect(thinking.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 24576 } });
+    expect(thinking.body.temperature).toBeUndefined();
+    expect(thinking.warnings).toContain('temperature dropped (not allowed with thinking)');
     const { stop: _stop, ...noStop } = chat;
     const responses = translateRequest(noStop, 'chat', 'responses').body;
     expect(responses).toMatchObject({
@@ -312,9 +328,9 @@ describe('coverage', () => {
       },
       user: 'u-1',
     });
-    const toChat = translateRequest(body, 'messages', 'chat').body;
+    const toChat = translateRequest(thinking.body, 'messages', 'chat').body;
     expect(toChat).toMatchObject({
-      tool_choice: { type: 'function', function: { name: 'f' } },
+      tool_choice: 'auto',
       parallel_tool_calls: false,
       max_completion_tokens: 30000,
       reasoning_effort: 'high',
@@ -361,6 +377,137 @@ describe('coverage', () => {
     expect(withStreamUsage({ stream: true, stream_options: { x: 1 } })).toEqual({
       stream: true,
       stream_options: { x: 1, include_usage: true },
+    });
+  });
+});
+
+describe('built-in tools', () => {
+  it('are dropped with a warning unless forced', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'search' }],
+      tools: [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
+        { name: 'f', input_schema: { type: 'object', properties: {} } },
+      ],
+    };
+    const { body: out, warnings } = translateRequest(body, 'messages', 'chat');
+    expect((out.tools as unknown[]).length).toBe(1);
+    expect(warnings).toContain('tool web_search dropped (built-in tools cannot be carried)');
+    expect(
+      failure(() =>
+        translateRequest(
+          { ...body, tool_choice: { type: 'tool', name: 'web_search' } },
+          'messages',
+          'chat',
+        ),
+      ),
+    ).toEqual({
+      code: 'translation_unsupported',
+      status: 400,
+      param: 'tool_choice',
+    });
+    const responses = { model: 'm', input: 'hi', tools: [{ type: 'web_search' }] };
+    expect(translateRequest(responses, 'responses', 'messages').warnings).toContain(
+      'tool web_search dropped (built-in tools cannot be carried)',
+    );
+  });
+});
+
+describe('documents', () => {
+  const PDF = 'JVBERi0xLjQKJcOkw7zDtsOfCjIgMCBvYmoK';
+  it('carry PDFs between formats, in user turns and tool results', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 100,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'document',
+              source: { type: 'base64', media_type: 'application/pdf', data: PDF },
+              title: 'spec.pdf',
+            },
+            { type: 'text', text: 'Summarise' },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 't1', name: 'read', input: { path: 'a.pdf' } }],
+        },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 't1',
+              content: [
+                {
+                  type: 'document',
+                  source: { type: 'text', media_type: 'text/plain', data: 'plain notes' },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const chat = translateRequest(body, 'messages', 'chat').body as {
+      messages: Array<{ role: string; content: unknown }>;
+    };
+    expect(chat.messages[0]?.content).toEqual([
+      {
+        type: 'file',
+        file: { file_data: `data:application/pdf;base64,${PDF}`, filename: 'spec.pdf' },
+      },
+      { type: 'text', text: 'Summarise' },
+    ]);
+    expect(chat.messages.slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 't1', content: '' },
+      { role: 'user', content: [{ type: 'text', text: 'plain notes' }] },
+    ]);
+    const responses = translateRequest(body, 'messages', 'responses').body as {
+      input: Array<Record<string, unknown>>;
+    };
+    expect((responses.input[0]?.content as unknown[] | undefined)?.[0]).toEqual({
+      type: 'input_file',
+      file_data: `data:application/pdf;base64,${PDF}`,
+      filename: 'spec.pdf',
+    });
+    expect(responses.input[2]).toEqual({
+      type: 'function_call_output',
+      call_id: 't1',
+      output: [{ type: 'input_text', text: 'plain notes' }],
+    });
+    const back = translateRequest(responses, 'responses', 'messages').body as {
+      messages: Array<{ content: unknown }>;
+    };
+    expect(back.messages[0]?.content).toEqual(body.messages[0]?.content);
+  });
+
+  it('refuses files by id and odd file types, naming the field', () => {
+    const chat = {
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }],
+    };
+    expect(failure(() => translateRequest(chat, 'chat', 'messages')).param).toBe(
+      'messages[0].content[0].file.file_id',
+    );
+    const zip = {
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'file', file: { file_data: 'data:application/zip;base64,UEsDBA==' } }],
+        },
+      ],
+    };
+    expect(failure(() => translateRequest(zip, 'chat', 'messages'))).toEqual({
+      code: 'translation_unsupported',
+      status: 400,
+      param: 'messages[0].content[0].file.file_data',
     });
   });
 });

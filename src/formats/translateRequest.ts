@@ -7,6 +7,7 @@ import { renderMessagesRequest } from './messages/renderRequest.js';
 import type { Conversation } from './model.js';
 import { parseResponsesRequest } from './responses/parseRequest.js';
 import { renderResponsesRequest } from './responses/renderRequest.js';
+import { renameToolsForSeller } from './toolNames.js';
 import type { ApiFormat } from './types.js';
 
 export interface TranslatedRequest {
@@ -14,6 +15,11 @@ export interface TranslatedRequest {
   body: Record<string, unknown>;
   /** Parameters dropped or changed because the target cannot carry them (harmless ones only). */
   warnings: string[];
+  /**
+   * Seller tool name -> client tool name when tools had to be renamed for the seller (names over
+   * 64 characters or with characters OpenAI refuses); pass it as `TranslateContext.toolNames`.
+   */
+  toolNames?: Record<string, string>;
 }
 
 /** Parses and validates a request body of `format` into the internal model (400 naming the field). */
@@ -67,7 +73,10 @@ export function translateRequest(body: unknown, from: ApiFormat, to: ApiFormat):
   }
   const warnings: string[] = [];
   const conv = parseRequest(body, from, warnings);
-  return { body: renderRequest(conv, to, warnings), warnings };
+  const toolNames = renameToolsForSeller(conv);
+  const out: TranslatedRequest = { body: renderRequest(conv, to, warnings), warnings };
+  if (toolNames) out.toolNames = toolNames;
+  return out;
 }
 
 /** A chat stream request with `stream_options.include_usage` set, so the seller reports usage. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isSvcError } from '../errors/index.js';
+import { parseSellerJson } from './check.js';
 import { errorResponseOf, translateError } from './errors.js';
 import { RESPONSES } from './testing/samples.js';
 import { translateResponse } from './translateResponse.js';
@@ -28,6 +29,19 @@ describe('non-streaming responses', () => {
         ]);
       }
     }
+  });
+
+  it('seller text that is not JSON is a 502 invalid_seller_response', () => {
+    let caught: unknown;
+    try {
+      parseSellerJson('<html>oops', 'a response');
+    } catch (error) {
+      caught = error;
+    }
+    expect(isSvcError(caught) && [caught.status, caught.code]).toEqual([
+      502,
+      'invalid_seller_response',
+    ]);
   });
 
   it('maps stop reasons through the one table', () => {

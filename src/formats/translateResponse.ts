@@ -10,6 +10,8 @@ import { parseResponsesResponse, renderResponsesResponse } from './responses/res
 import type { SseEvent } from './sse.js';
 import { createStreamParser } from './stream/codecs.js';
 import type { StreamPart } from './stream/parts.js';
+import { renderResponseStream } from './stream/responseAsStream.js';
+import { restoreToolName, restoreToolNames } from './toolNames.js';
 import type { ApiFormat } from './types.js';
 
 /** Parses a seller's non-streaming response body (502 invalid_seller_response when malformed). */
@@ -47,7 +49,7 @@ export function translateResponse(
     parseResponse(body, from);
     return body as Record<string, unknown>;
   }
-  return renderResponse(parseResponse(body, from), to, ctx);
+  return renderResponse(restoreToolNames(parseResponse(body, from), ctx.toolNames), to, ctx);
 }
 
 /** Collects stream parts into one internal response. */
@@ -132,7 +134,7 @@ export async function assembleResponse(
       if (part.type === 'error' && part.error.code === 'invalid_seller_response') {
         throw new SvcError('invalid_seller_response', { message: part.error.message });
       }
-      collector.push(part);
+      collector.push(restoreToolName(part, ctx.toolNames));
     }
   };
   for await (const event of events) {
@@ -142,4 +144,17 @@ export async function assembleResponse(
   }
   if (!collector.done) feed(parser.end());
   return renderResponse(collector.response, to, ctx);
+}
+
+/**
+ * A seller's non-streaming response (in `from`) replayed as a `to` stream, for a streaming client
+ * whose seller answered whole. Malformed bodies throw 502 invalid_seller_response.
+ */
+export function responseAsStream(
+  body: unknown,
+  from: ApiFormat,
+  to: ApiFormat,
+  ctx: TranslateContext = {},
+): SseEvent[] {
+  return renderResponseStream(restoreToolNames(parseResponse(body, from), ctx.toolNames), to, ctx);
 }

@@ -203,6 +203,21 @@ describe('stream translation', () => {
     expect(same.at(-1)?.data).toBe('[DONE]');
   });
 
+  it('leaves out the chat usage chunk when the client did not ask for it', async () => {
+    const out = await collect(
+      translateStream(STREAMS.messages.text, 'messages', 'chat', { includeUsage: false }),
+    );
+    expect(out.some((e) => e.data.includes('"usage"'))).toBe(false);
+    expect(out.at(-1)?.data).toBe('[DONE]');
+  });
+
+  it('hides the usage chunk of a chat pass-through stream when the client did not ask for it', async () => {
+    const out = await collect(
+      translateStream(STREAMS.chat.text, 'chat', 'chat', { includeUsage: false }),
+    );
+    expect(out).toEqual(STREAMS.chat.text.filter((e) => !e.data.includes('"choices":[]')));
+  });
+
   it('passes a same-format stream through untouched', async () => {
     for (const format of API_FORMATS) {
       expect(await collect(translateStream(STREAMS[format].tool, format, format))).toEqual(
@@ -238,5 +253,39 @@ describe('stream translation', () => {
         );
       }
     }
+  });
+});
+
+describe('chat streams with interleaved content', () => {
+  it('text after a tool call becomes a new block, never a delta on a closed one', async () => {
+    const chunk = (delta: unknown, finish: string | null = null) => ({
+      data: JSON.stringify({
+        id: 'c',
+        model: 'g',
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      }),
+    });
+    const events = [
+      chunk({ role: 'assistant', content: 'A' }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } },
+        ],
+      }),
+      chunk({ content: 'B' }),
+      chunk({}, 'tool_calls'),
+      { data: '[DONE]' },
+    ];
+    const out = (await collect(translateStream(events, 'chat', 'messages'))).map((e) =>
+      JSON.parse(e.data),
+    );
+    const closed = new Set<number>();
+    for (const e of out) {
+      if (e.type === 'content_block_stop') closed.add(e.index);
+      if (e.type === 'content_block_delta') expect(closed.has(e.index)).toBe(false);
+    }
+    expect(
+      out.filter((e) => e.type === 'content_block_start').map((e) => e.content_block.type),
+    ).toEqual(['text', 'tool_use', 'text']);
   });
 });

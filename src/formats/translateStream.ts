@@ -7,7 +7,8 @@ import { errorOfThrown, streamErrorEvents } from './errors.js';
 import type { TranslateContext } from './model.js';
 import type { SseEvent } from './sse.js';
 import { createStreamParser, createStreamRenderer } from './stream/codecs.js';
-import type { StreamPart } from './stream/parts.js';
+import { jsonOf, type StreamPart } from './stream/parts.js';
+import { restoreToolName } from './toolNames.js';
 import type { ApiFormat } from './types.js';
 
 /** Translates a seller's parsed SSE events from `from` into the client's `to` events. */
@@ -29,7 +30,7 @@ export async function* translateStream(
     for (const part of parts) {
       if (part.type === 'error') ctx.onError?.(part.error);
       if (part.type === 'error' || part.type === 'done') finished = true;
-      for (const ev of renderer.push(part)) out.push(ev);
+      for (const ev of renderer.push(restoreToolName(part, ctx.toolNames))) out.push(ev);
     }
     return out;
   };
@@ -53,6 +54,7 @@ async function* passThrough(
   ctx: TranslateContext,
 ): AsyncIterable<SseEvent> {
   const parser = createStreamParser(format);
+  const hideUsage = format === 'chat' && ctx.includeUsage === false;
   let count = 0;
   try {
     for await (const event of events) {
@@ -65,7 +67,8 @@ async function* passThrough(
         yield* streamErrorEvents(format, error.error, count);
         return;
       }
-      yield event;
+      // The buyer may add include_usage for itself; a client that did not ask does not see it.
+      if (!(hideUsage && isUsageOnlyChunk(event.data))) yield event;
       if (error || parts.some((p) => p.type === 'done')) return;
     }
     const tail = parser.end().find((p) => p.type === 'error');
@@ -77,4 +80,11 @@ async function* passThrough(
     ctx.onError?.(error);
     yield* streamErrorEvents(format, errorOfThrown(error), count);
   }
+}
+
+/** A chat chunk that only carries usage (`choices: []`). */
+function isUsageOnlyChunk(data: string): boolean {
+  if (!data.includes('"usage"')) return false;
+  const chunk = jsonOf(data);
+  return chunk !== undefined && Array.isArray(chunk.choices) && chunk.choices.length === 0;
 }

@@ -117,6 +117,12 @@ export class FrameReader {
   ): Promise<boolean> {
     while (this.buffered < count) {
       if (signal?.aborted) throw abortError(signal);
+      if (
+        this.failure === undefined &&
+        (this.stream.status === 'reset' || this.stream.status === 'aborted')
+      ) {
+        this.failure = new Error(`stream ${this.stream.status}`);
+      }
       if (this.failure !== undefined) {
         throw new FrameError('reset', `stream reset: ${this.failure.message}`, this.failure);
       }

@@ -1,6 +1,25 @@
 /** The network: libp2p node, signed peer metadata, discovery, peer cache and request streams. */
 export { type AnnounceOptions, type Announcer, startAnnouncing } from './announce.js';
 export {
+  BROWSE_SORTS,
+  type BrowseInput,
+  type BrowseOptions,
+  type BrowsePeer,
+  type BrowseResult,
+  type BrowseSort,
+  browsePeers,
+  matchingServices,
+  type PeerReputation,
+  servicePricing,
+} from './browse.js';
+export {
+  type CollectedPeers,
+  type CollectPeersOptions,
+  collectPeers,
+  peersFromBuyer,
+  peersFromNetwork,
+} from './browseSource.js';
+export {
   type DirectoryHealth,
   NetworkPeerDirectory,
   type NetworkPeerDirectoryOptions,

@@ -70,7 +70,16 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
     },
     transports: [tcp()],
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
+    // A paused stream (backpressure) can still receive up to one window; keep the read buffer
+    // above the window so a slow reader is never reset for being slow.
+    streamMuxers: [
+      yamux({
+        streamOptions: {
+          maxStreamWindowSize: 4 * 1024 * 1024,
+          maxReadBufferLength: 8 * 1024 * 1024,
+        },
+      }),
+    ],
     connectionManager: { maxConnections: 300 },
     services: {
       identify: identify(),

@@ -202,7 +202,7 @@ export async function serveRequests(
         stream.abort(asError(error));
       });
     },
-    { maxInboundStreams: options.maxInboundStreams ?? 256 },
+    { maxInboundStreams: options.maxInboundStreams ?? 1024 },
   );
   return {
     active: () => live.size,

@@ -125,6 +125,10 @@ export class LibP2pTransport implements PeerTransport {
       }
       stream = await this.node.libp2p.dialProtocol(route.libp2pPeerId, REQUEST_PROTOCOL, {
         signal: AbortSignal.any([controller.signal, AbortSignal.timeout(this.dialTimeoutMs)]),
+        // Send the protocol id with the request head: saves one round trip per request.
+        negotiateFully: false,
+        // Concurrency is the seller's to limit (429), not the stream muxer's.
+        maxOutboundStreams: 1024,
       });
     } catch (error) {
       cleanup();

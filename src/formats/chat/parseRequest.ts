@@ -2,6 +2,7 @@
 import {
   array,
   assign,
+  documentSourceOfDataUrl,
   imageSourceOfUrl,
   invalid,
   isRecord,
@@ -22,25 +23,10 @@ import type {
   OutputFormat,
   Part,
   ReasoningEffort,
-  TextPart,
   ToolChoice,
   ToolDef,
+  UserContent,
 } from '../model.js';
-
-/** Parameters without a counterpart elsewhere that are dropped with a warning. */
-const HARMLESS_DROPS = [
-  'frequency_penalty',
-  'presence_penalty',
-  'logit_bias',
-  'logprobs',
-  'top_logprobs',
-  'store',
-  'service_tier',
-  'prediction',
-  'prompt_cache_key',
-  'safety_identifier',
-  'verbosity',
-] as const;
 
 /** Parameters whose loss would change the answer. */
 const HARMFUL = [
@@ -51,9 +37,34 @@ const HARMFUL = [
   'function_call',
 ] as const;
 
-function userParts(content: unknown, param: string): Array<TextPart | ImagePart> {
+/** Every top-level parameter read here; anything else is reported as dropped. */
+const KNOWN = new Set<string>([
+  ...[
+    'model',
+    'messages',
+    'tools',
+    'tool_choice',
+    'parallel_tool_calls',
+    'max_tokens',
+    'max_completion_tokens',
+    'temperature',
+    'top_p',
+    'seed',
+    'stop',
+    'response_format',
+    'reasoning_effort',
+    'user',
+    'metadata',
+    'stream',
+    'stream_options',
+    'n',
+  ],
+  ...HARMFUL,
+]);
+
+function userParts(content: unknown, param: string): UserContent[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return array(content, param).map((raw, j): TextPart | ImagePart => {
+  return array(content, param).map((raw, j): UserContent => {
     const p = `${param}[${j}]`;
     const part = object(raw, p);
     if (part.type === 'text') return { type: 'text', text: string(part.text, `${p}.text`) };
@@ -65,7 +76,19 @@ function userParts(content: unknown, param: string): Array<TextPart | ImagePart>
       if (detail === 'low' || detail === 'high') out.detail = detail;
       return out;
     }
-    if (part.type === 'input_audio' || part.type === 'file') {
+    if (part.type === 'file') {
+      const file = object(part.file, `${p}.file`);
+      const data = optString(file.file_data, `${p}.file.file_data`);
+      if (data === undefined)
+        throw unsupported(`${p}.file.file_id`, 'files by id cannot be translated');
+      const doc: UserContent = {
+        type: 'document',
+        source: documentSourceOfDataUrl(data, `${p}.file.file_data`),
+      };
+      assign(doc, 'filename', optString(file.filename, `${p}.file.filename`));
+      return doc;
+    }
+    if (part.type === 'input_audio') {
       throw unsupported(`${p}.type`, `content part "${part.type}" cannot be translated`);
     }
     throw invalid(`${p}.type`, `unknown content part type ${JSON.stringify(part.type)}`);
@@ -85,12 +108,14 @@ function textOf(content: unknown, param: string): string {
     .join('');
 }
 
-function parseTools(value: unknown): ToolDef[] {
+function parseTools(value: unknown, dropped: string[]): ToolDef[] {
   if (value === undefined || value === null) return [];
-  return array(value, 'tools').map((raw, i) => {
+  return array(value, 'tools').flatMap((raw, i): ToolDef[] => {
     const tool = object(raw, `tools[${i}]`);
     if (tool.type !== 'function') {
-      throw unsupported(`tools[${i}].type`, `tool type ${JSON.stringify(tool.type)}`);
+      // Built-in tools run at the vendor: dropping one only narrows what the model may do.
+      dropped.push(typeof tool.name === 'string' ? tool.name : String(tool.type));
+      return [];
     }
     const fn = object(tool.function, `tools[${i}].function`);
     const def: ToolDef = {
@@ -104,7 +129,7 @@ function parseTools(value: unknown): ToolDef[] {
     if (description !== undefined) def.description = description;
     const strict = optBoolean(fn.strict, `tools[${i}].function.strict`);
     if (strict !== undefined) def.strict = strict;
-    return def;
+    return [def];
   });
 }
 
@@ -152,11 +177,12 @@ function effortOf(value: unknown, param: string): ReasoningEffort | undefined {
 /** Parses and validates a chat-completions request body. */
 export function parseChatRequest(body: unknown, warnings: string[]): Conversation {
   const req = object(body, 'body');
+  const droppedTools: string[] = [];
   const conv: Conversation = {
     model: string(req.model, 'model'),
     system: [],
     turns: [],
-    tools: parseTools(req.tools),
+    tools: parseTools(req.tools, droppedTools),
     stream: optBoolean(req.stream, 'stream') ?? false,
   };
   for (const key of HARMFUL) {
@@ -164,8 +190,9 @@ export function parseChatRequest(body: unknown, warnings: string[]): Conversatio
       throw unsupported(key, `${key} cannot be carried to the seller's API format`);
     }
   }
-  for (const key of HARMLESS_DROPS) {
-    if (req[key] !== undefined && req[key] !== null) warnings.push(`${key} dropped`);
+  for (const key of Object.keys(req)) {
+    if (req[key] !== undefined && req[key] !== null && !KNOWN.has(key))
+      warnings.push(`${key} dropped`);
   }
   const n = optInteger(req.n, 'n');
   if (n !== undefined && n !== 1) throw unsupported('n', 'only n=1 can be translated');
@@ -247,6 +274,11 @@ export function parseChatRequest(body: unknown, warnings: string[]): Conversatio
       'includeUsage',
       optBoolean(req.stream_options.include_usage, 'stream_options.include_usage'),
     );
+  }
+  for (const name of droppedTools)
+    warnings.push(`tool ${name} dropped (built-in tools cannot be carried)`);
+  if (conv.toolChoice?.type === 'tool' && droppedTools.includes(conv.toolChoice.name)) {
+    throw unsupported('tool_choice', `the forced tool ${conv.toolChoice.name} is a built-in tool`);
   }
   return conv;
 }

@@ -6,11 +6,11 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions/completions';
-import { urlOfImageSource } from '../check.js';
-import type { Conversation, ImagePart, TextPart } from '../model.js';
+import { unsupported, urlOfImageSource } from '../check.js';
+import type { Conversation, TextPart, UserContent } from '../model.js';
 
 /** Text of a tool result for formats without an error flag: errors are prefixed "Error: ". */
-export function toolResultText(content: Array<TextPart | ImagePart>, isError?: boolean): string {
+export function toolResultText(content: UserContent[], isError?: boolean): string {
   const text = content
     .filter((p): p is TextPart => p.type === 'text')
     .map((p) => p.text)
@@ -18,8 +18,22 @@ export function toolResultText(content: Array<TextPart | ImagePart>, isError?: b
   return isError ? `Error: ${text}` : text;
 }
 
-function contentPart(part: TextPart | ImagePart): ChatCompletionContentPart {
+function contentPart(part: UserContent): ChatCompletionContentPart {
   if (part.type === 'text') return { type: 'text', text: part.text };
+  if (part.type === 'document') {
+    const s = part.source;
+    if (s.kind === 'text') return { type: 'text', text: s.text };
+    if (s.kind === 'url') {
+      throw unsupported('document', 'chat-completions cannot read a document by URL');
+    }
+    return {
+      type: 'file',
+      file: {
+        file_data: `data:${s.mediaType};base64,${s.data}`,
+        filename: part.filename ?? 'document.pdf',
+      },
+    };
+  }
   return {
     type: 'image_url',
     image_url: {
@@ -28,6 +42,9 @@ function contentPart(part: TextPart | ImagePart): ChatCompletionContentPart {
     },
   };
 }
+
+/** The longest `user` OpenAI accepts. */
+export const OPENAI_USER_MAX_CHARS = 64;
 
 /** Renders a chat-completions request (usage is always requested on streams). */
 export function renderChatRequest(
@@ -66,7 +83,7 @@ export function renderChatRequest(
       continue;
     }
     // User turn: tool results first (one tool message each), then the rest as one user message.
-    const rest: Array<TextPart | ImagePart> = [];
+    const rest: UserContent[] = [];
     for (const part of turn.parts) {
       if (part.type === 'tool_result') {
         messages.push({
@@ -74,12 +91,13 @@ export function renderChatRequest(
           tool_call_id: part.callId,
           content: toolResultText(part.content, part.isError),
         });
-        const images = part.content.filter((p): p is ImagePart => p.type === 'image');
-        if (images.length > 0) {
-          warnings.push('images in tool results moved to the following user message');
-          rest.push(...images);
+        const media = part.content.filter((p) => p.type !== 'text');
+        if (media.length > 0) {
+          warnings.push('images and documents in tool results moved to the following user message');
+          rest.push(...media);
         }
-      } else if (part.type === 'text' || part.type === 'image') rest.push(part);
+      } else if (part.type === 'text' || part.type === 'image' || part.type === 'document')
+        rest.push(part);
     }
     if (rest.length === 0) continue;
     const only = rest[0];
@@ -134,7 +152,11 @@ export function renderChatRequest(
   }
   if (conv.reasoning?.enabled)
     out.reasoning_effort = conv.reasoning.effort ?? effortOfBudget(conv.reasoning.budgetTokens);
-  if (conv.user !== undefined) out.user = conv.user;
+  if (conv.user !== undefined) {
+    // OpenAI refuses a `user` longer than 64 characters (Claude Code's user ids are longer).
+    if (conv.user.length <= OPENAI_USER_MAX_CHARS) out.user = conv.user;
+    else warnings.push('user dropped (longer than 64 characters)');
+  }
   if (conv.metadata !== undefined) out.metadata = conv.metadata;
   if (conv.stream) {
     out.stream = true;

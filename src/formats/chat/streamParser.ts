@@ -22,6 +22,9 @@ export function createChatStreamParser(): StreamParser {
   let finish: StopReason | undefined;
   let sawToolCall = false;
   const toolKeys = new Map<number, string>();
+  let segment = 0;
+  let textKey = '';
+  let reasoningKey = '';
 
   const complete = (out: StreamPart[]) => {
     blocks.stopAll(out);
@@ -66,13 +69,16 @@ export function createChatStreamParser(): StreamParser {
         const delta = isRecord(choice.delta) ? choice.delta : {};
         const reasoning = delta.reasoning_content ?? delta.reasoning;
         if (typeof reasoning === 'string' && reasoning.length > 0) {
-          blocks.stopAll(out, 'r');
-          blocks.delta(out, 'r', 'reasoning', reasoning);
+          if (!blocks.isOpen(reasoningKey)) reasoningKey = `r${++segment}`;
+          blocks.stopAll(out, reasoningKey);
+          blocks.delta(out, reasoningKey, 'reasoning', reasoning);
         }
         const content = delta.content ?? delta.refusal;
         if (typeof content === 'string' && content.length > 0) {
-          blocks.stopAll(out, 't');
-          blocks.delta(out, 't', 'text', content);
+          // Text after a tool call or reasoning starts a new block rather than reopening one.
+          if (!blocks.isOpen(textKey)) textKey = `t${++segment}`;
+          blocks.stopAll(out, textKey);
+          blocks.delta(out, textKey, 'text', content);
         }
         if (Array.isArray(delta.tool_calls)) {
           for (const call of delta.tool_calls) {

@@ -79,7 +79,7 @@ export function createChatStreamRenderer(ctx: TranslateContext = {}): StreamRend
         case 'done': {
           ended = true;
           const out = [chunk({}, chatFinishOf(stop))];
-          if (usage) {
+          if (usage && ctx.includeUsage !== false) {
             const last: ChatCompletionChunk = {
               id,
               object: 'chat.completion.chunk',

@@ -3,6 +3,7 @@ import {
   array,
   assign,
   base64Source,
+  documentSourceOfDataUrl,
   imageSourceOfUrl,
   invalid,
   isRecord,
@@ -20,20 +21,33 @@ import type {
   ImagePart,
   OutputFormat,
   Part,
-  TextPart,
   ToolChoice,
   ToolDef,
+  UserContent,
 } from '../model.js';
 
-const HARMLESS_DROPS = [
-  'service_tier',
-  'container',
-  'inference_geo',
-  'speed',
-  'diagnostics',
-  'cache_control',
-] as const;
 const HARMFUL = ['mcp_servers'] as const;
+
+/** Every top-level parameter read here; anything else is reported as dropped. */
+const KNOWN = new Set<string>([
+  ...[
+    'model',
+    'messages',
+    'system',
+    'max_tokens',
+    'stop_sequences',
+    'temperature',
+    'top_p',
+    'top_k',
+    'tools',
+    'tool_choice',
+    'metadata',
+    'stream',
+    'thinking',
+    'output_config',
+  ],
+  ...HARMFUL,
+]);
 
 function image(block: Record<string, unknown>, p: string): ImagePart {
   const source = object(block.source, `${p}.source`);
@@ -59,13 +73,41 @@ function image(block: Record<string, unknown>, p: string): ImagePart {
   );
 }
 
-function resultContent(content: unknown, p: string): Array<TextPart | ImagePart> {
+function document(block: Record<string, unknown>, p: string): UserContent {
+  const source = object(block.source, `${p}.source`);
+  let doc: UserContent;
+  if (source.type === 'base64') {
+    const mediaType = string(source.media_type, `${p}.source.media_type`);
+    const data = string(source.data, `${p}.source.data`);
+    doc = {
+      type: 'document',
+      source: documentSourceOfDataUrl(`data:${mediaType};base64,${data}`, `${p}.source.data`),
+    };
+  } else if (source.type === 'url') {
+    doc = { type: 'document', source: { kind: 'url', url: string(source.url, `${p}.source.url`) } };
+  } else if (source.type === 'text') {
+    doc = {
+      type: 'document',
+      source: { kind: 'text', text: string(source.data, `${p}.source.data`) },
+    };
+  } else {
+    throw unsupported(
+      `${p}.source.type`,
+      `document source ${JSON.stringify(source.type)} cannot be translated`,
+    );
+  }
+  assign(doc, 'filename', optString(block.title, `${p}.title`));
+  return doc;
+}
+
+function resultContent(content: unknown, p: string): UserContent[] {
   if (content === undefined || content === null) return [];
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return array(content, p).map((raw, k) => {
     const block = object(raw, `${p}[${k}]`);
     if (block.type === 'text') return { type: 'text', text: string(block.text, `${p}[${k}].text`) };
     if (block.type === 'image') return image(block, `${p}[${k}]`);
+    if (block.type === 'document') return document(block, `${p}[${k}]`);
     throw unsupported(
       `${p}[${k}].type`,
       `tool result block ${JSON.stringify(block.type)} cannot be translated`,
@@ -128,6 +170,8 @@ function blocks(
       case 'redacted_thinking':
         return { type: 'reasoning', text: '' };
       case 'document':
+        if (role !== 'user') throw invalid(`${p}.type`, 'only user messages can hold documents');
+        return document(block, p);
       case 'search_result':
         throw unsupported(`${p}.type`, `content block "${block.type}" cannot be translated`);
       default:
@@ -136,15 +180,14 @@ function blocks(
   });
 }
 
-function parseTools(value: unknown): ToolDef[] {
+function parseTools(value: unknown, dropped: string[]): ToolDef[] {
   if (value === undefined || value === null) return [];
-  return array(value, 'tools').map((raw, i) => {
+  return array(value, 'tools').flatMap((raw, i): ToolDef[] => {
     const tool = object(raw, `tools[${i}]`);
     if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-      throw unsupported(
-        `tools[${i}].type`,
-        `server tool ${JSON.stringify(tool.type)} cannot be translated`,
-      );
+      // Server tools run at the vendor: dropping one only narrows what the model may do.
+      dropped.push(typeof tool.name === 'string' ? tool.name : `tools[${i}]`);
+      return [];
     }
     const def: ToolDef = {
       name: string(tool.name, `tools[${i}].name`),
@@ -152,7 +195,7 @@ function parseTools(value: unknown): ToolDef[] {
     };
     assign(def, 'description', optString(tool.description, `tools[${i}].description`));
     assign(def, 'strict', optBoolean(tool.strict, `tools[${i}].strict`));
-    return def;
+    return [def];
   });
 }
 
@@ -208,14 +251,16 @@ export function parseMessagesRequest(
     if (req[key] !== undefined && req[key] !== null)
       throw unsupported(key, `${key} cannot be translated`);
   }
-  for (const key of HARMLESS_DROPS) {
-    if (req[key] !== undefined && req[key] !== null) warnings.push(`${key} dropped`);
+  for (const key of Object.keys(req)) {
+    if (req[key] !== undefined && req[key] !== null && !KNOWN.has(key))
+      warnings.push(`${key} dropped`);
   }
+  const droppedTools: string[] = [];
   const conv: Conversation = {
     model: string(req.model, 'model'),
     system: [],
     turns: [],
-    tools: parseTools(req.tools),
+    tools: parseTools(req.tools, droppedTools),
     stream: optBoolean(req.stream, 'stream') ?? false,
   };
   parseSystem(req.system, conv);
@@ -263,7 +308,7 @@ export function parseMessagesRequest(
         enabled: true,
         budgetTokens: optInteger(t.budget_tokens, 'thinking.budget_tokens') ?? 1024,
       };
-    } else if (t.type === 'adaptive') conv.reasoning = { enabled: true };
+    } else if (t.type === 'adaptive') conv.reasoning = { enabled: true, effort: 'medium' };
     else if (t.type !== 'disabled')
       throw invalid('thinking.type', `unknown type ${JSON.stringify(t.type)}`);
   }
@@ -277,5 +322,10 @@ export function parseMessagesRequest(
   }
   if (isRecord(req.metadata))
     assign(conv, 'user', optString(req.metadata.user_id, 'metadata.user_id'));
+  for (const name of droppedTools)
+    warnings.push(`tool ${name} dropped (built-in tools cannot be carried)`);
+  if (conv.toolChoice?.type === 'tool' && droppedTools.includes(conv.toolChoice.name)) {
+    throw unsupported('tool_choice', `the forced tool ${conv.toolChoice.name} is a built-in tool`);
+  }
   return conv;
 }

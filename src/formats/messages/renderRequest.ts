@@ -1,14 +1,15 @@
 /** Internal conversation -> messages request. */
 import type {
   ContentBlockParam,
+  DocumentBlockParam,
   ImageBlockParam,
   MessageCreateParamsBase,
   MessageParam,
   TextBlockParam,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import { invalid } from '../check.js';
-import type { Conversation, ImagePart, Part, TextPart } from '../model.js';
+import type { Conversation, DocumentPart, ImagePart, Part, UserContent } from '../model.js';
+import { inputOfArguments } from './response.js';
 
 /**
  * max_tokens for a messages request whose source did not set one (messages requires it).
@@ -28,31 +29,43 @@ function imageBlock(part: ImagePart): ImageBlockParam {
   };
 }
 
+function documentBlock(part: DocumentPart): DocumentBlockParam {
+  const s = part.source;
+  const source: DocumentBlockParam['source'] =
+    s.kind === 'text'
+      ? { type: 'text', media_type: 'text/plain', data: s.text }
+      : s.kind === 'url'
+        ? { type: 'url', url: s.url }
+        : { type: 'base64', media_type: 'application/pdf', data: s.data };
+  return { type: 'document', source, ...(part.filename ? { title: part.filename } : {}) };
+}
+
+function mediaBlock(part: ImagePart | DocumentPart): ImageBlockParam | DocumentBlockParam {
+  return part.type === 'image' ? imageBlock(part) : documentBlock(part);
+}
+
 function block(part: Part, warnings: string[]): ContentBlockParam | undefined {
   switch (part.type) {
     case 'text':
       return { type: 'text', text: part.text };
     case 'image':
-      return imageBlock(part);
+    case 'document':
+      return mediaBlock(part);
     case 'tool_call': {
-      let input: unknown;
-      try {
-        input = part.arguments.trim() === '' ? {} : JSON.parse(part.arguments);
-      } catch {
-        throw invalid(
-          'tool_calls.function.arguments',
-          `arguments of tool call ${part.id} are not JSON`,
-        );
-      }
-      return { type: 'tool_use', id: part.id, name: part.name, input };
+      // Anthropic needs an object; broken arguments from an earlier answer must not make the
+      // whole conversation unusable, so they are kept as a string field.
+      const input = inputOfArguments(part.arguments);
+      if ('_raw_arguments' in input)
+        warnings.push(`arguments of tool call ${part.id} are not a JSON object`);
+      return { type: 'tool_use', id: toolId(part.id), name: part.name, input };
     }
     case 'tool_result': {
-      const content = part.content.map((c: TextPart | ImagePart) =>
+      const content = part.content.map((c: UserContent) =>
         c.type === 'text'
           ? ({ type: 'text', text: c.text } satisfies TextBlockParam)
-          : imageBlock(c),
+          : mediaBlock(c),
       );
-      const out: ToolResultBlockParam = { type: 'tool_result', tool_use_id: part.callId };
+      const out: ToolResultBlockParam = { type: 'tool_result', tool_use_id: toolId(part.callId) };
       const only = content[0];
       out.content = content.length === 1 && only?.type === 'text' ? only.text : content;
       if (part.isError) out.is_error = true;
@@ -75,6 +88,49 @@ export type MessagesRequestBody = MessageCreateParamsBase & {
   top_p?: number;
   top_k?: number;
 };
+
+/** Least output left beside a thinking budget. */
+const MIN_ANSWER_TOKENS = 1024;
+
+/**
+ * The thinking config for the conversation, or undefined when Anthropic would refuse it: budget
+ * below 1024 after leaving MIN_ANSWER_TOKENS for the answer, a forced tool choice, or earlier
+ * tool calls without signed thinking blocks (the API requires them when thinking is on).
+ */
+function thinkingOf(
+  conv: Conversation,
+  maxTokens: number,
+  warnings: string[],
+): MessagesRequestBody['thinking'] {
+  const reasoning = conv.reasoning;
+  if (!reasoning?.enabled || reasoning.effort === 'minimal') return undefined;
+  const wanted = reasoning.budgetTokens ?? BUDGET_OF_EFFORT[reasoning.effort ?? 'medium'];
+  const budget = Math.min(wanted, maxTokens - MIN_ANSWER_TOKENS);
+  if (budget < 1024) {
+    warnings.push('reasoning dropped: max_tokens too small for a thinking budget');
+    return undefined;
+  }
+  if (conv.toolChoice?.type === 'required' || conv.toolChoice?.type === 'tool') {
+    warnings.push('reasoning dropped: thinking cannot be combined with a forced tool choice');
+    return undefined;
+  }
+  const unsigned = conv.turns.some(
+    (t) =>
+      t.role === 'assistant' &&
+      t.parts.some((p) => p.type === 'tool_call') &&
+      !t.parts.some((p) => p.type === 'reasoning' && p.signature),
+  );
+  if (unsigned) {
+    warnings.push('reasoning dropped: earlier tool calls carry no thinking signature');
+    return undefined;
+  }
+  return { type: 'enabled', budget_tokens: budget };
+}
+
+/** Tool ids as Anthropic accepts them (^[a-zA-Z0-9_-]+$). */
+function toolId(id: string): string {
+  return /^[a-zA-Z0-9_-]+$/.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'tool';
+}
 
 /** Renders a messages request; `max_tokens` defaults to DEFAULT_MAX_TOKENS. */
 export function renderMessagesRequest(conv: Conversation, warnings: string[]): MessagesRequestBody {
@@ -131,12 +187,24 @@ export function renderMessagesRequest(conv: Conversation, warnings: string[]): M
             ? { type: 'none' }
             : { type: 'auto', ...extra };
   }
+  const thinking = thinkingOf(conv, out.max_tokens, warnings);
+  if (thinking) out.thinking = thinking;
+  // Extended thinking refuses sampling parameters; newer models refuse temperature with top_p.
   if (conv.temperature !== undefined) {
-    if (conv.temperature > 1) warnings.push('temperature clamped to 1');
-    out.temperature = Math.min(1, conv.temperature);
+    if (thinking) warnings.push('temperature dropped (not allowed with thinking)');
+    else {
+      if (conv.temperature > 1) warnings.push('temperature clamped to 1');
+      out.temperature = Math.min(1, conv.temperature);
+    }
   }
-  if (conv.topP !== undefined) out.top_p = conv.topP;
-  if (conv.topK !== undefined) out.top_k = conv.topK;
+  if (conv.topP !== undefined) {
+    if (thinking || out.temperature !== undefined) warnings.push('top_p dropped');
+    else out.top_p = conv.topP;
+  }
+  if (conv.topK !== undefined) {
+    if (thinking) warnings.push('top_k dropped (not allowed with thinking)');
+    else out.top_k = conv.topK;
+  }
   if (conv.seed !== undefined) warnings.push('seed dropped');
   if (conv.stop !== undefined) out.stop_sequences = conv.stop;
   if (conv.outputFormat) {
@@ -145,13 +213,6 @@ export function renderMessagesRequest(conv: Conversation, warnings: string[]): M
       out.output_config = { format: { type: 'json_schema', schema: f.schema } };
     // json_object: OpenAI requires the prompt to ask for JSON already, so dropping it is harmless.
     else if (f.type === 'json_object') warnings.push('response_format json_object dropped');
-  }
-  if (conv.reasoning?.enabled && conv.reasoning.effort !== 'minimal') {
-    const wanted =
-      conv.reasoning.budgetTokens ?? BUDGET_OF_EFFORT[conv.reasoning.effort ?? 'medium'];
-    const budget = Math.min(wanted, out.max_tokens - 1);
-    if (budget >= 1024) out.thinking = { type: 'enabled', budget_tokens: budget };
-    else warnings.push('reasoning dropped: max_tokens too small for a thinking budget');
   }
   if (conv.user !== undefined) out.metadata = { user_id: conv.user };
   if (conv.metadata !== undefined) warnings.push('metadata dropped (only the user id is carried)');

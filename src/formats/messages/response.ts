@@ -83,7 +83,7 @@ export function inputOfArguments(args: string): Record<string, unknown> {
   if (args.trim() === '') return {};
   try {
     const value: unknown = JSON.parse(args);
-    return isRecord(value) ? value : { value };
+    return isRecord(value) ? value : { _raw_arguments: args };
   } catch {
     return { _raw_arguments: args };
   }

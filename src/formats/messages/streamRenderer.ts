@@ -152,7 +152,7 @@ export function createMessagesStreamRenderer(ctx: TranslateContext = {}): Stream
                 output_tokens_details: null,
                 server_tool_use: null,
               },
-            } as RawMessageStreamEvent),
+            }),
           );
           out.push(ev({ type: 'message_stop' }));
           return out;

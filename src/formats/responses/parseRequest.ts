@@ -2,6 +2,7 @@
 import {
   array,
   assign,
+  documentSourceOfDataUrl,
   imageSourceOfUrl,
   invalid,
   isRecord,
@@ -20,27 +21,37 @@ import type {
   OutputFormat,
   Part,
   ReasoningEffort,
-  TextPart,
   ToolChoice,
   ToolDef,
+  UserContent,
 } from '../model.js';
 
-const HARMLESS_DROPS = [
-  'store',
-  'service_tier',
-  'include',
-  'truncation',
-  'prompt_cache_key',
-  'safety_identifier',
-  'top_logprobs',
-  'max_tool_calls',
-  'stream_options',
-] as const;
 const HARMFUL = ['previous_response_id', 'conversation', 'prompt', 'background'] as const;
 
-function contentParts(content: unknown, param: string, role: string): Array<TextPart | ImagePart> {
+/** Every top-level parameter read here; anything else is reported as dropped. */
+const KNOWN = new Set<string>([
+  ...[
+    'model',
+    'input',
+    'instructions',
+    'tools',
+    'tool_choice',
+    'parallel_tool_calls',
+    'max_output_tokens',
+    'temperature',
+    'top_p',
+    'text',
+    'reasoning',
+    'user',
+    'metadata',
+    'stream',
+  ],
+  ...HARMFUL,
+]);
+
+function contentParts(content: unknown, param: string, role: string): UserContent[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return array(content, param).map((raw, j): TextPart | ImagePart => {
+  return array(content, param).map((raw, j): UserContent => {
     const p = `${param}[${j}]`;
     const part = object(raw, p);
     switch (part.type) {
@@ -60,7 +71,21 @@ function contentParts(content: unknown, param: string, role: string): Array<Text
         if (part.detail === 'low' || part.detail === 'high') out.detail = part.detail;
         return out;
       }
-      case 'input_file':
+      case 'input_file': {
+        const filename = optString(part.filename, `${p}.filename`);
+        let doc: UserContent;
+        if (typeof part.file_data === 'string') {
+          // file_data is a data URL; bare base64 is taken as a PDF.
+          const url = part.file_data.startsWith('data:')
+            ? part.file_data
+            : `data:application/pdf;base64,${part.file_data}`;
+          doc = { type: 'document', source: documentSourceOfDataUrl(url, `${p}.file_data`) };
+        } else if (typeof part.file_url === 'string') {
+          doc = { type: 'document', source: { kind: 'url', url: part.file_url } };
+        } else throw unsupported(`${p}.file_id`, 'files by id cannot be translated');
+        if (filename !== undefined) doc.filename = filename;
+        return doc;
+      }
       case 'input_audio':
         throw unsupported(`${p}.type`, `content part "${part.type}" cannot be translated`);
       default:
@@ -69,12 +94,14 @@ function contentParts(content: unknown, param: string, role: string): Array<Text
   });
 }
 
-function parseTools(value: unknown): ToolDef[] {
+function parseTools(value: unknown, dropped: string[]): ToolDef[] {
   if (value === undefined || value === null) return [];
-  return array(value, 'tools').map((raw, i) => {
+  return array(value, 'tools').flatMap((raw, i): ToolDef[] => {
     const tool = object(raw, `tools[${i}]`);
     if (tool.type !== 'function') {
-      throw unsupported(`tools[${i}].type`, `tool type ${JSON.stringify(tool.type)}`);
+      // Built-in tools run at the vendor: dropping one only narrows what the model may do.
+      dropped.push(typeof tool.name === 'string' ? tool.name : String(tool.type));
+      return [];
     }
     const def: ToolDef = {
       name: string(tool.name, `tools[${i}].name`),
@@ -85,7 +112,7 @@ function parseTools(value: unknown): ToolDef[] {
     };
     assign(def, 'description', optString(tool.description, `tools[${i}].description`));
     assign(def, 'strict', optBoolean(tool.strict, `tools[${i}].strict`));
-    return def;
+    return [def];
   });
 }
 
@@ -131,14 +158,16 @@ export function parseResponsesRequest(body: unknown, warnings: string[]): Conver
       throw unsupported(key, `${key} needs server-side state the seller's format does not have`);
     }
   }
-  for (const key of HARMLESS_DROPS) {
-    if (req[key] !== undefined && req[key] !== null) warnings.push(`${key} dropped`);
+  for (const key of Object.keys(req)) {
+    if (req[key] !== undefined && req[key] !== null && !KNOWN.has(key))
+      warnings.push(`${key} dropped`);
   }
+  const droppedTools: string[] = [];
   const conv: Conversation = {
     model: string(req.model, 'model'),
     system: [],
     turns: [],
-    tools: parseTools(req.tools),
+    tools: parseTools(req.tools, droppedTools),
     stream: optBoolean(req.stream, 'stream') ?? false,
   };
   const instructions = optString(req.instructions, 'instructions');
@@ -220,5 +249,10 @@ export function parseResponsesRequest(body: unknown, warnings: string[]): Conver
   }
   assign(conv, 'user', optString(req.user, 'user'));
   assign(conv, 'metadata', optMetadata(req.metadata, 'metadata'));
+  for (const name of droppedTools)
+    warnings.push(`tool ${name} dropped (built-in tools cannot be carried)`);
+  if (conv.toolChoice?.type === 'tool' && droppedTools.includes(conv.toolChoice.name)) {
+    throw unsupported('tool_choice', `the forced tool ${conv.toolChoice.name} is a built-in tool`);
+  }
   return conv;
 }

@@ -4,12 +4,20 @@ import type {
   ResponseInputContent,
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
-import { effortOfBudget, toolResultText } from '../chat/renderRequest.js';
+import { effortOfBudget, OPENAI_USER_MAX_CHARS, toolResultText } from '../chat/renderRequest.js';
 import { unsupported, urlOfImageSource } from '../check.js';
-import type { Conversation, ImagePart, TextPart } from '../model.js';
+import type { Conversation, UserContent } from '../model.js';
 
-function inputContent(part: TextPart | ImagePart): ResponseInputContent {
+function inputContent(part: UserContent): ResponseInputContent {
   if (part.type === 'text') return { type: 'input_text', text: part.text };
+  if (part.type === 'document') {
+    const s = part.source;
+    if (s.kind === 'text') return { type: 'input_text', text: s.text };
+    const filename = part.filename ?? 'document.pdf';
+    return s.kind === 'url'
+      ? { type: 'input_file', file_url: s.url, filename }
+      : { type: 'input_file', file_data: `data:${s.mediaType};base64,${s.data}`, filename };
+  }
   return {
     type: 'input_image',
     image_url: urlOfImageSource(part.source),
@@ -47,10 +55,10 @@ export function renderResponsesRequest(
       flush();
       continue;
     }
-    const rest: Array<TextPart | ImagePart> = [];
+    const rest: UserContent[] = [];
     for (const part of turn.parts) {
       if (part.type === 'tool_result') {
-        const hasImage = part.content.some((p) => p.type === 'image');
+        const hasImage = part.content.some((p) => p.type !== 'text');
         input.push({
           type: 'function_call_output',
           call_id: part.callId,
@@ -59,7 +67,8 @@ export function renderResponsesRequest(
               ? part.content.map(inputContent)
               : toolResultText(part.content, part.isError),
         } as ResponseInputItem);
-      } else if (part.type === 'text' || part.type === 'image') rest.push(part);
+      } else if (part.type === 'text' || part.type === 'image' || part.type === 'document')
+        rest.push(part);
     }
     if (rest.length > 0) input.push({ role: 'user', content: rest.map(inputContent) });
   }
@@ -111,7 +120,11 @@ export function renderResponsesRequest(
       summary: 'auto',
     };
   }
-  if (conv.user !== undefined) out.user = conv.user;
+  if (conv.user !== undefined) {
+    // OpenAI refuses a `user` longer than 64 characters (Claude Code's user ids are longer).
+    if (conv.user.length <= OPENAI_USER_MAX_CHARS) out.user = conv.user;
+    else warnings.push('user dropped (longer than 64 characters)');
+  }
   if (conv.metadata !== undefined) out.metadata = conv.metadata;
   if (conv.stream) out.stream = true;
   return out;

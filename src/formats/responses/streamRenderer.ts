@@ -24,6 +24,13 @@ interface OpenItem {
 
 type Out = Array<{ event?: string; data: string }>;
 
+/** A responses stream event before its sequence number (checked against the SDK's union). */
+type EventBody = ResponseStreamEvent extends infer E
+  ? E extends { sequence_number: number }
+    ? Omit<E, 'sequence_number'>
+    : never
+  : never;
+
 /** A renderer of one responses stream. */
 export function createResponsesStreamRenderer(ctx: TranslateContext = {}): StreamRenderer {
   const id = newId('resp_');
@@ -39,8 +46,8 @@ export function createResponsesStreamRenderer(ctx: TranslateContext = {}): Strea
   const keys = new Set<string>();
   const closed = new Map<string, ResponseOutputItem>();
 
-  const emit = (out: Out, event: Record<string, unknown> & { type: string }) => {
-    const body = { ...event, sequence_number: seq++ } as unknown as ResponseStreamEvent;
+  const emit = (out: Out, event: EventBody) => {
+    const body = { ...event, sequence_number: seq++ } as ResponseStreamEvent;
     out.push({ event: event.type, data: JSON.stringify(body) });
   };
 
@@ -190,10 +197,9 @@ export function createResponsesStreamRenderer(ctx: TranslateContext = {}): Strea
       .map((c) => (c.type === 'output_text' ? c.text : ''))
       .join('');
     response.usage = responsesUsageOf(usage);
-    return {
-      response,
-      type: end.status === 'completed' ? 'response.completed' : 'response.incomplete',
-    };
+    const type: 'response.completed' | 'response.incomplete' =
+      end.status === 'completed' ? 'response.completed' : 'response.incomplete';
+    return { response, type };
   };
 
   return {

@@ -1,8 +1,11 @@
 /** `svc buyer ...`: the local buyer proxy and its wallets. */
 import type { Command } from 'commander';
 import type { CliIo } from '../../io.js';
+import { registerChannelsCommands } from './channels.js';
 import { registerConnectionCommands } from './connection.js';
+import { registerDepositCommand } from './deposit.js';
 import { registerIdentityCommands } from './identity.js';
+import { registerMeteringCommand } from './metering.js';
 import { registerRouteCommands } from './route.js';
 import { registerStartCommand } from './start.js';
 
@@ -11,6 +14,9 @@ export function registerBuyerCommands(program: Command, io: CliIo): void {
     .command('buyer')
     .description('the local buyer: finds sellers, routes requests, pays them');
   registerIdentityCommands(buyer, io);
+  registerDepositCommand(buyer, io);
+  registerMeteringCommand(buyer, io);
+  registerChannelsCommands(buyer, io);
   registerRouteCommands(buyer, io);
   registerConnectionCommands(buyer, io);
   registerStartCommand(buyer, io);

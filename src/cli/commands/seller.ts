@@ -1,0 +1,217 @@
+/** `svc seller setup|start`: configure providers and run a seller node. */
+import { type Command, Option } from 'commander';
+import {
+  PROVIDER_TYPES,
+  readConfigFile,
+  validateConfig,
+  writeConfigFile,
+} from '../../config/index.js';
+import { startSeller } from '../../seller/index.js';
+import { CliContext } from '../context.js';
+import { CliError } from '../index.js';
+import type { CliIo } from '../io.js';
+import { printJson } from '../output.js';
+import { waitForShutdown } from './network/shutdown.js';
+
+interface SetupFlags {
+  provider: (typeof PROVIDER_TYPES)[number];
+  name?: string;
+  baseUrl?: string;
+  apiKeyEnv?: string;
+  service: string[];
+  inputPrice?: string;
+  outputPrice?: string;
+  cachedPrice?: string;
+  maxConcurrency?: string;
+  displayName?: string;
+  region?: string;
+  uploadLimit?: string;
+  replace?: boolean;
+}
+
+function numberFlag(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value))
+    throw new CliError(`${flag}: expected a number, got "${text}"`, 2);
+  return value;
+}
+
+/** `--service id` or `--service id=upstream-model`. */
+function parseServices(specs: string[], demo: boolean): Record<string, { upstreamModel?: string }> {
+  const list = specs.length > 0 ? specs : demo ? ['svc-demo'] : [];
+  if (list.length === 0)
+    throw new CliError('name at least one --service <id>[=<upstream model>]', 2);
+  const services: Record<string, { upstreamModel?: string }> = {};
+  for (const spec of list) {
+    const [id, upstream] = spec.split('=', 2);
+    if (!id) throw new CliError(`--service "${spec}": expected <id> or <id>=<upstream model>`, 2);
+    services[id] = upstream ? { upstreamModel: upstream } : {};
+  }
+  return services;
+}
+
+export function registerSellerCommands(program: Command, io: CliIo): void {
+  const seller = program
+    .command('seller')
+    .description('sell inference: configure upstream providers and run a seller node');
+
+  seller
+    .command('setup')
+    .description(
+      'add (or with --replace, set) a provider in the seller config; the result is validated before it is written',
+    )
+    .addOption(
+      new Option('--provider <type>', 'provider type')
+        .choices(PROVIDER_TYPES)
+        .makeOptionMandatory(),
+    )
+    .option('--name <name>', 'provider name buyers see (default: the type)')
+    .option('--base-url <url>', 'upstream API root including /v1 (default: the vendor)')
+    .option(
+      '--api-key-env <VAR>',
+      'environment variable holding the upstream key (the key is never written)',
+    )
+    .option(
+      '--service <id[=upstream]>',
+      'a service to offer, optionally with the upstream model id (repeatable)',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
+    .option('--input-price <usd>', 'USD per million input tokens')
+    .option('--output-price <usd>', 'USD per million output tokens')
+    .option('--cached-price <usd>', 'USD per million cached input tokens')
+    .option('--max-concurrency <n>', 'requests served at once by this provider')
+    .option('--display-name <name>', 'seller name shown to buyers')
+    .option('--region <region>', 'seller region shown to buyers')
+    .option('--upload-limit <bytes>', 'largest request body accepted')
+    .option('--replace', 'replace all configured providers instead of adding one')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  svc seller setup --provider demo --replace\n  svc seller setup --provider openai-chat --api-key-env OPENAI_API_KEY \\\n    --service gpt-4o-mini --input-price 0.15 --output-price 0.6 --cached-price 0.075\n  svc seller setup --provider anthropic-messages --api-key-env ANTHROPIC_API_KEY \\\n    --service claude-sonnet=claude-sonnet-4-5 --input-price 3 --output-price 15',
+    )
+    .action((flags: SetupFlags, command: Command) => {
+      const ctx = CliContext.of(command, io);
+      const path = ctx.loadConfig().path;
+      const { file } = readConfigFile(path);
+      const demo = flags.provider === 'demo';
+      const input = numberFlag(flags.inputPrice, '--input-price') ?? (demo ? 0 : undefined);
+      const output = numberFlag(flags.outputPrice, '--output-price') ?? (demo ? 0 : undefined);
+      if (input === undefined || output === undefined) {
+        throw new CliError(
+          '--input-price and --output-price are required (USD per million tokens)',
+          2,
+        );
+      }
+      const cached = numberFlag(flags.cachedPrice, '--cached-price');
+      const maxConcurrency = numberFlag(flags.maxConcurrency, '--max-concurrency');
+      const provider = {
+        type: flags.provider,
+        ...(flags.name ? { name: flags.name } : {}),
+        ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
+        ...(flags.apiKeyEnv ? { apiKeyEnv: flags.apiKeyEnv } : {}),
+        services: parseServices(flags.service, demo),
+        defaultPricing: {
+          inputUsdPerMillion: input,
+          outputUsdPerMillion: output,
+          ...(cached !== undefined ? { cachedInputUsdPerMillion: cached } : {}),
+        },
+        ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
+      };
+      const current = (
+        typeof file.seller === 'object' && file.seller !== null ? file.seller : {}
+      ) as Record<string, unknown>;
+      const existing = Array.isArray(current.providers) ? (current.providers as unknown[]) : [];
+      const uploadLimit = numberFlag(flags.uploadLimit, '--upload-limit');
+      const next = {
+        ...file,
+        seller: {
+          ...current,
+          ...(flags.displayName ? { displayName: flags.displayName } : {}),
+          ...(flags.region ? { region: flags.region } : {}),
+          ...(uploadLimit !== undefined ? { uploadLimitBytes: uploadLimit } : {}),
+          providers: flags.replace ? [provider] : [...existing, provider],
+        },
+      };
+      validateConfig(next, path);
+      writeConfigFile(path, next, ctx.dataDir);
+      if (ctx.json) printJson(io, { path, seller: next.seller });
+      else {
+        io.stdout(
+          `wrote ${path}: provider ${provider.name ?? provider.type} with ${Object.keys(provider.services).join(', ')}\n`,
+        );
+        if (flags.apiKeyEnv && !io.env[flags.apiKeyEnv]) {
+          io.stdout(
+            `note: ${flags.apiKeyEnv} is not set here; export it before \`svc seller start\`\n`,
+          );
+        }
+      }
+    });
+
+  seller
+    .command('start')
+    .description(
+      'run the seller node: announce offers on the network and serve requests (Ctrl-C stops it)',
+    )
+    .option(
+      '--identity <name>',
+      'identity whose key signs the offers (default: the data dir wallet)',
+    )
+    .option('--port <port>', 'TCP port to listen on (default: network.listen from the config)')
+    .option('--bootstrap <multiaddr...>', 'bootstrap addresses (default: network.bootstrap)')
+    .addHelpText(
+      'after',
+      '\nUpstream keys come from the environment variables named by apiKeyEnv, never from the config file.\n\nExamples:\n  svc seller setup --provider demo --replace && svc seller start\n  OPENAI_API_KEY=sk-... svc seller start --port 4002 --bootstrap /ip4/10.0.0.2/tcp/4001/p2p/16Uiu2...',
+    )
+    .action(
+      async (
+        flags: { identity?: string; port?: string; bootstrap?: string[] },
+        command: Command,
+      ) => {
+        const ctx = CliContext.of(command, io);
+        const { config } = ctx.loadConfig();
+        const port = numberFlag(flags.port, '--port');
+        const network = {
+          ...config.network,
+          ...(port !== undefined ? { listen: [`/ip4/0.0.0.0/tcp/${port}`] } : {}),
+          ...(flags.bootstrap ? { bootstrap: flags.bootstrap } : {}),
+        };
+        const identities = ctx.identities();
+        const identity = flags.identity
+          ? identities.load(flags.identity)
+          : identities.loadDefault();
+        const handle = await startSeller({
+          identity,
+          seller: config.seller,
+          network,
+          env: io.env,
+          logger: ctx.logger,
+        });
+        const metadata = handle.metadata();
+        if (ctx.json) {
+          printJson(io, {
+            peerId: handle.node.peerId,
+            multiaddrs: handle.node.multiaddrs(),
+            metadata,
+          });
+        } else {
+          io.stdout(`seller ${handle.node.peerId} (${metadata.displayName}) running\n`);
+          for (const address of handle.node.multiaddrs()) io.stdout(`  ${address}\n`);
+          for (const provider of metadata.providers) {
+            io.stdout(
+              `  ${provider.provider}: ${provider.services.join(', ')} (max ${provider.maxConcurrency} at once)\n`,
+            );
+          }
+          if (network.bootstrap.length === 0) {
+            io.stdout(
+              'note: network.bootstrap is empty; buyers must bootstrap from this node to find it\n',
+            );
+          }
+          io.stdout('press Ctrl-C to stop\n');
+        }
+        await waitForShutdown();
+        await handle.stop();
+        if (!ctx.json) io.stdout('seller stopped\n');
+      },
+    );
+}

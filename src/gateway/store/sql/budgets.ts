@@ -1,0 +1,240 @@
+/**
+ * Budget counters and reservations. `reserve` locks every counter row the request touches (key,
+ * member and workspace × four periods, always in that order), checks each limited one has room,
+ * and adds the reservation to all of them — one transaction, so concurrent requests on one or
+ * many gateways can never together exceed a limit.
+ */
+import type { MicroUsd } from '../../../money/index.js';
+import { effectiveKeyLimits } from '../../budget/effectiveLimits.js';
+import { periodResetsAt, periodStart } from '../../budget/periods.js';
+import {
+  type BudgetLevel,
+  type BudgetRefusal,
+  type KeyUsage,
+  type Limits,
+  PERIODS,
+  type PeriodSpend,
+  type ReserveResult,
+  type SettleInput,
+} from '../types.js';
+import { limitsOf } from './rows.js';
+import {
+  bigintOf,
+  numberOf,
+  type SqlDb,
+  type SqlExecutor,
+  type SqlParam,
+  textOf,
+} from './SqlDb.js';
+
+interface Entry {
+  scope: BudgetLevel;
+  scopeId: string;
+  period: (typeof PERIODS)[number];
+  periodStart: number;
+}
+
+type Scope = { scope: BudgetLevel; scopeId: string; limits: Limits };
+
+const LIMIT_COLUMNS = (alias: string, prefix = '') =>
+  PERIODS.map((p) => `${alias}.${prefix}${p}_limit AS ${alias}_${prefix}${p}_limit`).join(', ');
+
+/** The key's three budget scopes with their limits, read in one query inside the transaction. */
+async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null> {
+  const rows = await tx.query(
+    `SELECT k.member_id AS member_id, k.workspace_id AS workspace_id,
+       ${LIMIT_COLUMNS('k', 'admin_')}, ${LIMIT_COLUMNS('k', 'owner_')},
+       ${LIMIT_COLUMNS('m')}, ${LIMIT_COLUMNS('w')}
+     FROM api_keys k LEFT JOIN members m ON m.id = k.member_id
+     JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`,
+    [keyId],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const scopes: Scope[] = [
+    {
+      scope: 'key',
+      scopeId: keyId,
+      limits: effectiveKeyLimits(limitsOf(row, 'k_admin_'), limitsOf(row, 'k_owner_')),
+    },
+  ];
+  if (row.member_id) {
+    scopes.push({ scope: 'member', scopeId: textOf(row.member_id), limits: limitsOf(row, 'm_') });
+  }
+  scopes.push({
+    scope: 'workspace',
+    scopeId: textOf(row.workspace_id),
+    limits: limitsOf(row, 'w_'),
+  });
+  return scopes;
+}
+
+/** `(scope, scope_id, period, period_start)` tuples as placeholders from `$first`. */
+function tuples(entries: Entry[], first: number): { sql: string; params: SqlParam[] } {
+  const params: SqlParam[] = [];
+  const parts = entries.map((entry) => {
+    const at = first + params.length;
+    params.push(entry.scope, entry.scopeId, entry.period, entry.periodStart);
+    return `($${at}, $${at + 1}, $${at + 2}, CAST($${at + 3} AS BIGINT))`;
+  });
+  return { sql: parts.join(', '), params };
+}
+
+const rowKey = (scope: unknown, scopeId: unknown, period: unknown, start: unknown) =>
+  `${String(scope)}|${String(scopeId)}|${String(period)}|${String(start)}`;
+
+/**
+ * Reserves min(maxAmount, smallest room) on every counter of the key, atomically. One upsert
+ * creates missing counter rows and locks all of them (PostgreSQL `ON CONFLICT DO UPDATE` takes
+ * row locks; SQLite holds the database write lock from `BEGIN IMMEDIATE`).
+ */
+export async function reserve(
+  db: SqlDb,
+  input: { reservationId: string; keyId: string; maxAmountMicro: MicroUsd; now: number },
+): Promise<ReserveResult> {
+  return db.transaction(async (tx) => {
+    const scopes = await scopesOf(tx, input.keyId);
+    if (!scopes) throw new Error(`unknown key ${input.keyId}`);
+    const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
+      PERIODS.map((period) => ({
+        scope,
+        scopeId,
+        period,
+        periodStart: periodStart(period, input.now),
+      })),
+    );
+    const values = tuples(entries, 1);
+    const locked = await tx.query(
+      `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values.sql}
+       ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE SET spent = budget_usage.spent
+       RETURNING scope, scope_id, period, period_start, spent, reserved`,
+      values.params,
+    );
+    const counters = new Map(
+      locked.map((row) => [rowKey(row.scope, row.scope_id, row.period, row.period_start), row]),
+    );
+    let room: MicroUsd | null = null;
+    for (const { scope, scopeId, limits } of scopes) {
+      for (const period of PERIODS) {
+        const limit = limits[period];
+        if (limit === null) continue;
+        const row = counters.get(rowKey(scope, scopeId, period, periodStart(period, input.now)));
+        const spent = bigintOf(row?.spent);
+        const committed = spent + bigintOf(row?.reserved);
+        const left = limit - committed;
+        if (left <= 0n) {
+          const refusal: BudgetRefusal = {
+            level: scope,
+            period,
+            limitMicro: limit,
+            spentMicro: spent,
+            committedMicro: committed,
+            resetsAt: periodResetsAt(period, input.now),
+          };
+          return { ok: false, refusal };
+        }
+        if (room === null || left < room) room = left;
+      }
+    }
+    const amount = room !== null && room < input.maxAmountMicro ? room : input.maxAmountMicro;
+    const targets = tuples(entries, 2);
+    await tx.run(
+      `UPDATE budget_usage SET reserved = reserved + $1
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
+      [amount, ...targets.params],
+    );
+    await tx.run(
+      'INSERT INTO reservations (id, key_id, amount, entries, created_at) VALUES ($1, $2, $3, $4, $5)',
+      [input.reservationId, input.keyId, amount, JSON.stringify(entries), input.now],
+    );
+    return {
+      ok: true,
+      reservation: {
+        id: input.reservationId,
+        keyId: input.keyId,
+        amountMicro: amount,
+        limited: room !== null,
+      },
+    };
+  });
+}
+
+/** Moves a reservation to spent (`cost`) and releases the rest; `record` adds a ledger row. */
+export async function settle(db: SqlDb, input: SettleInput, record: boolean): Promise<void> {
+  await db.transaction(async (tx) => {
+    const rows = await tx.query(
+      `DELETE FROM reservations WHERE id = $1 RETURNING key_id, amount, entries`,
+      [input.reservationId],
+    );
+    const reservation = rows[0];
+    if (!reservation) return;
+    const amount = bigintOf(reservation.amount);
+    const entries = JSON.parse(textOf(reservation.entries)) as Entry[];
+    // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
+    // the rows exist, so it only ever updates.
+    const targets = tuples(entries, 3);
+    await tx.run(
+      `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
+       ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
+       SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
+      [amount, input.costMicro, ...targets.params],
+    );
+    if (record) {
+      const workspaceId = entries.find((e) => e.scope === 'workspace')?.scopeId ?? '';
+      const memberId = entries.find((e) => e.scope === 'member')?.scopeId ?? null;
+      await tx.run(
+        `INSERT INTO ledger (request_id, key_id, member_id, workspace_id, cost, input_tokens,
+           cached_input_tokens, output_tokens, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [
+          input.requestId,
+          textOf(reservation.key_id),
+          memberId,
+          workspaceId,
+          input.costMicro,
+          input.usage.inputTokens,
+          input.usage.cachedInputTokens,
+          input.usage.outputTokens,
+          input.now,
+        ],
+      );
+    }
+  });
+}
+
+/** Settled spend of one scope in each period containing `now`. */
+export async function periodSpend(
+  db: SqlExecutor,
+  level: BudgetLevel,
+  scopeId: string,
+  now: number,
+): Promise<PeriodSpend> {
+  const rows = await db.query(
+    'SELECT period, period_start, spent FROM budget_usage WHERE scope = $1 AND scope_id = $2',
+    [level, scopeId],
+  );
+  const spend: PeriodSpend = { daily: 0n, weekly: 0n, monthly: 0n, total: 0n };
+  for (const row of rows) {
+    const period = textOf(row.period) as keyof PeriodSpend;
+    if (numberOf(row.period_start) === periodStart(period, now))
+      spend[period] = bigintOf(row.spent);
+  }
+  return spend;
+}
+
+/** Requests, spend and tokens of a key, from the ledger. */
+export async function keyUsage(db: SqlExecutor, keyId: string): Promise<KeyUsage> {
+  const rows = await db.query(
+    `SELECT COUNT(*) AS requests, COALESCE(SUM(cost), 0) AS spent,
+       COALESCE(SUM(input_tokens), 0) AS input, COALESCE(SUM(cached_input_tokens), 0) AS cached,
+       COALESCE(SUM(output_tokens), 0) AS output FROM ledger WHERE key_id = $1`,
+    [keyId],
+  );
+  const row = rows[0] ?? {};
+  return {
+    requests: numberOf(row.requests),
+    spentMicro: bigintOf(row.spent),
+    inputTokens: numberOf(row.input),
+    cachedInputTokens: numberOf(row.cached),
+    outputTokens: numberOf(row.output),
+  };
+}

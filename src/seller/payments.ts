@@ -1,0 +1,48 @@
+/**
+ * The seller's payment hook (SEAMS "Seller <-> payments"): `admit` before relaying upstream,
+ * `record` after. The default admits every request; the payments capability supplies the real
+ * one (channel checks, vouchers) when it is wired.
+ */
+import type { PeerId } from '../identity/index.js';
+import type { MicroUsd, TokenPricing, TokenUsage } from '../money/index.js';
+import type { PeerCapabilities } from '../network/index.js';
+
+/** The offer a request was made against. */
+export interface SellerOffer {
+  /** The seller's own peer id. */
+  sellerPeerId: PeerId;
+  provider: string;
+  serviceId: string;
+  pricing: TokenPricing;
+}
+
+/** Facts about the request beyond the seam's positional arguments. */
+export interface SellerPaymentContext {
+  requestId: string;
+  buyerPeerId: PeerId;
+}
+
+export interface SellerPayments {
+  /** Throws SvcError (402 `payment_required`/`insufficient_deposits`...) to refuse the request. */
+  admit(
+    payment: Record<string, unknown> | undefined,
+    offer: SellerOffer,
+    maxCostMicro: MicroUsd,
+    context: SellerPaymentContext,
+  ): Promise<void>;
+  /** Called once the seller knows the usage it bills. */
+  record(
+    requestId: string,
+    usage: TokenUsage,
+    costMicro: MicroUsd,
+    context: SellerPaymentContext & { payment?: Record<string, unknown>; offer: SellerOffer },
+  ): Promise<void>;
+  /** Where this seller is paid, announced in metadata (absent: free offers only). */
+  capabilities?(): PeerCapabilities['payments'];
+}
+
+/** Admits everything and records nothing: for free offers and development. */
+export class AdmitAllPayments implements SellerPayments {
+  async admit(): Promise<void> {}
+  async record(): Promise<void> {}
+}

@@ -1,0 +1,348 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SellerConfig } from '../config/index.js';
+import { costOfUsage, toPriceMicro } from '../money/index.js';
+import {
+  LibP2pTransport,
+  NetworkPeerDirectory,
+  type SellerResponse,
+  type SvcNode,
+} from '../network/index.js';
+import { startLoopbackNode, waitFor } from '../network/testing/loopback.js';
+import { type SellerHandle, startSeller } from './startSeller.js';
+import { type FakeUpstream, startFakeUpstream } from './testing/fakeUpstreams.js';
+import { SseParser } from './wire/sse.js';
+
+const encoder = new TextEncoder();
+const PRICE = { inputUsdPerMillion: 2, outputUsdPerMillion: 8, cachedInputUsdPerMillion: 1 };
+
+async function text(response: SellerResponse): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of response.body) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sellerConfig(upstream: FakeUpstream, overrides: Partial<SellerConfig> = {}): SellerConfig {
+  return {
+    displayName: 'test seller',
+    uploadLimitBytes: 64 * 1024,
+    providers: [
+      {
+        type: 'openai-chat',
+        name: 'openai',
+        baseUrl: upstream.baseUrl,
+        apiKeyEnv: 'FAKE_OPENAI_KEY',
+        services: { 'gpt-test': { upstreamModel: 'gpt-upstream-1', categories: ['chat'] } },
+        defaultPricing: PRICE,
+        maxConcurrency: 1,
+      },
+      {
+        type: 'anthropic-messages',
+        name: 'anthropic',
+        baseUrl: upstream.baseUrl,
+        apiKeyEnv: 'FAKE_ANTHROPIC_KEY',
+        services: { 'claude-test': { upstreamModel: 'claude-upstream-1', categories: [] } },
+        defaultPricing: PRICE,
+        maxConcurrency: 4,
+      },
+      {
+        type: 'openai-responses',
+        name: 'openai-responses',
+        baseUrl: upstream.baseUrl,
+        apiKeyEnv: 'FAKE_OPENAI_KEY',
+        services: { 'resp-test': { categories: [] } },
+        defaultPricing: PRICE,
+        maxConcurrency: 4,
+      },
+      {
+        type: 'demo',
+        services: { 'demo-chat': { categories: ['demo'] } },
+        defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
+        maxConcurrency: 8,
+      },
+    ],
+    ...overrides,
+  };
+}
+
+describe('seller node', () => {
+  let upstream: FakeUpstream;
+  let bootstrap: SvcNode;
+  let seller: SellerHandle;
+  let buyer: SvcNode;
+  let directory: NetworkPeerDirectory;
+  let transport: LibP2pTransport;
+  const env = { FAKE_OPENAI_KEY: 'sk-seller-openai', FAKE_ANTHROPIC_KEY: 'sk-seller-anthropic' };
+
+  const post = (
+    path: string,
+    body: unknown,
+    extra: Record<string, string> = {},
+    signal?: AbortSignal,
+  ) =>
+    transport.request(seller.node.peerId, {
+      method: 'POST',
+      path,
+      headers: { 'content-type': 'application/json', ...extra },
+      body: encoder.encode(JSON.stringify(body)),
+      ...(signal ? { signal } : {}),
+    });
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream({ text: 'alpha beta gamma', requireApiKey: undefined });
+    bootstrap = await startLoopbackNode('bootstrap');
+    const network = (await import('../network/testing/loopback.js')).loopbackNetworkConfig({
+      bootstrap: [bootstrap.multiaddrs()[0]!],
+    });
+    seller = await startSeller({
+      identity: (await import('../network/testing/loopback.js')).randomIdentity(),
+      seller: sellerConfig(upstream),
+      network,
+      env,
+    });
+    buyer = await startLoopbackNode('buyer', { bootstrap: [bootstrap.multiaddrs()[0]!] });
+    directory = new NetworkPeerDirectory({ node: buyer });
+    await directory.start();
+    transport = new LibP2pTransport({ node: buyer, router: directory });
+    await waitFor(
+      async () => {
+        await directory.refresh();
+        return directory.get(seller.node.peerId)?.reachable;
+      },
+      30_000,
+      'seller discovery',
+    );
+  });
+
+  afterAll(async () => {
+    await directory?.stop();
+    await seller?.stop();
+    await buyer?.stop();
+    await bootstrap?.stop();
+    await upstream?.close();
+  });
+
+  it('announces a signed record with every provider, protocols and the demo label', () => {
+    const metadata = directory.get(seller.node.peerId)!.metadata;
+    expect(metadata.capabilities).toMatchObject({ uploadLimitBytes: 64 * 1024, demo: true });
+    expect(metadata.providers.map((p) => p.provider)).toEqual([
+      'openai',
+      'anthropic',
+      'openai-responses',
+      'demo',
+    ]);
+    expect(metadata.providers[0]!.serviceApiProtocols).toEqual({
+      'gpt-test': ['openai-chat-completions'],
+    });
+    expect(metadata.providers[3]!.serviceApiProtocols?.['demo-chat']).toEqual([
+      'openai-chat-completions',
+      'openai-responses',
+      'anthropic-messages',
+    ]);
+  });
+
+  it('relays a chat stream: model rewritten, client credentials stripped, own key added, usage billed', async () => {
+    const response = await post(
+      '/v1/chat/completions',
+      { model: 'gpt-test', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      {
+        authorization: 'Bearer client-secret',
+        cookie: 'a=b',
+        'x-svc-buyer-identity': 'x',
+        'x-api-key': 'k',
+      },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toContain('text/event-stream');
+    const body = await text(response);
+    const events = new SseParser().push(encoder.encode(body));
+    expect(events.at(-1)?.data).toBe('[DONE]');
+    const seen = upstream.requests.at(-1)!;
+    expect(seen.path).toBe('/v1/chat/completions');
+    expect(seen.body).toMatchObject({
+      model: 'gpt-upstream-1',
+      stream_options: { include_usage: true },
+    });
+    expect(seen.headers.authorization).toBe('Bearer sk-seller-openai');
+    expect(seen.headers.cookie).toBeUndefined();
+    expect(seen.headers['x-svc-buyer-identity']).toBeUndefined();
+    expect(seen.headers['x-api-key']).toBeUndefined();
+    const usage = { inputTokens: 12, cachedInputTokens: 4, outputTokens: 3 };
+    expect(await response.trailer).toEqual({
+      usage,
+      costMicroUsd: costOfUsage(usage, toPriceMicro(PRICE)).toString(),
+    });
+  });
+
+  it('counts Anthropic stream usage from message_start and message_delta', async () => {
+    upstream.configure({ usage: { inputTokens: 100, cachedInputTokens: 60, outputTokens: 42 } });
+    try {
+      const response = await post('/v1/messages', {
+        model: 'claude-test',
+        max_tokens: 100,
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      const body = await text(response);
+      expect(body).toContain('event: message_stop');
+      expect(upstream.requests.at(-1)!.headers['x-api-key']).toBe('sk-seller-anthropic');
+      expect(upstream.requests.at(-1)!.headers['anthropic-version']).toBe('2023-06-01');
+      expect((await response.trailer)?.usage).toEqual({
+        inputTokens: 100,
+        cachedInputTokens: 60,
+        outputTokens: 42,
+      });
+    } finally {
+      upstream.configure({ usage: undefined });
+    }
+  });
+
+  it('counts responses usage from JSON and from response.completed', async () => {
+    const plain = await post('/v1/responses', { model: 'resp-test', input: 'hi' });
+    expect(JSON.parse(await text(plain)).output_text ?? 'ok').toBeTruthy();
+    expect((await plain.trailer)?.usage).toEqual({
+      inputTokens: 12,
+      cachedInputTokens: 4,
+      outputTokens: 3,
+    });
+    const streamed = await post('/v1/responses', { model: 'resp-test', input: 'hi', stream: true });
+    expect(await text(streamed)).toContain('event: response.completed');
+    expect((await streamed.trailer)?.usage).toEqual({
+      inputTokens: 12,
+      cachedInputTokens: 4,
+      outputTokens: 3,
+    });
+  });
+
+  it.each([
+    ['/v1/chat/completions', false, '"object":"chat.completion"'],
+    ['/v1/chat/completions', true, 'data: [DONE]'],
+    ['/v1/responses', true, 'event: response.completed'],
+    ['/v1/messages', false, '"type":"message"'],
+    ['/v1/messages', true, 'event: message_stop'],
+  ])('answers as the demo on %s (stream %s)', async (path, stream, marker) => {
+    const body =
+      path === '/v1/responses'
+        ? { model: 'demo-chat', input: 'ping', stream }
+        : {
+            model: 'demo-chat',
+            max_tokens: 50,
+            stream,
+            messages: [{ role: 'user', content: 'ping' }],
+          };
+    const response = await post(path, body);
+    expect(response.status).toBe(200);
+    const out = await text(response);
+    expect(out).toContain(marker);
+    expect(out).toContain('demo ');
+    expect(out).toContain('\\"ping\\"');
+    const trailer = await response.trailer;
+    expect(trailer?.usage?.outputTokens).toBeGreaterThan(0);
+    expect(trailer?.costMicroUsd).toBe('0');
+  });
+
+  it('refuses paths outside the allow-list and models it does not offer', async () => {
+    const path = await post('/v1/embeddings', { model: 'gpt-test', input: 'x' });
+    expect(path.status).toBe(404);
+    await text(path);
+    const model = await post('/v1/chat/completions', { model: 'nope', messages: [] });
+    expect(model.status).toBe(404);
+    expect(JSON.parse(await text(model)).error.code).toBe('service_not_offered');
+    const garbage = await transport.request(seller.node.peerId, {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: {},
+      body: encoder.encode('{not json'),
+    });
+    expect(garbage.status).toBe(400);
+    await text(garbage);
+  });
+
+  it('turns upstream 500, malformed JSON and a cut stream into clean errors', async () => {
+    upstream.configure({ fault: 'status500' });
+    const failed = await post('/v1/chat/completions', { model: 'gpt-test', messages: [] });
+    expect(failed.status).toBe(502);
+    expect(JSON.parse(await text(failed)).error.code).toBe('upstream_error');
+    expect((await failed.trailer)?.error).toBe('upstream_error');
+
+    upstream.configure({ fault: 'malformed-json' });
+    const malformed = await post('/v1/chat/completions', { model: 'gpt-test', messages: [] });
+    expect(malformed.status).toBe(502);
+    await text(malformed);
+
+    upstream.configure({ fault: 'broken-sse' });
+    const cut = await post('/v1/chat/completions', {
+      model: 'gpt-test',
+      stream: true,
+      messages: [],
+    });
+    expect(cut.status).toBe(200);
+    await text(cut);
+    expect((await cut.trailer)?.error).toMatch(/^upstream_error: /);
+
+    upstream.configure({ fault: 'status400' });
+    const bad = await post('/v1/chat/completions', { model: 'gpt-test', messages: [] });
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(await text(bad)).error.message).toContain('temperature');
+    upstream.configure({ fault: 'none' });
+  });
+
+  it('enforces maxConcurrency with 429 + Retry-After, publishes the load, and cancels upstream on abort', async () => {
+    upstream.configure({ fault: 'hang-after-first-chunk' });
+    const controller = new AbortController();
+    const before = upstream.requests.length;
+    const first = await post(
+      '/v1/chat/completions',
+      { model: 'gpt-test', stream: true, messages: [] },
+      {},
+      controller.signal,
+    );
+    const iterator = first.body[Symbol.asyncIterator]();
+    await iterator.next();
+    const second = await post('/v1/chat/completions', { model: 'gpt-test', messages: [] });
+    expect(second.status).toBe(429);
+    expect(second.headers['retry-after']).toBe('1');
+    await text(second);
+
+    await waitFor(() => seller.metadata().providers[0]!.currentLoad === 1, 5_000, 'load re-signed');
+    await directory.refresh();
+    expect(directory.get(seller.node.peerId)!.metadata.providers[0]!.currentLoad).toBe(1);
+
+    controller.abort();
+    await expect(iterator.next()).rejects.toMatchObject({ failure: 'cancelled' });
+    const upstreamCall = upstream.requests[before]!;
+    await upstreamCall.done;
+    expect(upstreamCall.closedEarly).toBe(true);
+    await waitFor(() => seller.loads()[0] === 0, 5_000, 'load released');
+    upstream.configure({ fault: 'none' });
+  });
+
+  it('shows a price change to buyers after a refresh', async () => {
+    const config = sellerConfig(upstream);
+    config.providers[3]!.defaultPricing = { inputUsdPerMillion: 0.5, outputUsdPerMillion: 1.5 };
+    await seller.updateConfig(config);
+    await directory.refresh();
+    expect(directory.get(seller.node.peerId)!.metadata.providers[3]!.defaultPricing).toEqual({
+      inputUsdPerMillion: 0.5,
+      outputUsdPerMillion: 1.5,
+    });
+  });
+
+  it('refuses a body above the advertised upload limit before sending it', async () => {
+    const error = await post('/v1/chat/completions', {
+      model: 'gpt-test',
+      pad: 'x'.repeat(70 * 1024),
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ failure: 'too_large', beforeHead: true });
+  });
+
+  it('will not start without the upstream key variable', async () => {
+    await expect(
+      startSeller({
+        identity: (await import('../network/testing/loopback.js')).randomIdentity(),
+        seller: sellerConfig(upstream),
+        network: (await import('../network/testing/loopback.js')).loopbackNetworkConfig(),
+        env: {},
+      }),
+    ).rejects.toThrow(/FAKE_OPENAI_KEY \(apiKeyEnv\) is not set/);
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * A running seller: a libp2p node (role seller) that announces its signed record on the DHT,
+ * serves `/svc/meta/1` and `/svc/request/1`, and re-signs its record when load or prices
+ * change (debounced) and periodically, so buyers never hold a stale one.
+ */
+import type { Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { NetworkConfig, SellerConfig } from '../config/index.js';
+import { SvcError } from '../errors/index.js';
+import { type Logger, silentLogger } from '../log/index.js';
+import {
+  type Announcer,
+  createSvcNode,
+  encodeMetadata,
+  type PeerMetadata,
+  type RequestServer,
+  type SvcNode,
+  serveRequests,
+  signMetadata,
+  startAnnouncing,
+} from '../network/index.js';
+import { createSellerHandler, type RuntimeProvider } from './handler.js';
+import { buildMetadata, providerName } from './metadata.js';
+import { AdmitAllPayments, type SellerPayments } from './payments.js';
+import { PROVIDER_KINDS } from './providers.js';
+
+export interface StartSellerOptions {
+  /** The identity's private key (e.g. `IdentityStore.loadDefault()`). */
+  identity: { privateKey: Hex };
+  seller: SellerConfig;
+  network: NetworkConfig;
+  /** Where `apiKeyEnv` variables are read (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  payments?: SellerPayments;
+  logger?: Logger;
+  /** Re-sign interval for freshness (default 10 min; records older than 30 min are refused). */
+  resignIntervalMs?: number;
+}
+
+export interface SellerHandle {
+  node: SvcNode;
+  /** The record being served now. */
+  metadata(): PeerMetadata;
+  /** Requests in flight per provider (config order). */
+  loads(): number[];
+  /** Replaces the seller config (prices, services, limits) and re-signs at once. */
+  updateConfig(seller: SellerConfig): Promise<void>;
+  /** Re-signs now (e.g. before a test reads the record). */
+  republish(): Promise<PeerMetadata>;
+  stop(): Promise<void>;
+}
+
+const LOAD_DEBOUNCE_MS = 100;
+
+/** Resolves keys and base URLs; fails loudly on a missing key variable or base URL. */
+export function runtimeProviders(seller: SellerConfig, env: NodeJS.ProcessEnv): RuntimeProvider[] {
+  return seller.providers.map((config) => {
+    const kind = PROVIDER_KINDS[config.type];
+    let apiKey: string | undefined;
+    if (config.apiKeyEnv !== undefined) {
+      apiKey = env[config.apiKeyEnv];
+      if (apiKey === undefined || apiKey === '') {
+        throw new SvcError('invalid_config', {
+          message: `provider ${providerName(config)}: environment variable ${config.apiKeyEnv} (apiKeyEnv) is not set; export it with the upstream API key`,
+        });
+      }
+    }
+    const baseUrl = config.baseUrl ?? kind.defaultBaseUrl;
+    if (config.type !== 'demo' && baseUrl === undefined) {
+      throw new SvcError('invalid_config', {
+        message: `provider ${providerName(config)}: baseUrl is required`,
+      });
+    }
+    return { config, kind, name: providerName(config), baseUrl, apiKey, load: { active: 0 } };
+  });
+}
+
+/** Starts a seller node; resolves once it listens and serves its record. */
+export async function startSeller(options: StartSellerOptions): Promise<SellerHandle> {
+  const logger = options.logger ?? silentLogger();
+  const env = options.env ?? process.env;
+  const payments: SellerPayments = options.payments ?? new AdmitAllPayments();
+  let seller = options.seller;
+  if (seller.providers.length === 0) {
+    throw new SvcError('invalid_config', {
+      message: 'seller.providers is empty: add a provider (run `svc seller setup --help`)',
+    });
+  }
+  let providers = runtimeProviders(seller, env);
+  const account = privateKeyToAccount(options.identity.privateKey);
+  const node = await createSvcNode({
+    identity: options.identity,
+    config: options.network,
+    role: 'seller',
+    logger,
+  });
+
+  const sign = () =>
+    signMetadata(
+      buildMetadata(
+        node.peerId,
+        seller,
+        providers.map((p) => p.load.active),
+        payments.capabilities?.(),
+        Date.now(),
+      ),
+      account,
+    );
+  let current = await sign();
+  let currentBytes = encodeMetadata(current);
+  const republish = async (): Promise<PeerMetadata> => {
+    current = await sign();
+    currentBytes = encodeMetadata(current);
+    return current;
+  };
+  let debounce: NodeJS.Timeout | undefined;
+  const onLoadChange = () => {
+    if (debounce) return;
+    debounce = setTimeout(() => {
+      debounce = undefined;
+      void republish();
+    }, LOAD_DEBOUNCE_MS);
+    debounce.unref();
+  };
+
+  let announcer: Announcer | undefined;
+  let server: RequestServer | undefined;
+  try {
+    server = await serveRequests(
+      node,
+      createSellerHandler({
+        sellerPeerId: node.peerId,
+        providers: () => providers,
+        payments,
+        onLoadChange,
+        logger,
+      }),
+      { uploadLimitBytes: () => seller.uploadLimitBytes },
+    );
+    announcer = await startAnnouncing(node, () => currentBytes);
+  } catch (error) {
+    await node.stop();
+    throw error;
+  }
+  const resign = setInterval(() => void republish(), options.resignIntervalMs ?? 10 * 60_000);
+  resign.unref();
+  logger.info({ peerId: node.peerId, addresses: node.multiaddrs() }, 'seller started');
+
+  return {
+    node,
+    metadata: () => current,
+    loads: () => providers.map((p) => p.load.active),
+    async updateConfig(next) {
+      const nextProviders = runtimeProviders(next, env);
+      for (const provider of nextProviders) {
+        const previous = providers.find(
+          (p) => p.name === provider.name && p.config.type === provider.config.type,
+        );
+        // In-flight requests keep counting on the same load object.
+        if (previous) provider.load = previous.load;
+      }
+      seller = next;
+      providers = nextProviders;
+      await republish();
+    },
+    republish,
+    async stop() {
+      clearInterval(resign);
+      if (debounce) clearTimeout(debounce);
+      await announcer?.stop();
+      await server?.stop();
+      await node.stop();
+    },
+  };
+}

@@ -1,0 +1,252 @@
+/**
+ * Fake upstream model APIs for tests: one local HTTP server speaking the OpenAI chat
+ * completions, OpenAI responses, Anthropic messages and OpenAI images wire formats, streaming
+ * and not, with usage (cached tokens included). Faults can be injected (5xx, 429, 400,
+ * malformed JSON, cut SSE, hangs) and every request is recorded with its headers, body and
+ * whether the client hung up before the answer ended (how tests see a cancel arrive).
+ */
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TokenUsage } from '../../money/index.js';
+import { messageJson, messageSse } from '../wire/anthropicMessages.js';
+import { chatCompletionJson, chatCompletionSse } from '../wire/openaiChat.js';
+import { responseJson, responseSse } from '../wire/openaiResponses.js';
+import type { AnswerSpec } from '../wire/types.js';
+
+export type FakeFault =
+  | 'none'
+  | 'status500'
+  | 'status429'
+  | 'status400'
+  | 'malformed-json'
+  /** Streams close after a few events without the final one. */
+  | 'broken-sse'
+  /** Never answers (until the client goes away). */
+  | 'hang'
+  /** Sends the head and first event, then stalls. */
+  | 'hang-after-first-chunk';
+
+export interface FakeUpstreamOptions {
+  /** Assistant text of every answer. */
+  text?: string;
+  /** Usage reported (default: 12 input of which 4 cached, output = words of text). */
+  usage?: TokenUsage;
+  /** Delay between stream events. */
+  chunkDelayMs?: number;
+  fault?: FakeFault;
+  /** When set, requests without this key (Bearer or x-api-key) get 401. */
+  requireApiKey?: string;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body, or the raw text when it is not JSON. */
+  body: unknown;
+  rawBody: Buffer;
+  /** True when the client closed the connection before the answer ended. */
+  closedEarly: boolean;
+  /** Resolves when the exchange is over (answer sent or client gone). */
+  done: Promise<void>;
+}
+
+export interface FakeUpstream {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  /** `${url}/v1`, the base URL a seller provider (or an SDK) takes. */
+  baseUrl: string;
+  requests: RecordedRequest[];
+  /** Changes behaviour for later requests. */
+  configure(options: FakeUpstreamOptions): void;
+  close(): Promise<void>;
+}
+
+const PNG_1PX =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+
+function openAiError(res: ServerResponse, status: number, type: string, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { message, type, param: null, code: null } }));
+}
+
+function anthropicError(res: ServerResponse, status: number, type: string, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_fake' });
+  res.end(JSON.stringify({ type: 'error', error: { type, message } }));
+}
+
+/** Starts the fake on 127.0.0.1, port 0. */
+export async function startFakeUpstream(initial: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
+  let options: FakeUpstreamOptions = { ...initial };
+  const requests: RecordedRequest[] = [];
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks);
+      let body: unknown = rawBody.toString('utf8');
+      try {
+        body = JSON.parse(rawBody.toString('utf8'));
+      } catch {
+        // multipart or garbage: keep the text
+      }
+      let settle!: () => void;
+      const record: RecordedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        rawBody,
+        closedEarly: false,
+        done: new Promise<void>((resolve) => {
+          settle = resolve;
+        }),
+      };
+      requests.push(record);
+      res.on('close', () => {
+        if (!res.writableFinished) record.closedEarly = true;
+        settle();
+      });
+      void answer(record, res).catch(() => res.destroy());
+    });
+  });
+
+  async function answer(record: RecordedRequest, res: ServerResponse): Promise<void> {
+    const path = record.path.split('?')[0]!;
+    const anthropic = path === '/v1/messages';
+    const fail = anthropic ? anthropicError : openAiError;
+    const { fault = 'none', requireApiKey } = options;
+    if (requireApiKey !== undefined) {
+      // Anthropic takes x-api-key (its SDK may also send a Bearer token); OpenAI takes Bearer.
+      const bearer = record.headers.authorization?.replace(/^Bearer /, '');
+      const given = anthropic ? (record.headers['x-api-key'] ?? bearer) : bearer;
+      if (given !== requireApiKey) {
+        fail(
+          res,
+          401,
+          anthropic ? 'authentication_error' : 'invalid_request_error',
+          'invalid api key',
+        );
+        return;
+      }
+    }
+    const known = [
+      '/v1/chat/completions',
+      '/v1/responses',
+      '/v1/messages',
+      '/v1/images/generations',
+      '/v1/images/edits',
+    ];
+    if (record.method !== 'POST' || !known.includes(path)) {
+      fail(res, 404, anthropic ? 'not_found_error' : 'invalid_request_error', `no route ${path}`);
+      return;
+    }
+    if (fault === 'status500')
+      return fail(res, 500, anthropic ? 'api_error' : 'server_error', 'upstream exploded');
+    if (fault === 'status429') {
+      res.setHeader('retry-after', '7');
+      return fail(res, 429, 'rate_limit_error', 'slow down');
+    }
+    if (fault === 'status400')
+      return fail(res, 400, 'invalid_request_error', 'bad parameter: temperature');
+    if (fault === 'hang') return;
+
+    const body = (
+      typeof record.body === 'object' && record.body !== null ? record.body : {}
+    ) as Record<string, unknown>;
+    const text = options.text ?? 'Hello from the fake upstream.';
+    const spec: AnswerSpec = {
+      model: typeof body.model === 'string' ? body.model : 'unknown',
+      text,
+      usage: options.usage ?? {
+        inputTokens: 12,
+        cachedInputTokens: 4,
+        outputTokens: text.split(/\s+/).length,
+      },
+    };
+    if (path.startsWith('/v1/images/')) {
+      const count = typeof body.n === 'number' ? body.n : 1;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const { inputTokens, outputTokens } = spec.usage;
+      res.end(
+        JSON.stringify({
+          created: Math.floor(Date.now() / 1000),
+          data: Array.from({ length: count }, () => ({ b64_json: PNG_1PX })),
+          usage: {
+            total_tokens: inputTokens + outputTokens,
+            input_tokens: inputTokens,
+            output_tokens: outputTokens,
+            input_tokens_details: { text_tokens: inputTokens, image_tokens: 0 },
+          },
+        }),
+      );
+      return;
+    }
+    if (body.stream !== true) {
+      if (fault === 'malformed-json') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"id": "chatcmpl-broken", "choices": [');
+        return;
+      }
+      const json =
+        path === '/v1/responses'
+          ? responseJson(spec)
+          : anthropic
+            ? messageJson(spec)
+            : chatCompletionJson(spec);
+      res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_fake' });
+      res.end(JSON.stringify(json));
+      return;
+    }
+    const includeUsage =
+      (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+    const events =
+      path === '/v1/responses'
+        ? responseSse(spec)
+        : anthropic
+          ? messageSse(spec)
+          : chatCompletionSse(spec, { includeUsage });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+    });
+    for (const [index, event] of events.entries()) {
+      if (res.destroyed) return;
+      if (fault === 'broken-sse' && index === 3) {
+        // Let the bytes so far reach the client, then cut the connection mid-event.
+        await new Promise((resolve) =>
+          res.write(event.slice(0, Math.floor(event.length / 2)), resolve),
+        );
+        await sleep(20);
+        res.destroy();
+        return;
+      }
+      if (fault === 'malformed-json' && index === 1) {
+        res.write('data: {"not json\n\n');
+        continue;
+      }
+      res.write(event);
+      if (fault === 'hang-after-first-chunk' && index === 0) return;
+      if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
+    }
+    res.end();
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    baseUrl: `${url}/v1`,
+    requests,
+    configure(next) {
+      options = { ...options, ...next };
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
