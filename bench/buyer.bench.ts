@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runBuyerNode, startBuyer } from '../src/buyer/index.js';
-import { startLibP2pSeller } from '../src/buyer/testing/libp2pSeller.js';
 import { MemoryNetwork } from '../src/buyer/testing/memoryNetwork.js';
 import { buildCatalog, OfferIndex, staticReputation } from '../src/catalog/index.js';
 import { type PeerSpec, peerIdFor, peerRecord } from '../src/catalog/testing/peerRecord.js';
@@ -24,6 +23,7 @@ import {
   waitFor,
 } from '../src/network/testing/loopback.js';
 import { ownPreferences, passThroughProtocol, selectRoute } from '../src/routing/index.js';
+import { startSeller } from '../src/seller/index.js';
 import { measure, printComparison, printFigure, stats, throughput } from './lib.js';
 
 const PROSE =
@@ -164,13 +164,24 @@ async function proxyLatency(): Promise<Record<string, unknown>> {
     });
   });
   const upstreamUrl = await listen(upstream);
-  // The real path: buyer -> libp2p stream -> seller node -> upstream HTTP.
+  // The real path: buyer -> libp2p stream -> seller node (src/seller) -> upstream HTTP.
   const bootstrap = await startLoopbackNode('bootstrap');
-  const seller = await startLibP2pSeller({
-    bootstrap: bootstrap.multiaddrs()[0]!,
-    upstreamUrl,
-    services: ['gpt-4o'],
-    pricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
+  const seller = await startSeller({
+    identity: randomIdentity(),
+    network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
+    seller: {
+      displayName: 'bench seller',
+      uploadLimitBytes: 1024 * 1024,
+      providers: [
+        {
+          type: 'openai-chat',
+          baseUrl: `${upstreamUrl}/v1`,
+          services: { 'gpt-4o': { categories: [] } },
+          defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
+          maxConcurrency: 64,
+        },
+      ],
+    },
   });
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-buyer-'));
   const config = defaultConfig();
@@ -253,18 +264,28 @@ async function proxyLatency(): Promise<Record<string, unknown>> {
     // The buyer's own share: the same requests over the in-memory network (seller = upstream fetch).
     const network = new MemoryNetwork();
     network.addSeller(
-      { peerId: 'memory', services: [{ id: 'gpt-4o', pricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 } }] },
+      {
+        peerId: 'memory',
+        services: [{ id: 'gpt-4o', pricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 } }],
+      },
       async (sellerCall) => {
         const response = await fetch(`${upstreamUrl}/v1/chat/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: sellerCall.request.body,
         });
-        return { status: response.status, headers: { 'content-type': 'application/json' }, body: await response.text() };
+        return {
+          status: response.status,
+          headers: { 'content-type': 'application/json' },
+          body: await response.text(),
+        };
       },
     );
     const memoryBuyer = await startBuyer({
-      config: { ...config.buyer, routingPreferences: { ...config.buyer.routingPreferences, minTrustScore: 0 } },
+      config: {
+        ...config.buyer,
+        routingPreferences: { ...config.buyer.routingPreferences, minTrustScore: 0 },
+      },
       dataDir,
       directory: network.directory,
       transport: network.transport,
@@ -273,11 +294,33 @@ async function proxyLatency(): Promise<Record<string, unknown>> {
     });
     try {
       const viaMemory = await measure(call(memoryBuyer.url), { iterations: 1000, warmup: 200 });
-      printComparison('1 KB latency p50, buyer over in-memory network vs direct', viaMemory.p50Ms, direct.p50Ms, 'ms');
+      printComparison(
+        '1 KB latency p50, buyer over in-memory network vs direct',
+        viaMemory.p50Ms,
+        direct.p50Ms,
+        'ms',
+      );
       network.calls.length = 0;
-      const memoryRate = await throughput(call(memoryBuyer.url), { concurrency: 32, durationMs: 3000 });
-      printComparison('requests/s, buyer over in-memory network vs direct', memoryRate.opsPerSecond, directRate.opsPerSecond, 'req/s');
-      return { direct, viaBuyer, ttfbDirect, ttfbBuyer, directRate, buyerRate, viaMemory, memoryRate };
+      const memoryRate = await throughput(call(memoryBuyer.url), {
+        concurrency: 32,
+        durationMs: 3000,
+      });
+      printComparison(
+        'requests/s, buyer over in-memory network vs direct',
+        memoryRate.opsPerSecond,
+        directRate.opsPerSecond,
+        'req/s',
+      );
+      return {
+        direct,
+        viaBuyer,
+        ttfbDirect,
+        ttfbBuyer,
+        directRate,
+        buyerRate,
+        viaMemory,
+        memoryRate,
+      };
     } finally {
       await memoryBuyer.stop();
     }

@@ -29,6 +29,7 @@ export function statusBody(service: BuyerService, url: string): Record<string, u
         : network.dhtNodeCount > 0
           ? 'no-sellers'
           : 'offline',
+    ...(health ? { network: health } : {}),
   };
 }
 
