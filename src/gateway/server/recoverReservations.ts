@@ -7,7 +7,7 @@
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../log/index.js';
 import type { GatewayStore } from '../store/types.js';
-import { lookupCost } from './costReport.js';
+import { lookupCost, reportOf } from './costReport.js';
 
 export interface RecoverOptions {
   store: GatewayStore;
@@ -22,7 +22,7 @@ export interface RecoverOptions {
 export async function recoverReservations(options: RecoverOptions): Promise<number> {
   const stale = await options.store.listReservations(options.now - options.staleAfterMs);
   for (const reservation of stale) {
-    const report = await lookupCost(options.buyer, reservation.id, { attempts: 1 });
+    const report = reportOf(await lookupCost(options.buyer, reservation.id, { attempts: 1 }));
     await options.store.settle({
       reservationId: reservation.id,
       requestId: reservation.id,
