@@ -5,13 +5,23 @@
  * (200 concurrent requests on a key with room for 10).
  */
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { createKey, createStore } from '../src/gateway/index.js';
 import { startGatewayProcess, startHarness } from '../src/gateway/testing/index.js';
 import { IdentityStore } from '../src/identity/index.js';
 import { measure, printComparison, printFigure, throughput } from './lib.js';
+
+/** CPU time (user + system, ms) a process has used, from /proc (Linux); null elsewhere. */
+function cpuMsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
 
 const BODY = JSON.stringify({ model: 'model-a', messages: [{ role: 'user', content: 'hi' }] });
 
@@ -79,7 +89,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
     );
     const child = await startGatewayProcess({ dataDir: processDir, buyerUrl: h.buyer.url });
     const viaProcess = new Pool(child.url, { connections: 64 });
-    let separate: { latency: unknown; throughput: unknown };
+    let separate: { latency: unknown; throughput: unknown; cpuMsPerRequest: number | null };
     try {
       const callProcess = async () => {
         const response = await viaProcess.request({
@@ -95,7 +105,11 @@ export default async function bench(): Promise<Record<string, unknown>> {
         if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
       };
       const latency = await measure(callProcess, { iterations: 2000, warmup: 200 });
+      const cpuBefore = cpuMsOf(child.pid);
       const rate = await throughput(callProcess, { concurrency: 32, durationMs: 3000 });
+      const cpuAfter = cpuMsOf(child.pid);
+      const cpuMsPerRequest =
+        cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / rate.operations;
       printComparison(
         'separate process: latency p50 vs buyer',
         latency.p50Ms,
@@ -109,7 +123,12 @@ export default async function bench(): Promise<Record<string, unknown>> {
         'ms',
       );
       printFigure('separate process: throughput', rate.opsPerSecond, 'req/s', '>= 2000 req/s');
-      separate = { latency, throughput: rate };
+      if (cpuMsPerRequest !== null) {
+        // Load-independent: what one request costs the gateway process, and what one core allows.
+        printFigure('separate process: gateway CPU per request', cpuMsPerRequest, 'ms');
+        printFigure('  = requests/s one free core could serve', 1000 / cpuMsPerRequest, 'req/s');
+      }
+      separate = { latency, throughput: rate, cpuMsPerRequest };
     } finally {
       await viaProcess.close();
       await child.stop();
