@@ -114,6 +114,35 @@ describe('faults', () => {
     }
   });
 
+  it('a buyer dying mid-stream closes the client connection and charges the delivered part', async () => {
+    const h = await startHarness({
+      buyer: { costUsd: '0.001000', streamChunks: 10, cutStreamAfter: 3 },
+    });
+    try {
+      const { key, secret } = await h.key({ limits: { daily: 1_000_000n } });
+      const response = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat({ stream: true }),
+      });
+      expect(response.status).toBe(200);
+      await expect(response.text()).rejects.toThrow();
+      const rows = await eventually(async () => {
+        const all = await h.store.queryLogs({ keyId: key.id });
+        return all.length === 1 && all;
+      });
+      expect(rows[0]).toMatchObject({
+        status: 502,
+        errorCode: 'buyer_unavailable',
+        streamed: true,
+        costMicro: 300n,
+      });
+      expect(await h.store.ledgerTotal(key.id)).toBe(300n);
+    } finally {
+      await h.stop();
+    }
+  });
+
   it('settles from GET /_svc/requests/<id> when the buyer sends no cost header', async () => {
     const h = await startHarness({ buyer: { costUsd: '0.000700', omitCost: true } });
     try {

@@ -158,6 +158,7 @@ export async function proxyRequest(
 
   res.writeHead(upstream.statusCode, responseHeaders(upstream.headers));
   const scanner = streamed ? new SseUsageScanner() : null;
+  let buyerBroke = false;
   try {
     const errorBody: Buffer[] | null = upstream.statusCode >= 400 && !streamed ? [] : null;
     for await (const chunk of upstream.body) {
@@ -168,9 +169,17 @@ export async function proxyRequest(
     if (!res.destroyed) res.end();
     if (errorBody) log.errorCode = errorCodeOf(Buffer.concat(errorBody));
   } catch {
-    // the client went away (or the buyer cut the stream): settle what was delivered
+    // The client went away, or the buyer cut the stream: settle what was delivered.
+    if (!res.destroyed && !res.writableEnded) {
+      // Mid-answer there is no way to send an error: close the connection so the client sees it.
+      buyerBroke = true;
+      res.destroy();
+    }
   }
-  if (res.destroyed && !res.writableFinished) {
+  if (buyerBroke) {
+    log.status = 502;
+    log.errorCode = 'buyer_unavailable';
+  } else if (res.destroyed && !res.writableFinished) {
     log.status = 499;
     log.errorCode = 'request_cancelled';
     upstream.body.destroy();

@@ -22,6 +22,8 @@ export interface StubBuyerOptions {
   lookupDown?: boolean;
   /** Answer model requests with this error status (no cost header, no record), like a routing failure. */
   errorStatus?: number;
+  /** Cut the connection after this many SSE chunks (a buyer dying mid-stream). */
+  cutStreamAfter?: number;
   /** Models of `GET /v1/models`. */
   models?: string[];
 }
@@ -279,6 +281,11 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       if (res.destroyed) return;
       res.write(chunkEvent(path, model, requestId, index));
       sent++;
+      if (options.cutStreamAfter !== undefined && sent >= options.cutStreamAfter) {
+        await sleep(10);
+        res.socket?.destroy();
+        return;
+      }
       if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
     }
     if (res.destroyed) return;
