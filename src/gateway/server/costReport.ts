@@ -82,10 +82,12 @@ export class SseUsageScanner {
 const recordSchema = z.object({
   completed: z.boolean(),
   costUsd: z.string(),
-  peerId: z.string().optional(),
-  provider: z.string().optional(),
-  serviceId: z.string().optional(),
-  model: z.string().optional(),
+  peerId: z.string().nullish(),
+  provider: z.string().nullish(),
+  serviceId: z.string().nullish(),
+  model: z.string().nullish(),
+  /** Set when the buyer answered with an error: the request is over, at the recorded cost. */
+  errorCode: z.string().nullish(),
   usage: z.object({
     inputTokens: z.number(),
     cachedInputTokens: z.number().default(0),
@@ -128,7 +130,8 @@ export async function lookupCost(
       unknown = false;
       if (response.statusCode !== 200) return null;
       const record = recordSchema.parse(JSON.parse(text));
-      if (!record.completed) continue;
+      // A request still streaming is neither completed nor failed yet: ask again.
+      if (!record.completed && !record.errorCode) continue;
       return {
         costMicro: parseUsd(record.costUsd),
         usage: {
