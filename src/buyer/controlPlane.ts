@@ -9,6 +9,11 @@ import { sendJson } from './http.js';
 export function statusBody(service: BuyerService, url: string): Record<string, unknown> {
   const { deps } = service;
   const network = deps.directory.status();
+  // The libp2p directory can say more about reachability (connections, why none).
+  const directory = deps.directory as {
+    health?: () => { status: string; message: string; connections: number };
+  };
+  const health = typeof directory.health === 'function' ? directory.health() : undefined;
   return {
     version: deps.version,
     url,
@@ -24,6 +29,7 @@ export function statusBody(service: BuyerService, url: string): Record<string, u
         : network.dhtNodeCount > 0
           ? 'no-sellers'
           : 'offline',
+    ...(health ? { network: health } : {}),
   };
 }
 

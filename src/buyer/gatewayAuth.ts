@@ -25,12 +25,10 @@ export class ControlSecret {
   }
 
   current(): Buffer | undefined {
-    let mtimeMs: number;
-    try {
-      mtimeMs = statSync(this.path).mtimeMs;
-    } catch {
-      return undefined;
-    }
+    // No exception for a missing file: this runs on every request.
+    const stats = statSync(this.path, { throwIfNoEntry: false });
+    if (!stats) return undefined;
+    const mtimeMs = stats.mtimeMs;
     if (this.cached?.mtimeMs !== mtimeMs) {
       this.cached = { mtimeMs, secret: Buffer.from(readFileSync(this.path, 'utf8').trim()) };
     }

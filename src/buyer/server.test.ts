@@ -246,6 +246,18 @@ describe('control plane', () => {
     expect(metrics).toContain('svc_buyer_requests_total{route="chat_completions",status="200"}');
     expect(metrics).toContain('svc_buyer_tokens_total{kind="input"}');
     expect(metrics).toContain('svc_buyer_peers{state="reachable"} 4');
+    expect(metrics).toContain('svc_buyer_request_duration_seconds_bucket');
+    expect(metrics).toContain('svc_buyer_spend_micro_usd_total');
+  });
+
+  it('counts errors by code and failures per seller', async () => {
+    await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [] }),
+    });
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/svc_buyer_errors_total\{code="missing_routing_target"\} [1-9]/);
   });
 });
 
@@ -294,6 +306,51 @@ describe('bad input', () => {
     expect(await status({ host: 'evil.example.com' })).toBe(403);
     expect(await status({ host: 'localhost:8377', origin: 'https://evil.example.com' })).toBe(403);
     expect(await status({ host: 'localhost:8377', origin: 'http://localhost:3000' })).toBe(200);
+  });
+
+  it('answers 413 while reading a chunked body that grows past the cap', async () => {
+    const small = await startTestBuyer({ config: { bodyLimitBytes: 1000 } });
+    try {
+      const chunks = Array.from({ length: 50 }, () => new TextEncoder().encode('x'.repeat(100)));
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = chunks.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      });
+      const response = await fetch(`${small.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      expect(response.status).toBe(413);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('never forwards credentials, cookies or svc headers to sellers', async () => {
+    await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer sk-secret-client-key-000000000000',
+        'x-api-key': 'sk-ant-secret',
+        cookie: 'session=abc',
+        'x-svc-end-user': 'alice',
+        'x-svc-buyer-identity': 'default',
+        'x-custom-trace': 'kept',
+      },
+      body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const headers = t.network.callsTo(CHEAP).at(-1)!.request.headers;
+    expect(headers.authorization).toBeUndefined();
+    expect(headers['x-api-key']).toBeUndefined();
+    expect(headers.cookie).toBeUndefined();
+    expect(Object.keys(headers).some((name) => name.startsWith('x-svc-'))).toBe(false);
+    expect(headers['x-custom-trace']).toBe('kept');
   });
 
   it('answers 413 from the declared length before reading the body', async () => {

@@ -79,6 +79,17 @@ describe('format translation', () => {
     expect(t.network.callsTo(claudeSeller).at(-1)!.request.path).toBe('/v1/messages');
   });
 
+  it('serves the responses API to the OpenAI SDK from a chat-completions seller', async () => {
+    const openai = new OpenAI({ apiKey: 'x', baseURL: `${t.url}/v1`, maxRetries: 0 });
+    const { data, response } = await openai.responses
+      .create({ model: 'llama-3.1-8b-instruct', input: 'hello', instructions: 'Be brief.' })
+      .withResponse();
+    expect(data.output_text).toBe('translated hello');
+    expect(response.headers.get('x-svc-peer-id')).toBe(chatSeller);
+    expect(response.headers.get('x-svc-token-source')).toBe('usage');
+    expect(t.network.callsTo(chatSeller).at(-1)!.request.path).toBe('/v1/chat/completions');
+  });
+
   it('rejects an invalid request with 400 naming the field, before any seller', async () => {
     const before = t.network.calls.length;
     const response = await fetch(`${t.url}/v1/messages`, {

@@ -45,25 +45,12 @@ export interface CatalogEntry {
   peers: CatalogPeer[];
 }
 
+const NO_CAPABILITIES: ServiceCapabilities = Object.freeze({});
+
 export interface CatalogOptions {
   reputation: ReputationSource;
   health?: OfferHealth;
   preferFreeSellers?: boolean;
-}
-
-function minOf(values: Array<number | undefined>): number | undefined {
-  if (values.some((value) => value === undefined)) return undefined;
-  return Math.min(...(values as number[]));
-}
-
-function intersect(lists: Array<string[] | undefined>): string[] | undefined {
-  if (lists.length === 0 || lists.some((list) => list === undefined)) return undefined;
-  const [first, ...rest] = lists as string[][];
-  return first!.filter((item) => rest.every((list) => list.includes(item)));
-}
-
-function count<T>(values: T[]): number {
-  return values.filter((value) => value !== undefined).length;
 }
 
 /** The most common cleaned name of a model's offers (ties: shortest, then alphabetical). */
@@ -88,7 +75,7 @@ export function catalogEntry(
     preferFreeSellers: options.preferFreeSellers ?? false,
     anyCachedPrice: model.anyCachedPrice,
   });
-  const caps = offers.map((offer) => offer.capabilities ?? {});
+  const caps = offers.map((offer) => offer.capabilities ?? NO_CAPABILITIES);
   const id = entryId(offers);
   const aliases = [...new Set(offers.flatMap((offer) => offer.aliases))]
     .filter((alias) => alias !== id)
@@ -96,21 +83,69 @@ export function catalogEntry(
   const protocols = [...new Set(offers.flatMap((offer) => offer.protocols))].sort();
   const types = new Set(offers.map((offer) => offer.type));
 
-  const contextLength = minOf(caps.map((c) => c.contextLength));
-  const maxOutput = minOf(caps.map((c) => c.maxOutputTokens));
-  const architectures = caps.map((c) => c.architecture);
-  const architecture =
-    count(architectures) === caps.length && new Set(architectures).size === 1
-      ? architectures[0]
-      : undefined;
-  const parameters = intersect(caps.map((c) => c.supportedParameters));
-  const toolUses = caps.map((c) => c.toolUse);
+  // One pass over the offers' capabilities (this runs for every model on every rebuild).
+  let contextLength: number | undefined;
+  let maxOutput: number | undefined;
+  let architecture: string | undefined;
+  let parameters: string[] | undefined;
+  let inputs: string[] | undefined;
+  let outputs: string[] | undefined;
+  let toolUseAll = true;
+  const covered = {
+    context: 0,
+    maxOut: 0,
+    arch: 0,
+    caps: 0,
+    params: 0,
+    tool: 0,
+    inputs: 0,
+    outputs: 0,
+  };
+  let architectureSame = true;
+  for (const c of caps) {
+    if (c.contextLength !== undefined) {
+      covered.context++;
+      contextLength = Math.min(contextLength ?? c.contextLength, c.contextLength);
+    }
+    if (c.maxOutputTokens !== undefined) {
+      covered.maxOut++;
+      maxOutput = Math.min(maxOutput ?? c.maxOutputTokens, c.maxOutputTokens);
+    }
+    if (c.architecture !== undefined) {
+      if (covered.arch > 0 && c.architecture !== architecture) architectureSame = false;
+      covered.arch++;
+      architecture = c.architecture;
+    }
+    if (c.supportedParameters) {
+      covered.params++;
+      const list = c.supportedParameters;
+      parameters = parameters ? parameters.filter((p) => list.includes(p)) : [...list];
+    }
+    if (c.toolUse !== undefined) {
+      covered.tool++;
+      toolUseAll &&= c.toolUse;
+    }
+    if (c.inputModalities) {
+      covered.inputs++;
+      const list = c.inputModalities;
+      inputs = inputs ? inputs.filter((m) => list.includes(m)) : [...list];
+    }
+    if (c.outputModalities) {
+      covered.outputs++;
+      const list = c.outputModalities;
+      outputs = outputs ? outputs.filter((m) => list.includes(m)) : [...list];
+    }
+    if (c.toolUse !== undefined || c.inputModalities || c.outputModalities) covered.caps++;
+  }
+  const all = caps.length;
   const capabilities: CatalogCapabilities = {};
-  if (count(toolUses) === caps.length) capabilities.tool_use = toolUses.every(Boolean);
-  const inputs = intersect(caps.map((c) => c.inputModalities));
-  if (inputs) capabilities.input_modalities = inputs;
-  const outputs = intersect(caps.map((c) => c.outputModalities));
-  if (outputs) capabilities.output_modalities = outputs;
+  if (covered.tool === all) capabilities.tool_use = toolUseAll;
+  if (covered.inputs === all && inputs) capabilities.input_modalities = inputs;
+  if (covered.outputs === all && outputs) capabilities.output_modalities = outputs;
+  if (covered.context < all) contextLength = undefined;
+  if (covered.maxOut < all) maxOutput = undefined;
+  if (covered.arch < all || !architectureSame) architecture = undefined;
+  if (covered.params < all) parameters = undefined;
 
   const entry: CatalogEntry = {
     id,
@@ -123,23 +158,21 @@ export function catalogEntry(
     supported_protocols: protocols,
     capability_coverage: {
       offers: offers.length,
-      context_length: count(caps.map((c) => c.contextLength)),
-      max_output_tokens: count(caps.map((c) => c.maxOutputTokens)),
-      architecture: count(architectures),
-      capabilities: caps.filter(
-        (c) => c.toolUse !== undefined || c.inputModalities || c.outputModalities,
-      ).length,
-      supported_parameters: count(caps.map((c) => c.supportedParameters)),
+      context_length: covered.context,
+      max_output_tokens: covered.maxOut,
+      architecture: covered.arch,
+      capabilities: covered.caps,
+      supported_parameters: covered.params,
     },
     peers: ranked.map(({ offer, reputationScore, effectiveReputationScore }) => ({
       peerId: offer.peerId,
       provider: offer.provider,
       serviceId: offer.serviceId,
       protocols: offer.protocols,
-      prices: { ...offer.pricing, ...(offer.unitBilling ?? {}) },
+      prices: offer.unitBilling ? { ...offer.pricing, ...offer.unitBilling } : offer.pricing,
       reputationScore: reputationScore ?? null,
       effectiveReputationScore: effectiveReputationScore ?? null,
-      capabilities: offer.capabilities ?? {},
+      capabilities: offer.capabilities ?? NO_CAPABILITIES,
     })),
   };
   if (contextLength !== undefined) entry.context_length = contextLength;

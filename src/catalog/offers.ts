@@ -32,12 +32,12 @@ export interface Offer {
   protocols: ApiProtocol[];
   pricing: TokenPricing;
   price: TokenPriceMicro;
-  unitBilling?: UnitBillingModel;
+  unitBilling: UnitBillingModel | undefined;
   /** Ranking price: micro-USD per million input+output tokens, or per image / video. */
   rankPrice: number;
   free: boolean;
   hasCachedPrice: boolean;
-  capabilities?: ServiceCapabilities;
+  capabilities: ServiceCapabilities | undefined;
   reachable: boolean;
   uploadLimitBytes: number;
   /** Ordinal of the seller in the directory (stable tie-break). */
@@ -46,7 +46,7 @@ export interface Offer {
 
 /** Names repeat across the network: normalise each spelling once. */
 const NAME_CACHE = new Map<string, { key: string; clean: string }>();
-const PRICE_CACHE = new Map<string, TokenPriceMicro>();
+const PRICE_CACHE = new Map<string, PriceInfo>();
 const CACHE_LIMIT = 50_000;
 
 function nameInfo(serviceId: string): { key: string; clean: string } {
@@ -59,28 +59,50 @@ function nameInfo(serviceId: string): { key: string; clean: string } {
   return info;
 }
 
-function priceOf(pricing: TokenPricing): TokenPriceMicro {
-  const key = `${pricing.inputUsdPerMillion}|${pricing.outputUsdPerMillion}|${pricing.cachedInputUsdPerMillion}`;
-  let price = PRICE_CACHE.get(key);
-  if (!price) {
-    if (PRICE_CACHE.size >= CACHE_LIMIT) PRICE_CACHE.clear();
-    price = toPriceMicro(pricing);
-    PRICE_CACHE.set(key, price);
-  }
-  return price;
+interface PriceInfo {
+  price: TokenPriceMicro;
+  /** Input + output micro-USD per million, as a number for fast comparison. */
+  tokenRankPrice: number;
+  free: boolean;
 }
 
-function rankPriceOf(type: ModelType, price: TokenPriceMicro, unit?: UnitBillingModel): number {
+const PRICE_BY_OBJECT = new WeakMap<TokenPricing, PriceInfo>();
+
+function priceOf(pricing: TokenPricing): PriceInfo {
+  let info = PRICE_BY_OBJECT.get(pricing);
+  if (info) return info;
+  const key = `${pricing.inputUsdPerMillion}|${pricing.outputUsdPerMillion}|${pricing.cachedInputUsdPerMillion}`;
+  info = PRICE_CACHE.get(key);
+  if (!info) {
+    if (PRICE_CACHE.size >= CACHE_LIMIT) PRICE_CACHE.clear();
+    const price = toPriceMicro(pricing);
+    info = {
+      price,
+      tokenRankPrice: Number(price.inputMicroPerMillion + price.outputMicroPerMillion),
+      free: isFreePrice(price),
+    };
+    PRICE_CACHE.set(key, info);
+  }
+  PRICE_BY_OBJECT.set(pricing, info);
+  return info;
+}
+
+function rankPriceOf(type: ModelType, tokenRankPrice: number, unit?: UnitBillingModel): number {
   if (type === 'image' && unit?.imageUsd !== undefined)
     return Number(usdNumberToMicro(unit.imageUsd));
   if (type === 'video' && unit?.videoUsd !== undefined)
     return Number(usdNumberToMicro(unit.videoUsd));
-  return Number(price.inputMicroPerMillion + price.outputMicroPerMillion);
+  return tokenRankPrice;
 }
+
+/** Offers computed from one signed record (records are immutable; reachability is not). */
+const OFFERS_BY_RECORD = new WeakMap<object, { reachable: boolean; offers: Offer[] }>();
 
 /** Offers of one peer, cheapest alias per model kept. Malformed prices drop just that service. */
 export function offersOfPeer(peer: KnownPeer): Offer[] {
   const { metadata } = peer;
+  const cached = OFFERS_BY_RECORD.get(metadata);
+  if (cached && cached.reachable === peer.reachable) return cached.offers;
   const byKey = new Map<string, Offer>();
   for (const announcement of metadata.providers) {
     for (const serviceId of announcement.services) {
@@ -92,7 +114,7 @@ export function offersOfPeer(peer: KnownPeer): Offer[] {
         ];
         const type = modelTypeOf(announcement.serviceCategories?.[serviceId] ?? [], protocols);
         const unitBilling = announcement.serviceUnitBillingModels?.[serviceId];
-        const price = priceOf(pricing);
+        const { price, tokenRankPrice, free } = priceOf(pricing);
         const names = nameInfo(serviceId);
         const unitFree = (unitBilling?.imageUsd ?? 0) === 0 && (unitBilling?.videoUsd ?? 0) === 0;
         const capabilities = announcement.serviceCapabilities?.[serviceId];
@@ -104,14 +126,14 @@ export function offersOfPeer(peer: KnownPeer): Offer[] {
           modelName: names.clean,
           aliases: [serviceId],
           type,
-          protocols: [...protocols],
+          protocols,
           pricing,
           price,
-          ...(unitBilling ? { unitBilling } : {}),
-          rankPrice: rankPriceOf(type, price, unitBilling),
-          free: isFreePrice(price) && unitFree,
+          unitBilling,
+          rankPrice: rankPriceOf(type, tokenRankPrice, unitBilling),
+          free: free && unitFree,
           hasCachedPrice: pricing.cachedInputUsdPerMillion !== undefined,
-          ...(capabilities ? { capabilities } : {}),
+          capabilities,
           reachable: peer.reachable,
           uploadLimitBytes: metadata.capabilities.uploadLimitBytes,
           displayName: metadata.displayName,
@@ -130,5 +152,7 @@ export function offersOfPeer(peer: KnownPeer): Offer[] {
       }
     }
   }
-  return [...byKey.values()];
+  const offers = [...byKey.values()];
+  OFFERS_BY_RECORD.set(metadata, { reachable: peer.reachable, offers });
+  return offers;
 }

@@ -7,6 +7,7 @@ import { registerConfigCommands } from './commands/config.js';
 import { registerGatewayCommands } from './commands/gateway/index.js';
 import { registerNetworkCommands } from './commands/network/index.js';
 import { registerSellerCommands } from './commands/seller.js';
+import { registerUpCommands } from './commands/up.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
 
@@ -20,6 +21,7 @@ const GROUPS: CommandGroup[] = [
   registerNetworkCommands,
   registerSellerCommands,
   registerGatewayCommands,
+  registerUpCommands,
 ];
 
 /** Builds the program; `exitOverride` turns commander's exits into thrown CommanderErrors. */

@@ -32,12 +32,10 @@ export class RouteStateStore {
 
   /** The current state (cached until the file changes). */
   read(): RouteState {
-    let mtimeMs: number;
-    try {
-      mtimeMs = statSync(this.path).mtimeMs;
-    } catch {
-      return {};
-    }
+    // No exception for a missing file: this runs on every request.
+    const stats = statSync(this.path, { throwIfNoEntry: false });
+    if (!stats) return {};
+    const mtimeMs = stats.mtimeMs;
     if (this.cached?.mtimeMs === mtimeMs) return this.cached.state;
     const parsed = stateSchema.safeParse(JSON.parse(readFileSync(this.path, 'utf8')));
     if (!parsed.success) {
