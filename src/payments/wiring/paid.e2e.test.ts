@@ -293,4 +293,62 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     expect(peer.reputationScore).toBe(score);
     expect(peer.reputation.volumeUsd).toBe(formatUsd(expected));
   }, 90_000);
+
+  it('pays its own count for an inflated usage claim and ranks that seller lower', async () => {
+    const inflating = await startFakeUpstream({
+      text: TEXT,
+      usage: { inputTokens: 14, cachedInputTokens: 0, outputTokens: 900 },
+    });
+    const identity = randomIdentity();
+    await chain.faucet(identity.account.address, { ethWei: DEFAULT_FAUCET_ETH });
+    const cheat = await startPaidSeller({
+      identity,
+      seller: sellerConfig(inflating),
+      network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
+      env: { FAKE_OPENAI_KEY: 'sk-fake' },
+      dataDir: tempDir('cheat-seller'),
+      chain: chain.contract,
+      tickIntervalMs: 0,
+    });
+    try {
+      await waitFor(
+        async () => {
+          await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
+          return buyer.directory.get(cheat.node.peerId)?.reachable;
+        },
+        45_000,
+        'second seller discovered',
+      );
+      await buyer.reputation!.refresh();
+      const before = buyer.reputation!.score(cheat.node.peerId);
+      const { data } = await openai.chat.completions
+        .create({
+          model: `${cheat.node.peerId}@gpt-paid`,
+          messages: [{ role: 'user', content: 'Say something worth paying for.' }],
+        })
+        .withResponse();
+      expect(data.choices[0]!.message.content).toBe(TEXT);
+      const channel = await waitFor(
+        async () => (await channels()).find((row) => row.seller === `0x${cheat.node.peerId}`),
+        10_000,
+        'channel with the second seller',
+      );
+      const row = channel as Channel & { refusedClaims: number; outputTokens: number };
+      expect(row.refusedClaims).toBe(1);
+      // Paid for the buyer's own count of the 8 delivered words, not 900 tokens.
+      expect(row.outputTokens).toBeLessThan(50);
+      expect(parseUsd(row.signedUsd)).toBeLessThan(
+        costOfUsage({ inputTokens: 14, cachedInputTokens: 0, outputTokens: 900 }, PRICE),
+      );
+      const penalised = before === undefined ? 0 : Math.max(0, before - 25);
+      await waitFor(
+        () => buyer.reputation!.score(cheat.node.peerId) === penalised,
+        5_000,
+        'seller penalised',
+      );
+    } finally {
+      await cheat.stop();
+      await inflating.close();
+    }
+  }, 60_000);
 });
