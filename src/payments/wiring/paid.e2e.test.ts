@@ -32,7 +32,11 @@ import { type FakeUpstream, startFakeUpstream } from '../../seller/index.js';
 import { trustScore } from '../reputation.js';
 import { manualClock } from '../testing.js';
 import { type PaidBuyerNode, startPaidBuyerNode } from './paidBuyer.js';
-import { type PaidSellerHandle, startPaidSeller } from './paidSeller.js';
+import {
+  type PaidSellerHandle,
+  type StartPaidSellerOptions,
+  startPaidSeller,
+} from './paidSeller.js';
 
 const PRICING: TokenPricing = {
   inputUsdPerMillion: 3,
@@ -59,6 +63,15 @@ function sellerConfig(upstream: FakeUpstream): SellerConfig {
         defaultPricing: PRICING,
         maxConcurrency: 4,
       },
+      {
+        type: 'openai-chat',
+        name: 'openai-free',
+        baseUrl: upstream.baseUrl,
+        apiKeyEnv: 'FAKE_OPENAI_KEY',
+        services: { 'gpt-free': { categories: ['chat'] } },
+        defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
+        maxConcurrency: 4,
+      },
     ],
   };
 }
@@ -76,6 +89,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
   let bootstrap: SvcNode;
   let upstream: FakeUpstream;
   let seller: PaidSellerHandle;
+  let sellerOptions: StartPaidSellerOptions;
   let buyer: PaidBuyerNode;
   let openai: OpenAI;
   let buyerAddress: `0x${string}`;
@@ -98,7 +112,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
 
     const sellerIdentity = randomIdentity();
     await chain.faucet(sellerIdentity.account.address, { ethWei: DEFAULT_FAUCET_ETH });
-    seller = await startPaidSeller({
+    sellerOptions = {
       identity: sellerIdentity,
       seller: sellerConfig(upstream),
       network: loopbackNetworkConfig({ bootstrap: [bootstrapAddr] }),
@@ -108,7 +122,8 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
       paymentsConfig: { settleThresholdUsd: '5.00', closeIdleSeconds: 3600 },
       clock: sellerClock,
       tickIntervalMs: 0,
-    });
+    };
+    seller = await startPaidSeller(sellerOptions);
 
     const buyerDir = tempDir('paid-buyer');
     const identities = new IdentityStore(buyerDir, {});
@@ -162,6 +177,32 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
       paymentsContract: chain.contract.paymentsAddress,
     });
     expect(buyer.payments).toBeDefined();
+  });
+
+  it('answers 402 to a paid request without payment, and serves free offers without any', async () => {
+    const body = (model: string) =>
+      new TextEncoder().encode(
+        JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+      );
+    const upstreamCalls = upstream.requests.length;
+    const unpaid = await buyer.service.deps.transport.request(seller.node.peerId, {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: body('gpt-paid'),
+    });
+    let text = '';
+    for await (const chunk of unpaid.body) text += Buffer.from(chunk).toString('utf8');
+    expect(unpaid.status).toBe(402);
+    expect(JSON.parse(text).error.code).toBe('payment_invalid');
+    expect(upstream.requests.length).toBe(upstreamCalls); // refused before any upstream call
+
+    const free = await openai.chat.completions.create({
+      model: 'gpt-free',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(free.choices[0]!.message.content).toBe(TEXT);
+    expect(await channels()).toEqual([]);
   });
 
   it('pays the seller exactly the advertised price for delivered tokens, then returns the rest', async () => {
@@ -264,6 +305,10 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
       10_000,
       'seller holds the latest voucher',
     );
+
+    // The seller restarts (same key and data dir) before settling: nothing earned is lost.
+    await seller.stop();
+    seller = await startPaidSeller({ ...sellerOptions });
 
     // Idle past closeIdleSeconds: the seller settles and closes on chain.
     sellerClock.advance(3601 * 1000);

@@ -44,7 +44,7 @@ export function registerStartCommand(buyer: Command, io: CliIo): void {
         logger: ctx.logger,
         version: packageVersion(),
       });
-      const problem = running.paymentsProblem ?? chain.problem;
+      const problem = chain.problem ?? running.paymentsProblem;
       const info = {
         url: running.url,
         peerId: running.node.peerId,
