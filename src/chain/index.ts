@@ -1,0 +1,29 @@
+/** Chain access: anvil launcher, viem clients with fallback RPCs, safe tx sending, contract bindings, deployments. */
+export { type AnvilProcess, anvilBinaryPath, type StartAnvilOptions, startAnvil } from './anvil.js';
+export { type ChainClients, type ChainClientsOptions, createChainClients } from './clients.js';
+export { type ConnectedChain, connectChain } from './connect.js';
+export {
+  type Deployment,
+  deployContracts,
+  deploymentPath,
+  LOCAL_GRACE_PERIOD_SECONDS,
+  readDeployment,
+  writeDeployment,
+} from './deployment.js';
+export {
+  ANVIL_DEPLOYER_KEY,
+  DEFAULT_FAUCET_ETH,
+  type LocalChain,
+  runFaucet,
+  type StartLocalChainOptions,
+  startLocalChain,
+} from './localChain.js';
+export { type ChainNetwork, LOCAL_RPC_URL, NETWORKS, type NetworkInfo } from './networks.js';
+export {
+  type CloseRequestedEvent,
+  type OnChainChannel,
+  type OnChainChannelStatus,
+  type OnChainSellerStats,
+  PaymentsContract,
+} from './paymentsContract.js';
+export { TxSender } from './sender.js';

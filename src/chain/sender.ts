@@ -1,0 +1,154 @@
+/**
+ * Sends contract transactions for one account: one nonce counter per account, sends serialised
+ * so concurrent callers never reuse a nonce, every transaction waits for its receipt, and a
+ * reverted transaction throws with the contract's reason.
+ */
+import {
+  type Abi,
+  type Account,
+  type Address,
+  type ContractFunctionArgs,
+  type ContractFunctionName,
+  createWalletClient,
+  type Hash,
+  type PublicClient,
+  type TransactionReceipt,
+  type WalletClient,
+} from 'viem';
+import type { ChainClients } from './clients.js';
+
+/** Serialises async work (a tiny mutex). */
+class Queue {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(work, work);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+export interface WriteRequest<
+  abi extends Abi,
+  name extends ContractFunctionName<abi, 'nonpayable' | 'payable'>,
+> {
+  address: Address;
+  abi: abi;
+  functionName: name;
+  args: ContractFunctionArgs<abi, 'nonpayable' | 'payable', name>;
+}
+
+/** Sends transactions from one account. Create one per account and share it. */
+export class TxSender {
+  readonly account: Account;
+  readonly wallet: WalletClient;
+  private readonly publicClient: PublicClient;
+  private readonly queue = new Queue();
+  private nextNonce: number | undefined;
+
+  constructor(clients: ChainClients, account: Account) {
+    this.account = account;
+    this.publicClient = clients.publicClient;
+    this.wallet = createWalletClient({
+      account,
+      chain: clients.chain,
+      transport: clients.transport,
+    });
+  }
+
+  get address(): Address {
+    return this.account.address;
+  }
+
+  /** Simulates (so a revert costs nothing and names its reason), sends, waits for the receipt. */
+  async write<
+    const abi extends Abi,
+    name extends ContractFunctionName<abi, 'nonpayable' | 'payable'>,
+  >(request: WriteRequest<abi, name>): Promise<TransactionReceipt> {
+    const hash = await this.queue.run(async () => {
+      // viem's generics cannot follow a generic abi through simulate; the request is typed above.
+      const { request: prepared } = await this.publicClient.simulateContract({
+        ...(request as WriteRequest<Abi, string>),
+        account: this.account,
+      } as Parameters<PublicClient['simulateContract']>[0]);
+      const nonce = await this.takeNonce();
+      try {
+        return await this.wallet.writeContract({
+          ...(prepared as Parameters<WalletClient['writeContract']>[0]),
+          account: this.account,
+          chain: this.wallet.chain,
+          nonce,
+        });
+      } catch (error) {
+        // The transaction may not have been accepted: read the nonce from the chain next time.
+        this.nextNonce = undefined;
+        throw error;
+      }
+    });
+    return this.waitFor(hash);
+  }
+
+  /** Sends plain ETH. */
+  async sendValue(to: Address, value: bigint): Promise<TransactionReceipt> {
+    const hash = await this.queue.run(async () => {
+      const nonce = await this.takeNonce();
+      try {
+        return await this.wallet.sendTransaction({
+          account: this.account,
+          chain: this.wallet.chain,
+          to,
+          value,
+          nonce,
+        });
+      } catch (error) {
+        this.nextNonce = undefined;
+        throw error;
+      }
+    });
+    return this.waitFor(hash);
+  }
+
+  /** Deploys a contract and returns its address. */
+  async deploy(abi: Abi, bytecode: `0x${string}`, args: readonly unknown[]): Promise<Address> {
+    const hash = await this.queue.run(async () => {
+      const nonce = await this.takeNonce();
+      try {
+        return await this.wallet.deployContract({
+          abi,
+          bytecode,
+          args,
+          account: this.account,
+          chain: this.wallet.chain,
+          nonce,
+        });
+      } catch (error) {
+        this.nextNonce = undefined;
+        throw error;
+      }
+    });
+    const receipt = await this.waitFor(hash);
+    if (!receipt.contractAddress) throw new Error(`deployment ${hash} created no contract`);
+    return receipt.contractAddress;
+  }
+
+  private async takeNonce(): Promise<number> {
+    if (this.nextNonce === undefined) {
+      this.nextNonce = await this.publicClient.getTransactionCount({
+        address: this.account.address,
+        blockTag: 'pending',
+      });
+    }
+    const nonce = this.nextNonce;
+    this.nextNonce = nonce + 1;
+    return nonce;
+  }
+
+  private async waitFor(hash: Hash): Promise<TransactionReceipt> {
+    const receipt = await this.publicClient.waitForTransactionReceipt({
+      hash,
+      pollingInterval: 50,
+      timeout: 120_000,
+    });
+    if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
+    return receipt;
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * Solidity contracts (TestUSDC, SvcPayments) and their generated ABI + bytecode. Rebuild the
+ * artifacts with `npm run build:contracts` after editing a .sol file.
+ */
+export {
+  SvcPaymentsAbi,
+  SvcPaymentsBytecode,
+  TestUSDCAbi,
+  TestUSDCBytecode,
+} from './artifacts.generated.js';
