@@ -1,0 +1,557 @@
+/**
+ * The top-up exchange on anvil with the real TestUSDC, the real local facilitator over HTTP and
+ * payments signed by the official x402 client: what a key holder sees, and what lands on chain
+ * and in the ledger.
+ */
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  HTTPFacilitatorClient,
+} from '@x402/core/http';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { PaymentRequired } from '@x402/core/types';
+import { getAddress, parseEther } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestUSDCAbi } from '../contracts/index.js';
+import { parseUsd } from '../money/index.js';
+import { MemoryTopupLedger } from './ledger/MemoryTopupLedger.js';
+import type { TopupService } from './TopupService.js';
+import { startStubServer } from './testing/httpStub.js';
+import {
+  craftedPayment,
+  officialPayment,
+  paymentHeader,
+  startTopupHarness,
+  type TopupHarness,
+} from './testing/topupHarness.js';
+import type { TopupKey, TopupReply } from './types.js';
+
+const URL_ = 'http://127.0.0.1:8379/v1/key/topup';
+let h: TopupHarness;
+
+beforeAll(async () => {
+  h = await startTopupHarness();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+function challengeOf(reply: TopupReply): PaymentRequired {
+  const header = reply.headers['PAYMENT-REQUIRED'];
+  expect(header, 'PAYMENT-REQUIRED header').toBeTypeOf('string');
+  return decodePaymentRequiredHeader(header!);
+}
+
+function codeOf(reply: TopupReply): { code: string; message: string; reason?: string } {
+  return (reply.body as { error: { code: string; message: string; reason?: string } }).error;
+}
+
+async function challenge(
+  service: TopupService,
+  key: TopupKey,
+  amount: string,
+): Promise<PaymentRequired> {
+  const reply = await service.handle({ key, body: { amount_usd: amount }, resourceUrl: URL_ });
+  expect(reply.status).toBe(402);
+  return challengeOf(reply);
+}
+
+/** Counts facilitator calls while passing them to the real facilitator. */
+function counting(inner: FacilitatorClient) {
+  const calls: string[] = [];
+  const client: FacilitatorClient = {
+    verify: (p, r) => {
+      calls.push('verify');
+      return inner.verify(p, r);
+    },
+    settle: (p, r) => {
+      calls.push('settle');
+      return inner.settle(p, r);
+    },
+    getSupported: () => inner.getSupported(),
+  };
+  return { client, calls };
+}
+
+describe('challenge and rules', () => {
+  it('answers 402 with an x402 v2 PAYMENT-REQUIRED for the key wallet', async () => {
+    const { service } = h.service();
+    const key = h.newKey();
+    const reply = await service.handle({ key, body: { amount_usd: '5' }, resourceUrl: URL_ });
+    expect(reply.status).toBe(402);
+    expect(reply.headers['cache-control']).toBe('no-store');
+    const required = challengeOf(reply);
+    expect(required.x402Version).toBe(2);
+    expect(required.resource.url).toBe(URL_);
+    expect(required.accepts).toEqual([
+      {
+        scheme: 'exact',
+        network: `eip155:${h.chain.anvil.chainId}`,
+        amount: '5000000',
+        asset: getAddress(h.asset.address),
+        payTo: getAddress(key.walletAddress),
+        maxTimeoutSeconds: 300,
+        extra: { name: 'USD Coin', version: '2' },
+      },
+    ]);
+  });
+
+  it('refuses keys paid from the default wallet (403 topup_not_available)', async () => {
+    const { service } = h.service();
+    const reply = await service.handle({
+      key: h.newKey({ identity: 'default' }),
+      body: { amount_usd: '5' },
+      resourceUrl: URL_,
+    });
+    expect(reply.status).toBe(403);
+    expect(codeOf(reply).code).toBe('topup_not_available');
+  });
+
+  it('refuses keys without top-ups enabled (403 topup_not_allowed)', async () => {
+    const { service } = h.service();
+    const reply = await service.handle({
+      key: h.newKey({ topupEnabled: false }),
+      body: { amount_usd: '5' },
+      resourceUrl: URL_,
+    });
+    expect(reply.status).toBe(403);
+    expect(codeOf(reply).code).toBe('topup_not_allowed');
+  });
+
+  it.each([['1.999999'], ['500.000001'], ['abc'], ['-5'], ['2.0000001'], [undefined]])(
+    'refuses amount %s with 400 naming the bounds',
+    async (amount) => {
+      const { service } = h.service();
+      const body = amount === undefined ? {} : { amount_usd: amount };
+      const reply = await service.handle({ key: h.newKey(), body, resourceUrl: URL_ });
+      expect(reply.status).toBe(400);
+      const error = codeOf(reply);
+      expect(error.code).toBe('topup_amount_invalid');
+      expect(error.message).toContain('2.000000');
+      expect(error.message).toContain('500.000000');
+    },
+  );
+
+  it('accepts both bounds exactly', async () => {
+    const { service } = h.service();
+    for (const amount of ['2', '500']) {
+      const reply = await service.handle({
+        key: h.newKey(),
+        body: { amount_usd: amount },
+        resourceUrl: URL_,
+      });
+      expect(reply.status).toBe(402);
+    }
+  });
+});
+
+describe('paying', () => {
+  it('settles a payment signed by the official client, credits exactly once, refuses a replay', async () => {
+    const { service, ledger } = h.service();
+    const key = h.newKey();
+    const payer = await h.newPayer('20');
+    const required = await challenge(service, key, '5');
+    const header = paymentHeader(await officialPayment(payer, required));
+
+    const reply = await service.handle({
+      key,
+      body: { amount_usd: '5' },
+      paymentSignature: header,
+      resourceUrl: URL_,
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    const settle = decodePaymentResponseHeader(reply.headers['PAYMENT-RESPONSE']!);
+    expect(settle.success).toBe(true);
+    expect(settle.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(settle.network).toBe(`eip155:${h.chain.anvil.chainId}`);
+    const receipt = await h.chain.clients.publicClient.getTransactionReceipt({
+      hash: settle.transaction as `0x${string}`,
+    });
+    expect(receipt.status).toBe('success');
+    expect(await h.usdcBalance(key.walletAddress)).toBe(parseUsd('5'));
+    expect(await h.usdcBalance(payer.address)).toBe(parseUsd('15'));
+    expect(await ledger.toppedUpMicro(key.keyId)).toBe(parseUsd('5'));
+    expect((reply.body as { data: { topped_up_usd: string } }).data.topped_up_usd).toBe('5.000000');
+
+    const replay = await service.handle({
+      key,
+      body: { amount_usd: '5' },
+      paymentSignature: header,
+      resourceUrl: URL_,
+    });
+    expect(replay.status).toBe(409);
+    expect(codeOf(replay).code).toBe('topup_payment_replayed');
+    expect(await h.usdcBalance(key.walletAddress)).toBe(parseUsd('5'));
+    expect(await ledger.toppedUpMicro(key.keyId)).toBe(parseUsd('5'));
+  });
+
+  it('refuses a replay on a fresh service sharing the ledger (process restart)', async () => {
+    const ledger = new MemoryTopupLedger();
+    const first = h.service({ ledger }).service;
+    const key = h.newKey();
+    const payer = await h.newPayer('10');
+    const header = paymentHeader(await officialPayment(payer, await challenge(first, key, '3')));
+    expect(
+      (
+        await first.handle({
+          key,
+          body: { amount_usd: '3' },
+          paymentSignature: header,
+          resourceUrl: URL_,
+        })
+      ).status,
+    ).toBe(200);
+    const second = h.service({ ledger }).service;
+    const replay = await second.handle({
+      key,
+      body: { amount_usd: '3' },
+      paymentSignature: header,
+      resourceUrl: URL_,
+    });
+    expect(replay.status).toBe(409);
+    expect(await ledger.toppedUpMicro(key.keyId)).toBe(parseUsd('3'));
+  });
+});
+
+describe('bad payments are refused before the facilitator', () => {
+  const cases: Array<{
+    name: string;
+    reason: string;
+    make: (ctx: {
+      key: TopupKey;
+      required: PaymentRequired;
+      payer: ReturnType<typeof privateKeyToAccount>;
+    }) => Promise<string>;
+    bodyAmount?: string;
+  }> = [
+    {
+      name: 'an expired authorization',
+      reason: 'authorization_expired',
+      make: async ({ required, payer }) =>
+        paymentHeader(
+          await craftedPayment(payer, required.accepts[0]!, {
+            validBefore: BigInt(Math.floor(Date.now() / 1000) - 60),
+          }),
+        ),
+    },
+    {
+      name: 'validAfter in the future',
+      reason: 'authorization_not_yet_valid',
+      make: async ({ required, payer }) =>
+        paymentHeader(
+          await craftedPayment(payer, required.accepts[0]!, {
+            validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600),
+          }),
+        ),
+    },
+    {
+      name: 'a wrong payee',
+      reason: 'payee_mismatch',
+      make: async ({ required, payer }) =>
+        paymentHeader(
+          await craftedPayment(payer, required.accepts[0]!, {
+            to: privateKeyToAccount(generatePrivateKey()).address,
+          }),
+        ),
+    },
+    {
+      name: 'a wrong asset',
+      reason: 'asset_mismatch',
+      make: async ({ required, payer }) => {
+        const other = {
+          ...required.accepts[0]!,
+          asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+        };
+        return paymentHeader(await craftedPayment(payer, other));
+      },
+    },
+    {
+      name: 'a wrong network',
+      reason: 'network_mismatch',
+      make: async ({ required, payer }) => {
+        const other = { ...required.accepts[0]!, network: 'eip155:8453' as const };
+        return paymentHeader(await craftedPayment(payer, other));
+      },
+    },
+    {
+      name: 'an amount that differs from the request',
+      reason: 'amount_mismatch',
+      bodyAmount: '4',
+      make: async ({ required, payer }) => paymentHeader(await officialPayment(payer, required)),
+    },
+    {
+      name: 'a signature by someone else',
+      reason: 'invalid_signature',
+      make: async ({ required, payer }) => {
+        const forged = await craftedPayment(
+          privateKeyToAccount(generatePrivateKey()),
+          required.accepts[0]!,
+        );
+        const auth = (forged.payload as { authorization: Record<string, string> }).authorization;
+        auth.from = payer.address;
+        return paymentHeader(forged);
+      },
+    },
+    {
+      name: 'a signature for another chain',
+      reason: 'invalid_signature',
+      make: async ({ required, payer }) =>
+        paymentHeader(await craftedPayment(payer, required.accepts[0]!, {}, { chainId: 8453 })),
+    },
+    {
+      name: 'a garbage header',
+      reason: 'invalid_payment_header',
+      make: async () => 'this is not base64 JSON!',
+    },
+    {
+      name: 'base64 JSON that is not a payment',
+      reason: 'invalid_payment_header',
+      make: async () => Buffer.from('{"hello":"world"}').toString('base64'),
+    },
+  ];
+
+  it.each(cases)('$name → 402 $reason, nothing credited', async ({ reason, make, bodyAmount }) => {
+    const { client, calls } = counting(h.facilitatorClient);
+    const { service, ledger } = h.service({ facilitator: client });
+    const key = h.newKey();
+    const payer = await h.newPayer('10');
+    const required = await challenge(service, key, '5');
+    const header = await make({ key, required, payer });
+    const reply = await service.handle({
+      key,
+      body: { amount_usd: bodyAmount ?? '5' },
+      paymentSignature: header,
+      resourceUrl: URL_,
+    });
+    expect(reply.status).toBe(402);
+    expect(codeOf(reply).code).toBe('topup_payment_invalid');
+    expect(codeOf(reply).reason).toBe(reason);
+    expect(challengeOf(reply).error).toBe(reason);
+    expect(calls).toEqual([]);
+    expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
+    expect(await h.usdcBalance(key.walletAddress)).toBe(0n);
+  });
+
+  it('insufficient funds → 402 insufficient_funds, nothing credited', async () => {
+    const { client, calls } = counting(h.facilitatorClient);
+    const { service, ledger } = h.service({ facilitator: client });
+    const key = h.newKey();
+    const payer = await h.newPayer('1');
+    const header = paymentHeader(await officialPayment(payer, await challenge(service, key, '5')));
+    const reply = await service.handle({
+      key,
+      body: { amount_usd: '5' },
+      paymentSignature: header,
+      resourceUrl: URL_,
+    });
+    expect(reply.status).toBe(402);
+    expect(codeOf(reply).reason).toBe('insufficient_funds');
+    expect(calls).toEqual([]);
+    expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
+  });
+});
+
+describe('facilitator faults', () => {
+  it('a facilitator that times out → 503 facilitator_unavailable, nothing credited', async () => {
+    const hanging = await startStubServer(() => {
+      // never answers
+    });
+    try {
+      const { service, ledger } = h.service({
+        facilitator: new HTTPFacilitatorClient({ url: hanging.url, timeoutMs: 300 }),
+      });
+      const key = h.newKey();
+      const payer = await h.newPayer('10');
+      const header = paymentHeader(
+        await officialPayment(payer, await challenge(service, key, '5')),
+      );
+      const reply = await service.handle({
+        key,
+        body: { amount_usd: '5' },
+        paymentSignature: header,
+        resourceUrl: URL_,
+      });
+      expect(reply.status).toBe(503);
+      expect(codeOf(reply).code).toBe('facilitator_unavailable');
+      expect(reply.headers['Retry-After']).toBe('10');
+      expect(hanging.calls).toEqual(['/verify']);
+      expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
+      expect(await h.usdcBalance(key.walletAddress)).toBe(0n);
+      // The same signature may be retried once the facilitator is back (nothing moved).
+      const again = h.service({ ledger }).service;
+      const retry = await again.handle({
+        key,
+        body: { amount_usd: '5' },
+        paymentSignature: header,
+        resourceUrl: URL_,
+      });
+      expect(retry.status).toBe(200);
+      expect(await ledger.toppedUpMicro(key.keyId)).toBe(parseUsd('5'));
+    } finally {
+      await hanging.close();
+    }
+  });
+
+  it('a facilitator that errors → 502 facilitator_error, nothing credited', async () => {
+    const failing = await startStubServer((_path, _body, response) => {
+      response.writeHead(500, { 'content-type': 'text/plain' });
+      response.end('internal failure');
+    });
+    try {
+      const { service, ledger } = h.service({
+        facilitator: new HTTPFacilitatorClient({ url: failing.url }),
+      });
+      const key = h.newKey();
+      const payer = await h.newPayer('10');
+      const header = paymentHeader(
+        await officialPayment(payer, await challenge(service, key, '5')),
+      );
+      const reply = await service.handle({
+        key,
+        body: { amount_usd: '5' },
+        paymentSignature: header,
+        resourceUrl: URL_,
+      });
+      expect(reply.status).toBe(502);
+      expect(codeOf(reply).code).toBe('facilitator_error');
+      expect(codeOf(reply).message).toContain('internal failure');
+      expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
+      expect(await h.usdcBalance(key.walletAddress)).toBe(0n);
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('settlement failing on chain → 402 with PAYMENT-RESPONSE success:false, nothing credited', async () => {
+    const key = h.newKey();
+    const payer = await h.newPayer('10');
+    await h.chain.faucet(payer.address, { ethWei: parseEther('0.1') });
+    const sink = privateKeyToAccount(generatePrivateKey()).address;
+    // Between verify and settle the payer moves its USDC away, so the transfer reverts.
+    const draining: FacilitatorClient = {
+      verify: async (p, r) => {
+        const verdict = await h.facilitatorClient.verify(p, r);
+        await h.chain.clients.senderFor(payer).write({
+          address: h.asset.address,
+          abi: TestUSDCAbi,
+          functionName: 'transfer',
+          args: [sink, parseUsd('10')],
+        });
+        return verdict;
+      },
+      settle: (p, r) => h.facilitatorClient.settle(p, r),
+      getSupported: () => h.facilitatorClient.getSupported(),
+    };
+    const { service, ledger } = h.service({ facilitator: draining });
+    const header = paymentHeader(await officialPayment(payer, await challenge(service, key, '5')));
+    const reply = await service.handle({
+      key,
+      body: { amount_usd: '5' },
+      paymentSignature: header,
+      resourceUrl: URL_,
+    });
+    expect(reply.status).toBe(402);
+    const settle = decodePaymentResponseHeader(reply.headers['PAYMENT-RESPONSE']!);
+    expect(settle.success).toBe(false);
+    expect(codeOf(reply).code).toBe('topup_payment_invalid');
+    expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
+    expect(await h.usdcBalance(key.walletAddress)).toBe(0n);
+    expect(await ledger.listPendingTopups()).toEqual([]);
+  });
+
+  it('a settle whose answer is lost is credited by reconcile, exactly once', async () => {
+    // Relays to the real facilitator, but drops the connection after settling on chain.
+    const lossy = await startStubServer(async (path, body, response) => {
+      const upstream = await fetch(`${h.facilitatorServer.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      const text = await upstream.text();
+      if (path === '/settle') {
+        response.socket?.destroy();
+        return;
+      }
+      response.writeHead(upstream.status, { 'content-type': 'application/json' });
+      response.end(text);
+    });
+    try {
+      const ledger = new MemoryTopupLedger();
+      const { service } = h.service({
+        ledger,
+        facilitator: new HTTPFacilitatorClient({ url: lossy.url }),
+      });
+      const key = h.newKey();
+      const payer = await h.newPayer('10');
+      const header = paymentHeader(
+        await officialPayment(payer, await challenge(service, key, '5')),
+      );
+      const reply = await service.handle({
+        key,
+        body: { amount_usd: '5' },
+        paymentSignature: header,
+        resourceUrl: URL_,
+      });
+      expect(reply.status).toBe(503);
+      expect(codeOf(reply).code).toBe('facilitator_unavailable');
+      expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
+      expect(await h.usdcBalance(key.walletAddress)).toBe(parseUsd('5'));
+      // A retry while it is pending is not settled twice.
+      const retry = await service.handle({
+        key,
+        body: { amount_usd: '5' },
+        paymentSignature: header,
+        resourceUrl: URL_,
+      });
+      expect(retry.status).toBe(503);
+      expect(codeOf(retry).code).toBe('topup_pending');
+
+      // A restarted gateway reconciles pending rows at start.
+      const restarted = h.service({ ledger }).service;
+      const result = await restarted.start();
+      await restarted.stop();
+      expect(result).toEqual({ credited: 1, failed: 0, stillPending: 0 });
+      expect(await ledger.toppedUpMicro(key.keyId)).toBe(parseUsd('5'));
+      expect((await restarted.reconcile()).credited).toBe(0);
+      const replay = await restarted.handle({
+        key,
+        body: { amount_usd: '5' },
+        paymentSignature: header,
+        resourceUrl: URL_,
+      });
+      expect(replay.status).toBe(409);
+      expect(await ledger.toppedUpMicro(key.keyId)).toBe(parseUsd('5'));
+    } finally {
+      await lossy.close();
+    }
+  });
+
+  it('a crash between settle and credit leaves a pending row that reconcile credits', async () => {
+    const ledger = new MemoryTopupLedger();
+    const crashing = Object.create(ledger) as MemoryTopupLedger;
+    crashing.creditTopup = async () => {
+      throw new Error('database went away');
+    };
+    const { service } = h.service({ ledger: crashing });
+    const key = h.newKey();
+    const payer = await h.newPayer('10');
+    const header = paymentHeader(await officialPayment(payer, await challenge(service, key, '7')));
+    const reply = await service.handle({
+      key,
+      body: { amount_usd: '7' },
+      paymentSignature: header,
+      resourceUrl: URL_,
+    });
+    expect(reply.status).toBe(503);
+    expect(codeOf(reply).code).toBe('topup_pending');
+    expect(decodePaymentResponseHeader(reply.headers['PAYMENT-RESPONSE']!).success).toBe(true);
+    expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
+
+    const restarted = h.service({ ledger }).service;
+    expect(await restarted.start()).toEqual({ credited: 1, failed: 0, stillPending: 0 });
+    await restarted.stop();
+    expect(await ledger.toppedUpMicro(key.keyId)).toBe(parseUsd('7'));
+    expect(await h.usdcBalance(key.walletAddress)).toBe(parseUsd('7'));
+  });
+});
