@@ -3,13 +3,18 @@ import { Command, Option } from 'commander';
 import { LOG_LEVELS } from '../log/index.js';
 import { registerBuyerCommands } from './commands/buyer/index.js';
 import { registerConfigCommands } from './commands/config.js';
+import { registerX402Commands } from './commands/x402.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
 
 /** Registers one command group on the root program. */
 export type CommandGroup = (program: Command, io: CliIo) => void;
 
-const GROUPS: CommandGroup[] = [registerBuyerCommands, registerConfigCommands];
+const GROUPS: CommandGroup[] = [
+  registerBuyerCommands,
+  registerConfigCommands,
+  registerX402Commands,
+];
 
 /** Builds the program; `exitOverride` turns commander's exits into thrown CommanderErrors. */
 export function createProgram(io: CliIo): Command {

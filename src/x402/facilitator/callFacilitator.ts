@@ -13,10 +13,11 @@ import {
   VerifyError,
   type VerifyResponse,
 } from '@x402/core/types';
-import { SvcError } from '../../errors/index.js';
+import { isSvcError, SvcError } from '../../errors/index.js';
 
 /** A facilitator call that did not give a verdict; `indeterminate` if it may have settled. */
 export function facilitatorFailure(error: unknown, operation: 'verify' | 'settle'): SvcError {
+  if (isSvcError(error)) return error;
   const indeterminate = operation === 'settle';
   if (error instanceof FacilitatorTimeoutError || isConnectionError(error)) {
     const why =
