@@ -178,6 +178,14 @@ export const ERROR_CODES = {
       'The payment is being settled; it will be credited once it confirms on chain. Check topped_up_usd in GET /v1/key.',
   },
 
+  // --- gateway (issue 7) ---
+  topup_not_implemented: {
+    status: 501,
+    message:
+      'Key top-ups are not available on this gateway yet. Fund the wallet with `svc buyer deposit` instead.',
+  },
+  key_revoked: { status: 401, message: 'This API key has been revoked.' },
+  key_expired: { status: 401, message: 'This API key has expired.' },
   // --- local (CLI) ---
   invalid_config: { status: 400, message: 'The configuration is invalid.' },
   invalid_argument: { status: 400, message: 'An argument is invalid.' },

@@ -16,6 +16,19 @@ export const gatewaySchema = z.strictObject({
   x402Facilitator: z.string().optional(),
   /** Request-log rows older than this are deleted. */
   logRetentionDays: z.number().int().positive().default(90),
+  /**
+   * The most one request may cost: the amount reserved on every budget before forwarding (less
+   * when a budget has less room) and sent to the buyer as `x-svc-max-cost-usd` when a limit applies.
+   */
+  maxRequestCostUsd: usdStringSchema.default('1'),
+  /** Ingress body cap; larger requests get 413. */
+  bodyLimitBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024),
+  /** Failed authentications per client address per minute before it is answered 429. */
+  authFailuresPerMinute: z.number().int().positive().default(20),
 });
 
 export type GatewayConfig = z.infer<typeof gatewaySchema>;

@@ -1,0 +1,28 @@
+/**
+ * The gateway (issue 7): API keys, workspaces, members, budgets, routing policies and request
+ * logs in front of the buyer, which it reaches over HTTP only (SEAMS.md "Gateway -> buyer").
+ */
+export { type CreatedKey, type CreateKeyInput, createKey, rotateKey } from './admin/createKey.js';
+export {
+  parseCount,
+  parseExpiresInDays,
+  parseExpiry,
+  parseLimitUsd,
+  parseModelList,
+} from './admin/parseInput.js';
+export { DEFAULT_WORKSPACE, defaultWorkspace, requireWorkspace } from './admin/workspaces.js';
+export { effectiveKeyLimits } from './budget/effectiveLimits.js';
+export { periodResetsAt, periodStart } from './budget/periods.js';
+export { keyState } from './keys/keyState.js';
+export { encodeBuyerPolicy, mergePolicies, narrow } from './policy/mergePolicies.js';
+export { type RoutingPolicy, routingPolicySchema } from './policy/types.js';
+export { controlSecretPath, ensureControlSecret } from './server/controlSecret.js';
+export { keyView } from './server/keyView.js';
+export {
+  type RunningGateway,
+  type StartGatewayOptions,
+  startGateway,
+} from './server/startGateway.js';
+export { type CreateStoreOptions, createStore } from './store/createStore.js';
+export type * from './store/types.js';
+export { LEVELS, NO_LIMITS, PERIODS } from './store/types.js';

@@ -1,0 +1,112 @@
+/**
+ * Narrowing merge of routing policies (workspace, member, key, preset): each level can only
+ * restrict — allow lists intersect, block lists add up, minimums take the highest, caps the
+ * lowest. The sort preference is the most specific level's.
+ */
+import type { RoutingPolicy } from './types.js';
+
+function intersect(a: string[] | undefined, b: string[] | undefined): string[] | undefined {
+  if (!a) return b ? [...b] : undefined;
+  if (!b) return [...a];
+  const right = new Set(b);
+  return a.filter((item) => right.has(item));
+}
+
+function union(a: string[] | undefined, b: string[] | undefined): string[] | undefined {
+  if (!a && !b) return undefined;
+  return [...new Set([...(a ?? []), ...(b ?? [])])];
+}
+
+function lower(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
+
+function normalisePeers(peers: string[] | undefined): string[] | undefined {
+  return peers?.map((peer) => peer.toLowerCase().replace(/^0x/, ''));
+}
+
+/** Merges two levels; the result is never wider than either. */
+export function narrow(outer: RoutingPolicy, inner: RoutingPolicy): RoutingPolicy {
+  const merged: RoutingPolicy = {};
+  const allowedPeerIds = intersect(
+    normalisePeers(outer.allowedPeerIds),
+    normalisePeers(inner.allowedPeerIds),
+  );
+  if (allowedPeerIds) merged.allowedPeerIds = allowedPeerIds;
+  const blockedPeerIds = union(
+    normalisePeers(outer.blockedPeerIds),
+    normalisePeers(inner.blockedPeerIds),
+  );
+  if (blockedPeerIds) merged.blockedPeerIds = blockedPeerIds;
+  if (outer.minTrustScore !== undefined || inner.minTrustScore !== undefined) {
+    merged.minTrustScore = Math.max(outer.minTrustScore ?? 0, inner.minTrustScore ?? 0);
+  }
+  if (outer.maxPricing || inner.maxPricing) {
+    const a = outer.maxPricing ?? {};
+    const b = inner.maxPricing ?? {};
+    const caps: NonNullable<RoutingPolicy['maxPricing']> = {};
+    for (const field of [
+      'inputUsdPerMillion',
+      'outputUsdPerMillion',
+      'cachedInputUsdPerMillion',
+      'imageUsd',
+      'videoUsd',
+    ] as const) {
+      const value = lower(a[field], b[field]);
+      if (value !== undefined) caps[field] = value;
+    }
+    merged.maxPricing = caps;
+  }
+  const allowedModels = intersect(outer.allowedModels, inner.allowedModels);
+  if (allowedModels) merged.allowedModels = allowedModels;
+  const sort = inner.sort ?? outer.sort;
+  if (sort) merged.sort = sort;
+  return merged;
+}
+
+/** Merges levels from the outermost (workspace) to the innermost (preset). */
+export function mergePolicies(
+  levels: ReadonlyArray<RoutingPolicy | null | undefined>,
+): RoutingPolicy {
+  return levels.reduce<RoutingPolicy>(
+    (merged, level) => (level ? narrow(merged, level) : merged),
+    {},
+  );
+}
+
+/** The buyer's `x-svc-routing-policy` header value (SEAMS.md): base64url of its JSON. */
+export function encodeBuyerPolicy(policy: RoutingPolicy): string {
+  const wire = {
+    ...(policy.minTrustScore !== undefined ? { minTrustScore: policy.minTrustScore } : {}),
+    ...(policy.maxPricing ? { maxPricing: policy.maxPricing } : {}),
+    ...(policy.allowedPeerIds ? { allowedPeerIds: policy.allowedPeerIds } : {}),
+    ...(policy.blockedPeerIds ? { blockedPeerIds: policy.blockedPeerIds } : {}),
+    ...(policy.sort ? { preferFreeSellers: policy.sort === 'free-first' } : {}),
+    ...(policy.allowedModels ? { allowedModels: policy.allowedModels } : {}),
+  };
+  return Buffer.from(JSON.stringify(wire)).toString('base64url');
+}
+
+/** Why `model` is refused by `policy`, or null when allowed. Pinned names are checked by seller too. */
+export function modelRefusal(policy: RoutingPolicy, model: string): string | null {
+  const at = model.indexOf('@');
+  const pinnedPeer = at > 0 ? model.slice(0, at).toLowerCase().replace(/^0x/, '') : null;
+  const serviceId = at > 0 ? model.slice(at + 1) : model;
+  if (
+    policy.allowedModels &&
+    !policy.allowedModels.includes(serviceId) &&
+    !policy.allowedModels.includes(model)
+  ) {
+    return `model "${serviceId}" is not among the models this key may use`;
+  }
+  if (pinnedPeer) {
+    if (policy.blockedPeerIds?.includes(pinnedPeer))
+      return `seller ${pinnedPeer} is blocked by policy`;
+    if (policy.allowedPeerIds && !policy.allowedPeerIds.includes(pinnedPeer)) {
+      return `seller ${pinnedPeer} is not on the allowed list of this key's policy`;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,56 @@
+/** Bearer authentication: the key is read from the store on every request (no caching). */
+import { SvcError } from '../../errors/index.js';
+import { keyState } from '../keys/keyState.js';
+import { hashesEqual, hashSecret, parseBearer } from '../keys/secrets.js';
+import type { GatewayStore, KeyRecord, MemberRecord, WorkspaceRecord } from '../store/types.js';
+
+export interface Caller {
+  key: KeyRecord;
+  member: MemberRecord | null;
+  workspace: WorkspaceRecord;
+}
+
+/** Resolves the caller of a request or throws a 401 SvcError (store failures become 503). */
+export async function authenticate(
+  store: GatewayStore,
+  authorization: string | undefined,
+  now: number,
+): Promise<Caller> {
+  const secret = parseBearer(authorization);
+  if (!secret) {
+    throw new SvcError('unauthorized', {
+      message: authorization
+        ? 'The Authorization header is malformed: send Authorization: Bearer svc_...'
+        : 'A valid API key is required: send Authorization: Bearer svc_...',
+    });
+  }
+  const hash = hashSecret(secret);
+  const key = await storeCall(() => store.findKeyBySecretHash(hash));
+  if (!key || !hashesEqual(key.secretHash, hash)) {
+    throw new SvcError('unauthorized', { message: 'This API key is not known to this gateway.' });
+  }
+  const state = keyState(key, now);
+  if (state === 'revoked') throw new SvcError('key_revoked');
+  if (state === 'expired') throw new SvcError('key_expired');
+  const [member, workspace] = await storeCall(() =>
+    Promise.all([
+      key.memberId ? store.getMember(key.memberId) : Promise.resolve(null),
+      store.getWorkspace(key.workspaceId),
+    ]),
+  );
+  if (member?.disabled) {
+    throw new SvcError('unauthorized', { message: "This API key's member has been disabled." });
+  }
+  if (!workspace)
+    throw new SvcError('unauthorized', { message: "This API key's workspace is gone." });
+  return { key, member, workspace };
+}
+
+/** Runs a store call; any failure becomes 503 store_unavailable. */
+export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new SvcError('store_unavailable', { cause: error });
+  }
+}

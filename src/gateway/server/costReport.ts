@@ -1,0 +1,137 @@
+/**
+ * What a request cost, as the buyer reports it (SEAMS.md): response headers for answers, the final
+ * `: svc-usage {...}` SSE comment for streams, and `GET /_svc/requests/<id>` when neither arrived.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { z } from 'zod';
+import { type MicroUsd, parseUsd } from '../../money/index.js';
+import type { TokenCounts } from '../store/types.js';
+
+export interface CostReport {
+  costMicro: MicroUsd;
+  usage: TokenCounts;
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function tokens(text: string | undefined): number {
+  const value = Number(text ?? 0);
+  return Number.isSafeInteger(value) && value >= 0 ? value : 0;
+}
+
+/** Cost from the spec 4.5 headers of a non-streaming answer, or null when absent. */
+export function costFromHeaders(headers: IncomingHttpHeaders): CostReport | null {
+  const cost = header(headers, 'x-svc-estimated-cost-usd');
+  if (!cost) return null;
+  try {
+    return {
+      costMicro: parseUsd(cost),
+      usage: {
+        inputTokens: tokens(header(headers, 'x-svc-input-tokens')),
+        cachedInputTokens: tokens(header(headers, 'x-svc-cached-input-tokens')),
+        outputTokens: tokens(header(headers, 'x-svc-output-tokens')),
+      },
+    };
+  } catch {
+    return null;
+  }
+}
+
+const usageCommentSchema = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  cachedInputTokens: z.number().int().nonnegative().default(0),
+  outputTokens: z.number().int().nonnegative(),
+  costUsd: z.string(),
+});
+
+const COMMENT = ': svc-usage ';
+
+/** Watches passing SSE bytes (without changing them) for the buyer's usage comment. */
+export class SseUsageScanner {
+  private carry = '';
+  report: CostReport | null = null;
+
+  push(chunk: Buffer): void {
+    if (this.report) return;
+    const text = this.carry + chunk.toString('latin1');
+    const lines = text.split('\n');
+    this.carry = (lines.pop() ?? '').slice(-4096);
+    for (const line of lines) {
+      if (!line.startsWith(COMMENT)) continue;
+      try {
+        const parsed = usageCommentSchema.parse(JSON.parse(line.slice(COMMENT.length)));
+        this.report = {
+          costMicro: parseUsd(parsed.costUsd),
+          usage: {
+            inputTokens: parsed.inputTokens,
+            cachedInputTokens: parsed.cachedInputTokens,
+            outputTokens: parsed.outputTokens,
+          },
+        };
+      } catch {
+        // a malformed comment is treated as missing: the lookup decides
+      }
+    }
+  }
+}
+
+const recordSchema = z.object({
+  completed: z.boolean(),
+  costUsd: z.string(),
+  peerId: z.string().optional(),
+  provider: z.string().optional(),
+  serviceId: z.string().optional(),
+  model: z.string().optional(),
+  usage: z.object({
+    inputTokens: z.number(),
+    cachedInputTokens: z.number().default(0),
+    outputTokens: z.number(),
+  }),
+});
+
+export interface LookupOptions {
+  attempts?: number;
+  intervalMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Asks the buyer what `requestId` cost, polling until it completes; null when it cannot say. */
+export async function lookupCost(
+  buyer: Dispatcher,
+  requestId: string,
+  options: LookupOptions = {},
+): Promise<CostReport | null> {
+  const attempts = options.attempts ?? 20;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (attempt > 0) await sleep(options.intervalMs ?? 50);
+    try {
+      const response = await buyer.request({
+        method: 'GET',
+        path: `/_svc/requests/${encodeURIComponent(requestId)}`,
+        headersTimeout: 2000,
+        bodyTimeout: 2000,
+      });
+      const text = await response.body.text();
+      if (response.statusCode === 404) continue;
+      if (response.statusCode !== 200) return null;
+      const record = recordSchema.parse(JSON.parse(text));
+      if (!record.completed) continue;
+      return {
+        costMicro: parseUsd(record.costUsd),
+        usage: {
+          inputTokens: record.usage.inputTokens,
+          cachedInputTokens: record.usage.cachedInputTokens,
+          outputTokens: record.usage.outputTokens,
+        },
+      };
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}

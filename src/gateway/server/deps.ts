@@ -1,0 +1,20 @@
+/** What the request handlers share: store, buyer connection pool, config, clock, logger. */
+import type { Pool } from 'undici';
+import type { GatewayConfig } from '../../config/index.js';
+import type { Logger } from '../../log/index.js';
+import type { MicroUsd } from '../../money/index.js';
+import type { GatewayStore } from '../store/types.js';
+import type { AuthThrottle } from './authThrottle.js';
+
+export interface GatewayDeps {
+  store: GatewayStore;
+  buyer: Pool;
+  config: GatewayConfig;
+  controlSecret: string;
+  maxRequestCostMicro: MicroUsd;
+  now: () => number;
+  logger: Logger;
+  throttle: AuthThrottle;
+  /** Wallet address of an identity (for `GET /v1/key`). */
+  buyerAddress: (identity: string) => string;
+}

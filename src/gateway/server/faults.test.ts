@@ -1,0 +1,232 @@
+import { request } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { eventually, jsonOf, startHarness } from '../testing/harness.js';
+import { STUB_PEER_ID } from '../testing/stubBuyer.js';
+
+const chat = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: 'model-a', messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+describe('faults', () => {
+  it('buyer down: 502 buyer_unavailable in the client format, reservation released', async () => {
+    const h = await startHarness();
+    try {
+      const { key, secret } = await h.key({ limits: { total: 1_000_000n } });
+      await h.buyer.stop();
+      const openai = await h.call('/v1/chat/completions', { secret, method: 'POST', body: chat() });
+      expect(openai.status).toBe(502);
+      expect((await jsonOf(openai)).error).toMatchObject({
+        code: 'buyer_unavailable',
+        type: 'api_error',
+      });
+      const anthropic = await h.call('/v1/messages', {
+        secret,
+        method: 'POST',
+        body: chat({ max_tokens: 5 }),
+      });
+      expect(await jsonOf(anthropic)).toMatchObject({
+        type: 'error',
+        error: { code: 'buyer_unavailable', type: 'api_error' },
+      });
+      const again = await h.store.reserve({
+        reservationId: 'probe',
+        keyId: key.id,
+        maxAmountMicro: 1_000_000n,
+        now: Date.now(),
+      });
+      expect(again).toMatchObject({ ok: true, reservation: { amountMicro: 1_000_000n } });
+      expect(await h.store.keyUsage(key.id)).toMatchObject({ requests: 0 });
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a client leaving mid-stream is charged for the delivered part and logged', async () => {
+    const h = await startHarness({
+      buyer: { costUsd: '0.001000', streamChunks: 10, chunkDelayMs: 30 },
+    });
+    try {
+      const { key, secret } = await h.key({ limits: { daily: 1_000_000n } });
+      const url = new URL(`${h.gateway.url}/v1/chat/completions`);
+      await new Promise<void>((resolve, reject) => {
+        const req = request(
+          url,
+          {
+            method: 'POST',
+            headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            let seen = 0;
+            res.on('data', () => {
+              seen++;
+              if (seen === 2) {
+                req.destroy();
+                resolve();
+              }
+            });
+            res.on('error', () => {});
+          },
+        );
+        req.on('error', () => {});
+        req.on('close', () => resolve());
+        req.end(chat({ stream: true }));
+        setTimeout(() => reject(new Error('no data')), 5000).unref();
+      });
+      const rows = await eventually(async () => {
+        const all = await h.store.queryLogs({ keyId: key.id });
+        return all.length === 1 && all;
+      });
+      expect(rows[0]).toMatchObject({
+        status: 499,
+        errorCode: 'request_cancelled',
+        streamed: true,
+      });
+      const charged = rows[0]!.costMicro;
+      expect(charged).toBeGreaterThan(0n);
+      expect(charged).toBeLessThan(1000n);
+      expect(await h.store.ledgerTotal(key.id)).toBe(charged);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('settles from GET /_svc/requests/<id> when the buyer sends no cost header', async () => {
+    const h = await startHarness({ buyer: { costUsd: '0.000700', omitCost: true } });
+    try {
+      const { key, secret } = await h.key({ limits: { total: 1_000_000n } });
+      expect(
+        (await h.call('/v1/chat/completions', { secret, method: 'POST', body: chat() })).status,
+      ).toBe(200);
+      expect(
+        (
+          await h.call('/v1/chat/completions', {
+            secret,
+            method: 'POST',
+            body: chat({ stream: true }),
+          })
+        ).status,
+      ).toBe(200);
+      await eventually(async () => (await h.store.keyUsage(key.id)).requests === 2);
+      expect(await h.store.ledgerTotal(key.id)).toBe(1400n);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('fails closed with 503 spend_tracking_unavailable when spend cannot be determined', async () => {
+    const h = await startHarness({
+      buyer: { costUsd: '0.000700', omitCost: true, lookupDown: true },
+      gateway: { maxRequestCostUsd: '0.01' },
+    });
+    try {
+      const { key, secret } = await h.key({ limits: { total: 1_000_000n } });
+      const response = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat(),
+      });
+      expect(response.status).toBe(503);
+      expect((await jsonOf(response)).error.code).toBe('spend_tracking_unavailable');
+      // The unknown cost is charged as the whole reservation: spend is never under-counted.
+      expect(await h.store.ledgerTotal(key.id)).toBe(10_000n);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('store down: 503 store_unavailable, nothing forwarded', async () => {
+    const h = await startHarness();
+    try {
+      const { secret } = await h.key();
+      await h.store.close();
+      const response = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat(),
+      });
+      expect(response.status).toBe(503);
+      expect((await jsonOf(response)).error.code).toBe('store_unavailable');
+      expect(h.buyer.received).toHaveLength(0);
+    } finally {
+      await h.gateway.stop();
+      await h.buyer.stop();
+    }
+  });
+});
+
+describe('routing policies through the gateway', () => {
+  it('sends the merged policy to the buyer and refuses pinned sellers outside it', async () => {
+    const h = await startHarness();
+    try {
+      const other = 'cd'.repeat(20);
+      const { key, secret } = await h.key();
+      const ws = (await h.store.getWorkspace(key.workspaceId))!;
+      await h.store.setWorkspacePolicy(ws.id, {
+        minTrustScore: 70,
+        blockedPeerIds: [other],
+        maxPricing: { outputUsdPerMillion: 10 },
+      });
+      await h.store.setKeyPolicy(key.id, {
+        minTrustScore: 50,
+        maxPricing: { outputUsdPerMillion: 4 },
+        sort: 'free-first',
+      });
+      const ok = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat({ model: `${STUB_PEER_ID}@model-a` }),
+      });
+      expect(ok.status).toBe(200);
+      const header = h.buyer.received.at(-1)!.headers['x-svc-routing-policy'] as string;
+      expect(JSON.parse(Buffer.from(header, 'base64url').toString())).toEqual({
+        minTrustScore: 70,
+        maxPricing: { outputUsdPerMillion: 4 },
+        blockedPeerIds: [other],
+        preferFreeSellers: true,
+      });
+      const pinned = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat({ model: `0x${other}@model-a` }),
+      });
+      expect(pinned.status).toBe(403);
+      expect((await jsonOf(pinned)).error.code).toBe('model_not_allowed');
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('resolves @preset/<name>: workspace preset first, its model and policy applied', async () => {
+    const h = await startHarness();
+    try {
+      const { key, secret } = await h.key();
+      await h.store.upsertPreset({
+        name: 'cheap',
+        owner: '',
+        model: 'model-b',
+        policy: { minTrustScore: 65 },
+        createdAt: 0,
+      });
+      await h.store.upsertPreset({
+        name: 'cheap',
+        owner: key.workspaceId,
+        model: 'model-a',
+        policy: { minTrustScore: 90, allowedModels: ['model-a'] },
+        createdAt: 0,
+      });
+      const response = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat({ model: '@preset/cheap' }),
+      });
+      expect(response.status).toBe(200);
+      const last = h.buyer.received.at(-1)!;
+      expect(JSON.parse(last.body).model).toBe('model-a');
+      const policy = JSON.parse(
+        Buffer.from(last.headers['x-svc-routing-policy'] as string, 'base64url').toString(),
+      );
+      expect(policy).toEqual({ minTrustScore: 90, allowedModels: ['model-a'] });
+    } finally {
+      await h.stop();
+    }
+  });
+});

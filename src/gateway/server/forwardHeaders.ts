@@ -1,0 +1,44 @@
+/** Headers sent to the buyer: the client's, minus credentials, cookies and every `x-svc-*`. */
+import type { IncomingHttpHeaders } from 'node:http';
+
+const DROPPED = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-api-key',
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+]);
+
+/** The client's headers that may travel on, plus the gateway's control headers. */
+export function forwardHeaders(
+  incoming: IncomingHttpHeaders,
+  control: Record<string, string>,
+): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || DROPPED.has(name) || name.startsWith('x-svc-')) continue;
+    out[name] = value;
+  }
+  return { ...out, ...control };
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'trailer']);
+
+/** The buyer's response headers that travel back to the client. */
+export function responseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,190 @@
+import { readFileSync, statSync } from 'node:fs';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controlSecretPath } from '../server/controlSecret.js';
+import { eventually, type Harness, jsonOf, startHarness } from '../testing/harness.js';
+import { STUB_PEER_ID } from '../testing/stubBuyer.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ buyer: { costUsd: '0.000300' } });
+});
+afterAll(() => h.stop());
+
+const lastReceived = (path: string) => h.buyer.received.filter((r) => r.path === path).at(-1)!;
+
+describe('forwarding to the buyer', () => {
+  it('serves the official OpenAI client on the /v1 base URL, streaming and not', async () => {
+    const { key, secret } = await h.key();
+    const client = new OpenAI({ apiKey: secret, baseURL: `${h.gateway.url}/v1`, maxRetries: 0 });
+    const answer = await client.chat.completions.create({
+      model: 'model-a',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(answer.choices[0]?.message.content).toBe('hello');
+    const stream = await client.chat.completions.create({
+      model: 'model-a',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('part0 part1 part2 ');
+    const usage = await eventually(async () => {
+      const u = await h.store.keyUsage(key.id);
+      return u.requests === 2 && u;
+    });
+    expect(usage).toMatchObject({
+      spentMicro: 600n,
+      inputTokens: 24,
+      cachedInputTokens: 4,
+      outputTokens: 30,
+    });
+  });
+
+  it('serves the official Anthropic client on the base URL without /v1', async () => {
+    const { key, secret } = await h.key();
+    const client = new Anthropic({
+      authToken: secret,
+      apiKey: null,
+      baseURL: h.gateway.url,
+      maxRetries: 0,
+    });
+    const message = await client.messages.create({
+      model: 'model-a',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(message.content[0]).toMatchObject({ type: 'text', text: 'hello' });
+    const stream = client.messages.stream({
+      model: 'model-a',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const final = await stream.finalMessage();
+    expect(final.content[0]).toMatchObject({ type: 'text', text: 'part0 part1 part2 ' });
+    const counted = await client.messages.countTokens({
+      model: 'model-a',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(counted.input_tokens).toBe(12);
+    await eventually(async () => (await h.store.keyUsage(key.id)).requests === 2);
+    expect((await h.store.keyUsage(key.id)).spentMicro).toBe(600n);
+  });
+
+  it('strips credentials, cookies and client x-svc-* headers; sets the control headers', async () => {
+    const { secret } = await h.key();
+    const response = await h.call('/v1/chat/completions', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify({ model: 'model-a', messages: [] }),
+      headers: {
+        cookie: 'session=abc',
+        'x-api-key': 'sk-should-not-pass',
+        'x-svc-buyer-identity': 'someone-else',
+        'x-svc-gateway-auth': 'forged',
+        'x-svc-pin-peer': STUB_PEER_ID,
+        'x-svc-end-user': 'alice',
+        'x-custom': 'kept',
+      },
+    });
+    expect(response.status).toBe(200);
+    const { headers } = lastReceived('/v1/chat/completions');
+    expect(headers.authorization).toBeUndefined();
+    expect(headers.cookie).toBeUndefined();
+    expect(headers['x-api-key']).toBeUndefined();
+    expect(headers['x-svc-pin-peer']).toBeUndefined();
+    expect(headers['x-svc-end-user']).toBeUndefined();
+    expect(headers['x-svc-buyer-identity']).toBe('default');
+    expect(headers['x-svc-gateway-auth']).toBe(
+      readFileSync(controlSecretPath(h.dataDir), 'utf8').trim(),
+    );
+    expect(statSync(controlSecretPath(h.dataDir)).mode & 0o777).toBe(0o600);
+    expect(headers['x-svc-request-id']).toMatch(/^req_/);
+    expect(headers['x-custom']).toBe('kept');
+    expect(response.headers.get('x-svc-request-id')).toBe(headers['x-svc-request-id']);
+  });
+
+  it('records the end user from the body or the header', async () => {
+    const { key, secret } = await h.key();
+    await h.call('/v1/chat/completions', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify({ model: 'model-a', messages: [], user: 'bob' }),
+    });
+    await h.call('/v1/chat/completions', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify({ model: 'model-a', messages: [] }),
+      headers: { 'x-svc-end-user': 'carol' },
+    });
+    const rows = await eventually(async () => {
+      const all = await h.store.queryLogs({ keyId: key.id });
+      return all.length === 2 && all;
+    });
+    expect(rows.map((r) => r.endUser).sort()).toEqual(['bob', 'carol']);
+    expect(rows[0]).toMatchObject({
+      status: 200,
+      peerId: STUB_PEER_ID,
+      provider: 'stub',
+      servedModel: 'model-a',
+      costMicro: 300n,
+      inputTokens: 12,
+      cachedInputTokens: 2,
+      outputTokens: 15,
+      streamed: false,
+    });
+    const byUser = await h.store.usageSummary('end_user', { keyId: key.id });
+    expect(byUser).toHaveLength(2);
+  });
+
+  it('lists only the allowed models, for free; count_tokens is free', async () => {
+    const { key, secret } = await h.key({ models: ['model-b'] });
+    const models = await jsonOf(await h.call('/v1/models', { secret }));
+    expect(models.data.map((m: { id: string }) => m.id)).toEqual(['model-b']);
+    await h.call('/v1/messages/count_tokens', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify({ model: 'model-b', messages: [] }),
+    });
+    expect(await h.store.keyUsage(key.id)).toMatchObject({ requests: 0, spentMicro: 0n });
+    const refused = await h.call('/v1/messages', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify({ model: 'model-a', max_tokens: 5, messages: [] }),
+    });
+    expect(refused.status).toBe(403);
+    expect(await jsonOf(refused)).toMatchObject({
+      type: 'error',
+      error: { code: 'model_not_allowed', type: 'permission_error' },
+    });
+  });
+
+  it('answers 413 above the ingress body cap', async () => {
+    const t = await startHarness({ gateway: { bodyLimitBytes: 100 } });
+    try {
+      const { secret } = await t.key();
+      const response = await t.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: JSON.stringify({ model: 'x'.repeat(200) }),
+      });
+      expect(response.status).toBe(413);
+      expect(t.buyer.received).toHaveLength(0);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('answers 400 to a body that is not JSON', async () => {
+    const { secret } = await h.key();
+    const response = await h.call('/v1/chat/completions', {
+      secret,
+      method: 'POST',
+      body: '{nope',
+    });
+    expect(response.status).toBe(400);
+    expect((await jsonOf(response)).error.code).toBe('invalid_json');
+  });
+});

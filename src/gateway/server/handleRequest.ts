@@ -1,0 +1,73 @@
+/** One request: route, throttle, authenticate, dispatch, answer errors in the client's style, log. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorStyleForPath, isSvcError, SvcError, toSvcError } from '../../errors/index.js';
+import { authenticate, storeCall } from './authenticate.js';
+import type { GatewayDeps } from './deps.js';
+import { sendError, sendJson } from './httpIo.js';
+import { keyView } from './keyView.js';
+import { listModels } from './listModels.js';
+import { proxyRequest } from './proxyRequest.js';
+import { newLogRow, writeLogRow } from './requestLog.js';
+import { matchRoute } from './routes.js';
+
+/** Handles one HTTP request end to end; never throws. */
+export async function handleRequest(
+  deps: GatewayDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const startedMs = performance.now();
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  const method = req.method ?? 'GET';
+  const address = req.socket.remoteAddress ?? 'unknown';
+  const log = newLogRow({ at: deps.now(), method, route: path, clientAddress: address });
+  const style = errorStyleForPath(path);
+  try {
+    const route = matchRoute(method, path);
+    if (!route) throw new SvcError('not_found');
+    const waitSeconds = deps.throttle.retryAfterSeconds(address);
+    if (waitSeconds > 0) {
+      throw new SvcError('rate_limited', {
+        message: `Too many failed authentications from this address. Retry in ${waitSeconds} s.`,
+        headers: { 'retry-after': String(waitSeconds) },
+      });
+    }
+    let caller: Awaited<ReturnType<typeof authenticate>>;
+    try {
+      caller = await authenticate(deps.store, req.headers.authorization, deps.now());
+    } catch (error) {
+      if (isSvcError(error) && error.status === 401) deps.throttle.recordFailure(address);
+      throw error;
+    }
+    log.keyId = caller.key.id;
+    log.workspaceId = caller.workspace.id;
+    log.memberId = caller.member?.id ?? null;
+    switch (route.kind) {
+      case 'key': {
+        const view = await storeCall(() =>
+          keyView(deps.store, caller.key, deps.buyerAddress(caller.key.identity), deps.now()),
+        );
+        sendJson(res, 200, view);
+        log.status = 200;
+        break;
+      }
+      case 'topup':
+        throw new SvcError('topup_not_implemented');
+      case 'models':
+        await listModels(deps, caller, req, res, log);
+        break;
+      case 'proxy':
+        await proxyRequest(deps, caller, route, req, res, log, startedMs);
+        break;
+    }
+  } catch (error) {
+    const svcError = toSvcError(error);
+    if (svcError.code === 'internal_error') deps.logger.error({ err: error }, 'request failed');
+    log.status = svcError.status;
+    log.errorCode = svcError.code;
+    sendError(res, svcError, style);
+  } finally {
+    log.latencyMs = Math.round(performance.now() - startedMs);
+    await writeLogRow(deps.store, log, deps.logger);
+  }
+}

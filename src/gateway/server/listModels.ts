@@ -1,0 +1,51 @@
+/** `GET /v1/models`: the buyer's catalog, limited to the models the key may use. Free. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SvcError } from '../../errors/index.js';
+import type { LogRow } from '../store/types.js';
+import type { Caller } from './authenticate.js';
+import type { GatewayDeps } from './deps.js';
+import { forwardHeaders } from './forwardHeaders.js';
+import { sendJson } from './httpIo.js';
+import { resolvePolicy } from './resolvePolicy.js';
+
+interface CatalogEntry {
+  id?: unknown;
+  aliases?: unknown;
+}
+
+/** Answers the catalog, filtered by the merged policy's model list. */
+export async function listModels(
+  deps: GatewayDeps,
+  caller: Caller,
+  req: IncomingMessage,
+  res: ServerResponse,
+  log: LogRow,
+): Promise<void> {
+  const { policy } = await resolvePolicy(deps.store, caller, undefined);
+  let catalog: { data?: CatalogEntry[] } & Record<string, unknown>;
+  let status: number;
+  try {
+    const upstream = await deps.buyer.request({
+      method: 'GET',
+      path: req.url ?? '/v1/models',
+      headers: forwardHeaders(req.headers, {
+        'x-svc-buyer-identity': caller.workspace.identity,
+        'x-svc-gateway-auth': deps.controlSecret,
+      }),
+    });
+    status = upstream.statusCode;
+    catalog = (await upstream.body.json()) as typeof catalog;
+  } catch (error) {
+    throw new SvcError('buyer_unavailable', { cause: error });
+  }
+  const allowed = policy.allowedModels ? new Set(policy.allowedModels) : null;
+  if (allowed && Array.isArray(catalog.data)) {
+    catalog.data = catalog.data.filter(
+      (entry) =>
+        allowed.has(String(entry.id)) ||
+        (Array.isArray(entry.aliases) && entry.aliases.some((alias) => allowed.has(String(alias)))),
+    );
+  }
+  log.status = status;
+  sendJson(res, status, catalog);
+}

@@ -1,0 +1,203 @@
+/**
+ * Forwarding one request to the buyer: reserve on every budget, send with the control headers,
+ * stream the answer through untouched, then settle what the buyer says it cost (or, when it cannot
+ * say, the whole reservation: spend is never under-counted).
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { SvcError } from '../../errors/index.js';
+import { formatUsd } from '../../money/index.js';
+import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
+import type { LogRow, Reservation } from '../store/types.js';
+import { type Caller, storeCall } from './authenticate.js';
+import { type CostReport, costFromHeaders, lookupCost, SseUsageScanner } from './costReport.js';
+import type { GatewayDeps } from './deps.js';
+import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
+import { readBody, writeChunk } from './httpIo.js';
+import { resolvePolicy } from './resolvePolicy.js';
+import type { Route } from './routes.js';
+
+interface ParsedBody {
+  json: Record<string, unknown> | null;
+  model: string | undefined;
+}
+
+function parseBody(req: IncomingMessage, body: Buffer): ParsedBody {
+  const type = String(req.headers['content-type'] ?? '');
+  if (!type.includes('json') && !(type === '' && body.length > 0))
+    return { json: null, model: undefined };
+  try {
+    const json = JSON.parse(body.toString('utf8')) as unknown;
+    if (typeof json !== 'object' || json === null || Array.isArray(json))
+      throw new Error('not an object');
+    const record = json as Record<string, unknown>;
+    return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
+  } catch (error) {
+    throw new SvcError('invalid_json', { cause: error });
+  }
+}
+
+function header(
+  headers: Record<string, string | string[] | undefined>,
+  name: string,
+): string | null {
+  const value = headers[name];
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+/** Handles a proxied route; fills `log` as it goes. */
+export async function proxyRequest(
+  deps: GatewayDeps,
+  caller: Caller,
+  route: Route,
+  req: IncomingMessage,
+  res: ServerResponse,
+  log: LogRow,
+  startedMs: number,
+): Promise<void> {
+  const body = await readBody(req, deps.config.bodyLimitBytes);
+  const parsed = parseBody(req, body);
+  const endUser = parsed.json?.user ?? req.headers['x-svc-end-user'];
+  log.endUser = typeof endUser === 'string' ? endUser.slice(0, 256) : null;
+  log.requestedModel = parsed.model ?? null;
+  const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
+  let forwardBody = body;
+  if (parsed.json && model !== parsed.model) {
+    forwardBody = Buffer.from(JSON.stringify({ ...parsed.json, model }));
+  }
+  const requestId = `req_${randomUUID()}`;
+  log.requestId = requestId;
+
+  let reservation: Reservation | null = null;
+  if (route.billed) {
+    const result = await storeCall(() =>
+      deps.store.reserve({
+        reservationId: requestId,
+        keyId: caller.key.id,
+        maxAmountMicro: deps.maxRequestCostMicro,
+        now: deps.now(),
+      }),
+    );
+    if (!result.ok) {
+      const { refusal } = result;
+      const remaining = refusal.limitMicro - refusal.committedMicro;
+      throw new SvcError('spend_limit_reached', {
+        message: `The ${refusal.period} ${refusal.level} budget has no room for this request.`,
+        details: {
+          level: refusal.level,
+          period: refusal.period,
+          limit_usd: formatUsd(refusal.limitMicro),
+          spent_usd: formatUsd(refusal.spentMicro),
+          remaining_usd: formatUsd(remaining > 0n ? remaining : 0n),
+          resets_at: refusal.resetsAt === null ? null : new Date(refusal.resetsAt).toISOString(),
+        },
+      });
+    }
+    reservation = result.reservation;
+  }
+
+  const control: Record<string, string> = {
+    'x-svc-buyer-identity': caller.workspace.identity,
+    'x-svc-gateway-auth': deps.controlSecret,
+    'x-svc-request-id': requestId,
+  };
+  if (Object.keys(policy).length > 0) control['x-svc-routing-policy'] = encodeBuyerPolicy(policy);
+  if (reservation?.limited) control['x-svc-max-cost-usd'] = formatUsd(reservation.amountMicro);
+
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  let upstream: Dispatcher.ResponseData;
+  try {
+    upstream = await deps.buyer.request({
+      method: 'POST',
+      path: req.url ?? '/',
+      headers: forwardHeaders(req.headers, control),
+      body: forwardBody,
+      signal: abort.signal,
+    });
+  } catch (error) {
+    if (reservation) await storeCall(() => deps.store.release(reservation.id));
+    if (abort.signal.aborted) throw new SvcError('request_cancelled', { cause: error });
+    throw new SvcError('buyer_unavailable', { cause: error });
+  }
+  log.ttfbMs = Math.round(performance.now() - startedMs);
+  log.status = upstream.statusCode;
+  log.peerId = header(upstream.headers, 'x-svc-peer-id');
+  log.provider = header(upstream.headers, 'x-svc-provider');
+  log.serviceId = header(upstream.headers, 'x-svc-service');
+  log.servedModel = log.serviceId ?? model ?? null;
+  const streamed = String(upstream.headers['content-type'] ?? '').includes('text/event-stream');
+  log.streamed = streamed;
+
+  let report: CostReport | null = streamed ? null : costFromHeaders(upstream.headers);
+  if (!streamed && !report && reservation?.limited) {
+    // Fail closed: a limited key is never answered when its spend cannot be determined.
+    report = await lookupCost(deps.buyer, requestId);
+    if (!report) {
+      await upstream.body.dump();
+      await settle(deps, reservation, requestId, null, log);
+      throw new SvcError('spend_tracking_unavailable', { details: { request_id: requestId } });
+    }
+  }
+
+  res.writeHead(upstream.statusCode, responseHeaders(upstream.headers));
+  const scanner = streamed ? new SseUsageScanner() : null;
+  try {
+    for await (const chunk of upstream.body) {
+      scanner?.push(chunk as Buffer);
+      if (!(await writeChunk(res, chunk as Buffer))) break;
+    }
+    if (!res.destroyed) res.end();
+  } catch {
+    // the client went away (or the buyer cut the stream): settle what was delivered
+  }
+  if (res.destroyed && !res.writableFinished) {
+    log.status = 499;
+    log.errorCode = 'request_cancelled';
+    upstream.body.destroy();
+  }
+  if (reservation) {
+    report ??= scanner?.report ?? (await lookupCost(deps.buyer, requestId));
+    await settle(deps, reservation, requestId, report, log);
+  } else if (report) {
+    applyReport(log, report);
+  }
+}
+
+function applyReport(log: LogRow, report: CostReport): void {
+  log.costMicro = report.costMicro;
+  log.inputTokens = report.usage.inputTokens;
+  log.cachedInputTokens = report.usage.cachedInputTokens;
+  log.outputTokens = report.usage.outputTokens;
+}
+
+/** Settles a reservation; an unknown cost charges the whole reservation (never under-counts). */
+async function settle(
+  deps: GatewayDeps,
+  reservation: Reservation,
+  requestId: string,
+  report: CostReport | null,
+  log: LogRow,
+): Promise<void> {
+  const charged: CostReport = report ?? {
+    costMicro: reservation.amountMicro,
+    usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
+  };
+  if (!report) log.errorCode ??= 'spend_tracking_unavailable';
+  applyReport(log, charged);
+  try {
+    await deps.store.settle({
+      reservationId: reservation.id,
+      requestId,
+      costMicro: charged.costMicro,
+      usage: charged.usage,
+      now: deps.now(),
+    });
+  } catch (error) {
+    // The reservation stays held (counted against the budgets) until an operator settles it.
+    deps.logger.error({ err: error, requestId }, 'settling a reservation failed');
+  }
+}

@@ -1,0 +1,102 @@
+/** The gateway service: an HTTP server in front of the buyer, with start/stop. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import type { GatewayConfig } from '../../config/index.js';
+import { IdentityStore } from '../../identity/index.js';
+import type { Logger } from '../../log/index.js';
+import { parseUsd } from '../../money/index.js';
+import { createStore } from '../store/createStore.js';
+import type { GatewayStore } from '../store/types.js';
+import { AuthThrottle } from './authThrottle.js';
+import { ensureControlSecret } from './controlSecret.js';
+import type { GatewayDeps } from './deps.js';
+import { handleRequest } from './handleRequest.js';
+
+export interface StartGatewayOptions {
+  config: GatewayConfig;
+  dataDir: string;
+  /** An open store; default: opened from config.databaseUrl or the data dir (and closed on stop). */
+  store?: GatewayStore;
+  /** Injected clock (unix ms) for budgets, expiry and logs. */
+  clock?: () => number;
+  logger: Logger;
+  /** Environment for identity references (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunningGateway {
+  /** Base URL, e.g. http://127.0.0.1:8379 (the OpenAI-style base is `${url}/v1`). */
+  url: string;
+  store: GatewayStore;
+  stop(): Promise<void>;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** Starts the gateway on config.host:config.port (0 = a free port). */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const { config, dataDir, logger } = options;
+  const now = options.clock ?? Date.now;
+  const ownsStore = !options.store;
+  const store =
+    options.store ?? (await createStore({ dataDir, databaseUrl: config.databaseUrl, now }));
+  const identities = new IdentityStore(dataDir, options.env ?? process.env);
+  const addresses = new Map<string, string>();
+  const buyer = new Pool(config.buyerUrl, { connections: 128, pipelining: 1 });
+  const deps: GatewayDeps = {
+    store,
+    buyer,
+    config,
+    controlSecret: ensureControlSecret(dataDir),
+    maxRequestCostMicro: parseUsd(config.maxRequestCostUsd),
+    now,
+    logger,
+    throttle: new AuthThrottle(config.authFailuresPerMinute, now),
+    buyerAddress: (identity) => {
+      let address = addresses.get(identity);
+      if (!address) {
+        address =
+          identity === 'default'
+            ? identities.loadDefault().record.address
+            : (identities.list().find((listing) => listing.name === identity)?.address ?? '');
+        if (address) addresses.set(identity, address);
+      }
+      return address;
+    },
+  };
+  const prune = async () => {
+    try {
+      await store.pruneLogs(now() - config.logRetentionDays * 24 * HOUR_MS);
+    } catch (error) {
+      logger.warn({ err: error }, 'request log pruning failed');
+    }
+  };
+  await prune();
+  const pruneTimer = setInterval(prune, HOUR_MS);
+  pruneTimer.unref();
+
+  const server = createServer((req, res) => {
+    void handleRequest(deps, req, res);
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  logger.info({ url, buyerUrl: config.buyerUrl, store: store.kind }, 'gateway listening');
+  return {
+    url,
+    store,
+    async stop() {
+      clearInterval(pruneTimer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await buyer.close();
+      if (ownsStore) await store.close();
+    },
+  };
+}

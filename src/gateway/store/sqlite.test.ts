@@ -1,0 +1,20 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { createStore } from './createStore.js';
+import { runStoreContract } from './storeContract.js';
+import type { GatewayStore } from './types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-gw-sqlite-'));
+const opened: GatewayStore[] = [];
+afterAll(async () => {
+  for (const store of opened) await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+runStoreContract('sqlite', async () => {
+  const store = await createStore({ dataDir: dir });
+  opened.push(store);
+  return store;
+});

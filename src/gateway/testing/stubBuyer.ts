@@ -1,0 +1,303 @@
+/**
+ * A stub buyer for gateway tests, speaking the buyer's HTTP seam (SEAMS.md "Gateway -> buyer"):
+ * spec 4.5 response headers, SSE streams ending with `: svc-usage {...}`, `GET /_svc/requests/<id>`,
+ * and `x-svc-max-cost-usd` honoured (the cost is capped by it, as the real buyer caps max_tokens).
+ * It records every request's headers so tests can assert what the gateway stripped.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { formatUsd, parseUsd } from '../../money/index.js';
+
+export interface StubBuyerOptions {
+  /** Cost of a complete answer, USD string (default "0.000100"). */
+  costUsd?: string;
+  /** SSE chunks in a streamed answer (default 3). */
+  streamChunks?: number;
+  /** Delay between SSE chunks (default 0). */
+  chunkDelayMs?: number;
+  /** Leave out the cost header and the svc-usage comment (spend tracking via lookup only). */
+  omitCost?: boolean;
+  /** Answer `GET /_svc/requests/<id>` with 503. */
+  lookupDown?: boolean;
+  /** Models of `GET /v1/models`. */
+  models?: string[];
+}
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface BuyerRecord {
+  requestId: string;
+  status: number;
+  completed: boolean;
+  streamed: boolean;
+  peerId: string;
+  provider: string;
+  serviceId: string;
+  model: string;
+  usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number };
+  costUsd: string;
+  latencyMs: number;
+}
+
+export interface StubBuyer {
+  url: string;
+  received: ReceivedRequest[];
+  records: Map<string, BuyerRecord>;
+  options: StubBuyerOptions;
+  stop(): Promise<void>;
+}
+
+export const STUB_PEER_ID = 'ab'.repeat(20);
+const INPUT_TOKENS = 12;
+const CACHED_TOKENS = 2;
+const OUTPUT_PER_CHUNK = 5;
+
+function costFor(options: StubBuyerOptions, maxHeader: string | undefined, fraction = 1): bigint {
+  const full = parseUsd(options.costUsd ?? '0.000100');
+  let cost = (full * BigInt(Math.round(fraction * 1000))) / 1000n;
+  if (maxHeader) {
+    const max = parseUsd(maxHeader);
+    if (cost > max) cost = max;
+  }
+  return cost;
+}
+
+function openAiCompletion(model: string, requestId: string, outputTokens: number) {
+  return {
+    id: `chatcmpl-${requestId}`,
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'hello' },
+        finish_reason: 'stop',
+        logprobs: null,
+      },
+    ],
+    usage: {
+      prompt_tokens: INPUT_TOKENS,
+      completion_tokens: outputTokens,
+      total_tokens: INPUT_TOKENS + outputTokens,
+    },
+  };
+}
+
+function anthropicMessage(model: string, requestId: string, outputTokens: number) {
+  return {
+    id: `msg_${requestId}`,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [{ type: 'text', text: 'hello' }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: INPUT_TOKENS, output_tokens: outputTokens },
+  };
+}
+
+function chunkEvent(path: string, model: string, requestId: string, index: number): string {
+  if (path === '/v1/messages') {
+    const delta = {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: `part${index} ` },
+    };
+    return `event: content_block_delta\ndata: ${JSON.stringify(delta)}\n\n`;
+  }
+  const chunk = {
+    id: `chatcmpl-${requestId}`,
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    choices: [{ index: 0, delta: { content: `part${index} ` }, finish_reason: null }],
+  };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+function anthropicStreamStart(model: string, requestId: string): string {
+  const start = {
+    type: 'message_start',
+    message: { ...anthropicMessage(model, requestId, 0), content: [], stop_reason: null },
+  };
+  const block = {
+    type: 'content_block_start',
+    index: 0,
+    content_block: { type: 'text', text: '' },
+  };
+  return `event: message_start\ndata: ${JSON.stringify(start)}\n\nevent: content_block_start\ndata: ${JSON.stringify(block)}\n\n`;
+}
+
+function streamEnd(path: string, outputTokens: number): string {
+  if (path === '/v1/messages') {
+    return [
+      `event: content_block_stop\ndata: ${JSON.stringify({ type: 'content_block_stop', index: 0 })}\n\n`,
+      `event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: outputTokens } })}\n\n`,
+      `event: message_stop\ndata: ${JSON.stringify({ type: 'message_stop' })}\n\n`,
+    ].join('');
+  }
+  return 'data: [DONE]\n\n';
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Starts the stub on 127.0.0.1:0. */
+export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<StubBuyer> {
+  const received: ReceivedRequest[] = [];
+  const records = new Map<string, BuyerRecord>();
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    const path = (req.url ?? '/').split('?')[0]!;
+    received.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    if (path.startsWith('/_svc/requests/')) {
+      const record = records.get(decodeURIComponent(path.slice('/_svc/requests/'.length)));
+      if (options.lookupDown) return void res.writeHead(503).end();
+      if (!record)
+        return void res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"error":"unknown"}');
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(record));
+    }
+    if (path === '/v1/models') {
+      const data = (options.models ?? ['model-a', 'model-b']).map((id) => ({
+        id,
+        object: 'model',
+        name: id,
+        peers: [],
+      }));
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data }));
+    }
+    if (path === '/v1/messages/count_tokens') {
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ input_tokens: INPUT_TOKENS }));
+    }
+    let parsed: { model?: string; stream?: boolean } = {};
+    try {
+      parsed = JSON.parse(body) as typeof parsed;
+    } catch {
+      // multipart or empty bodies are answered as non-streaming
+    }
+    const model = parsed.model ?? 'model-a';
+    const requestId = String(req.headers['x-svc-request-id'] ?? `req_${randomUUID()}`);
+    const maxHeader = req.headers['x-svc-max-cost-usd'] as string | undefined;
+    const common = {
+      'x-svc-request-id': requestId,
+      'x-svc-peer-id': STUB_PEER_ID,
+      'x-svc-provider': 'stub',
+      'x-svc-service': model,
+      'x-svc-input-usd-per-million': '1',
+      'x-svc-output-usd-per-million': '2',
+    };
+    const record: BuyerRecord = {
+      requestId,
+      status: 200,
+      completed: false,
+      streamed: Boolean(parsed.stream),
+      peerId: STUB_PEER_ID,
+      provider: 'stub',
+      serviceId: model,
+      model,
+      usage: { inputTokens: INPUT_TOKENS, cachedInputTokens: CACHED_TOKENS, outputTokens: 0 },
+      costUsd: '0.000000',
+      latencyMs: 1,
+    };
+    records.set(requestId, record);
+    const chunkCount = options.streamChunks ?? 3;
+    if (!parsed.stream) {
+      const outputTokens = OUTPUT_PER_CHUNK * chunkCount;
+      const cost = costFor(options, maxHeader);
+      Object.assign(record, {
+        completed: true,
+        costUsd: formatUsd(cost),
+        usage: { ...record.usage, outputTokens },
+      });
+      const answer =
+        path === '/v1/messages'
+          ? anthropicMessage(model, requestId, outputTokens)
+          : openAiCompletion(model, requestId, outputTokens);
+      res.writeHead(200, {
+        ...common,
+        'content-type': 'application/json',
+        'x-svc-input-tokens': String(INPUT_TOKENS),
+        'x-svc-cached-input-tokens': String(CACHED_TOKENS),
+        'x-svc-output-tokens': String(outputTokens),
+        'x-svc-total-tokens': String(INPUT_TOKENS + outputTokens),
+        'x-svc-token-source': 'seller',
+        ...(options.omitCost ? {} : { 'x-svc-estimated-cost-usd': formatUsd(cost) }),
+        'x-svc-latency-ms': '1',
+      });
+      return void res.end(JSON.stringify(answer));
+    }
+    res.writeHead(200, {
+      ...common,
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+    });
+    let sent = 0;
+    res.on('close', () => {
+      if (record.completed) return;
+      // Client went away: the delivered part is still paid for.
+      const fraction = sent / chunkCount;
+      Object.assign(record, {
+        completed: true,
+        status: 499,
+        costUsd: formatUsd(costFor(options, maxHeader, fraction)),
+        usage: { ...record.usage, outputTokens: OUTPUT_PER_CHUNK * sent },
+      });
+    });
+    if (path === '/v1/messages') res.write(anthropicStreamStart(model, requestId));
+    for (let index = 0; index < chunkCount; index++) {
+      if (res.destroyed) return;
+      res.write(chunkEvent(path, model, requestId, index));
+      sent++;
+      if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
+    }
+    if (res.destroyed) return;
+    const outputTokens = OUTPUT_PER_CHUNK * chunkCount;
+    const cost = costFor(options, maxHeader);
+    Object.assign(record, {
+      completed: true,
+      costUsd: formatUsd(cost),
+      usage: { ...record.usage, outputTokens },
+    });
+    res.write(streamEnd(path, outputTokens));
+    if (!options.omitCost) {
+      const usage = {
+        inputTokens: INPUT_TOKENS,
+        cachedInputTokens: CACHED_TOKENS,
+        outputTokens,
+        costUsd: formatUsd(cost),
+      };
+      res.write(`: svc-usage ${JSON.stringify(usage)}\n\n`);
+    }
+    res.end();
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    records,
+    options,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
