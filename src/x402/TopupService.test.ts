@@ -100,7 +100,7 @@ describe('challenge and rules', () => {
   it('refuses keys paid from the default wallet (403 topup_not_available)', async () => {
     const { service } = h.service();
     const reply = await service.handle({
-      key: h.newKey({ identity: 'default' }),
+      key: h.newKey({ identity: 'default', ownWallet: false }),
       body: { amount_usd: '5' },
       resourceUrl: URL_,
     });

@@ -103,7 +103,7 @@ export class TopupService {
 
   private async handleOrThrow(request: TopupRequest): Promise<TopupReply> {
     const { key } = request;
-    if (key.identity === 'default') throw new SvcError('topup_not_available');
+    if (!key.ownWallet) throw new SvcError('topup_not_available');
     if (!key.topupEnabled) throw new SvcError('topup_not_allowed');
     const amountMicro = parseTopupAmount(request.body, this.options.bounds);
     const requirements = topupRequirements({

@@ -6,8 +6,10 @@ import type { MicroUsd } from '../money/index.js';
 export interface TopupKey {
   /** `key_<id>` */
   keyId: string;
-  /** Buyer identity the key pays from; `default` means the workspace's default wallet. */
+  /** Buyer identity the key pays from. */
   identity: string;
+  /** True when the key has its own identity; keys paying from a workspace wallet cannot top up. */
+  ownWallet: boolean;
   /** The wallet the key pays from: the top-up's payee. */
   walletAddress: Address;
   /** Top-ups are off by default and enabled per key (spec 5.5). */

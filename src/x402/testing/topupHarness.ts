@@ -90,6 +90,7 @@ export async function startTopupHarness(): Promise<TopupHarness> {
         return {
           keyId: `key_test${keyCounter}`,
           identity: `key-${keyCounter}`,
+          ownWallet: true,
           walletAddress: privateKeyToAccount(generatePrivateKey()).address,
           topupEnabled: true,
           ...overrides,
