@@ -61,4 +61,5 @@ export {
   type LocalFacilitatorOptions,
 } from './server/localFacilitator.js';
 export { TopupService, type TopupServiceOptions } from './TopupService.js';
+export { type TopupsFromConfigOptions, topupsFromConfig } from './topupsFromConfig.js';
 export type { TopupBounds, TopupKey, TopupReply, TopupRequest } from './types.js';
