@@ -70,19 +70,14 @@ export class TxSender {
         ...(request as WriteRequest<Abi, string>),
         account: this.account,
       } as Parameters<PublicClient['simulateContract']>[0]);
-      const nonce = await this.takeNonce();
-      try {
-        return await this.wallet.writeContract({
+      return this.withNonce((nonce) =>
+        this.wallet.writeContract({
           ...(prepared as Parameters<WalletClient['writeContract']>[0]),
           account: this.account,
           chain: this.wallet.chain,
           nonce,
-        });
-      } catch (error) {
-        // The transaction may not have been accepted: read the nonce from the chain next time.
-        this.nextNonce = undefined;
-        throw error;
-      }
+        }),
+      );
     });
     return this.waitFor(hash);
   }
@@ -90,19 +85,15 @@ export class TxSender {
   /** Sends plain ETH. */
   async sendValue(to: Address, value: bigint): Promise<TransactionReceipt> {
     const hash = await this.queue.run(async () => {
-      const nonce = await this.takeNonce();
-      try {
-        return await this.wallet.sendTransaction({
+      return this.withNonce((nonce) =>
+        this.wallet.sendTransaction({
           account: this.account,
           chain: this.wallet.chain,
           to,
           value,
           nonce,
-        });
-      } catch (error) {
-        this.nextNonce = undefined;
-        throw error;
-      }
+        }),
+      );
     });
     return this.waitFor(hash);
   }
@@ -110,24 +101,44 @@ export class TxSender {
   /** Deploys a contract and returns its address. */
   async deploy(abi: Abi, bytecode: `0x${string}`, args: readonly unknown[]): Promise<Address> {
     const hash = await this.queue.run(async () => {
-      const nonce = await this.takeNonce();
-      try {
-        return await this.wallet.deployContract({
+      return this.withNonce((nonce) =>
+        this.wallet.deployContract({
           abi,
           bytecode,
           args,
           account: this.account,
           chain: this.wallet.chain,
           nonce,
-        });
-      } catch (error) {
-        this.nextNonce = undefined;
-        throw error;
-      }
+        }),
+      );
     });
     const receipt = await this.waitFor(hash);
     if (!receipt.contractAddress) throw new Error(`deployment ${hash} created no contract`);
     return receipt.contractAddress;
+  }
+
+  /**
+   * Sends with the next nonce. When another process used the account meanwhile ("nonce too
+   * low"), re-reads the nonce from the chain and tries again; a transaction is never sent twice
+   * with the same nonce, so nothing is paid twice.
+   */
+  private async withNonce(send: (nonce: number) => Promise<Hash>): Promise<Hash> {
+    for (let attempt = 0; ; attempt++) {
+      const nonce = await this.takeNonce();
+      try {
+        return await send(nonce);
+      } catch (error) {
+        // The transaction may not have been accepted: read the nonce from the chain next time.
+        this.nextNonce = undefined;
+        const text = error instanceof Error ? error.message : String(error);
+        if (
+          attempt < 3 &&
+          /nonce too low|nonce provided for the transaction .* is lower/i.test(text)
+        )
+          continue;
+        throw error;
+      }
+    }
   }
 
   private async takeNonce(): Promise<number> {

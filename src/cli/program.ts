@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { LOG_LEVELS } from '../log/index.js';
 import { registerBuyerCommands } from './commands/buyer/index.js';
+import { registerChainCommands } from './commands/chain.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerX402Commands } from './commands/x402.js';
 import type { CliIo } from './io.js';
@@ -12,6 +13,7 @@ export type CommandGroup = (program: Command, io: CliIo) => void;
 
 const GROUPS: CommandGroup[] = [
   registerBuyerCommands,
+  registerChainCommands,
   registerConfigCommands,
   registerX402Commands,
 ];

@@ -15,7 +15,7 @@ export {
 export { deepMerge, getAtPath, setAtPath } from './paths.js';
 export { configSchema, defaultConfig, type SvcConfig, type SvcConfigInput } from './schema.js';
 export type { BuyerConfig, PresetConfig } from './sections/buyer.js';
-export { CHAIN_NETWORKS, type ChainConfig } from './sections/chain.js';
+export { CHAIN_NETWORKS, type ChainConfig, type PaymentsConfig } from './sections/chain.js';
 export {
   maxPricingSchema,
   peerIdSchema,

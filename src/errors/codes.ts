@@ -191,6 +191,26 @@ export const ERROR_CODES = {
   invalid_argument: { status: 400, message: 'An argument is invalid.' },
   identity_error: { status: 400, message: 'The identity cannot be used.' },
   internal_error: { status: 500, message: 'Something went wrong inside svc. The log has details.' },
+
+  // --- payments (issue 6; owned by the payments helper) ---
+  payment_invalid: {
+    status: 402,
+    message: 'The payment sent with this request is missing or invalid for this seller.',
+  },
+  channel_lock_exhausted: {
+    status: 402,
+    message:
+      "The payment channel's lock cannot cover this request. The buyer tops it up automatically; retry.",
+  },
+  usage_claim_refused: {
+    status: 502,
+    message:
+      'The seller claimed more usage than was delivered; the buyer paid only its own count and penalises the seller.',
+  },
+  channel_not_found: {
+    status: 404,
+    message: 'No such payment channel. List channels with `svc buyer channels list`.',
+  },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 /** A stable machine-readable error code. */

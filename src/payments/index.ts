@@ -1,4 +1,51 @@
-/** Payments: EIP-712 reserve/voucher signatures, buyer and seller payment services, metering, reputation. */
+/**
+ * Payments: deposits, channels and vouchers on chain, for the buyer (`BuyerPayments`) and the
+ * seller (`SellerPayments`), the wire messages between them, and seller reputation.
+ */
+export {
+  BuyerChannels,
+  type BuyerChannelsDeps,
+  type MeteringEntry,
+} from './buyer/BuyerChannels.js';
+export {
+  BuyerPayments,
+  type BuyerPaymentsOptions,
+  type ClaimRefusedEvent,
+  type CompleteArgs,
+  type CompleteResult,
+  type IdentitySource,
+  type PrepareArgs,
+} from './buyer/BuyerPayments.js';
+export {
+  type ClaimCheck,
+  type ClaimCheckInput,
+  type ClaimRefusal,
+  type ClaimTolerance,
+  checkClaim,
+} from './buyer/checkClaim.js';
+export { DepositSweeper, type SweepResult } from './buyer/DepositSweeper.js';
+export type { BuyerChannelRow, BuyerChannelStatus } from './buyer/store.js';
+export { type Clock, systemClock } from './clock.js';
+export {
+  type CreateBuyerPaymentsOptions,
+  type CreateSellerPaymentsOptions,
+  createBuyerPayments,
+  createSellerPayments,
+  openBuyerPayments,
+} from './factories.js';
+export {
+  ReputationReader,
+  type ReputationReaderOptions,
+  type SellerReputation,
+  trustScore,
+} from './reputation.js';
+export {
+  type SellerAdmission,
+  type SellerOffer,
+  SellerPayments,
+  type SellerPaymentsOptions,
+} from './seller/SellerPayments.js';
+export type { SellerChannelRow, SellerChannelStatus } from './seller/store.js';
 export {
   channelIdOf,
   isReserveSignedByBuyer,
@@ -12,7 +59,20 @@ export {
   signVoucher,
   typedDataDomain,
   VOUCHER_TYPES,
-  type VoucherMessage,
   voucherDigest,
   voucherSigner,
 } from './signatures.js';
+export {
+  decodeVoucherMessage,
+  decodeVoucherReply,
+  encodeVoucherMessage,
+  encodeVoucherReply,
+  MAX_VOUCHER_MESSAGE_BYTES,
+  PAYMENT_WIRE_VERSION,
+  type PaymentObject,
+  parsePaymentObject,
+  paymentObjectSchema,
+  VOUCHER_PROTOCOL,
+  type VoucherMessage,
+  type VoucherReply,
+} from './wire.js';

@@ -32,7 +32,7 @@ export interface ReserveMessage {
   deadline: bigint;
 }
 
-export interface VoucherMessage {
+export interface VoucherFields {
   channelId: Hex;
   cumulativeAmount: bigint;
 }
@@ -111,7 +111,7 @@ export function channelIdOf(buyer: Address, seller: Address, salt: Hex): Hex {
 }
 
 /** EIP-712 digest of a voucher (equal to viem's hashTypedData, computed faster). */
-export function voucherDigest(domain: PaymentsDomain, voucher: VoucherMessage): Hex {
+export function voucherDigest(domain: PaymentsDomain, voucher: VoucherFields): Hex {
   const structHash = keccak256(
     concatHex([
       VOUCHER_TYPEHASH,
@@ -136,7 +136,7 @@ export function reserveDigest(domain: PaymentsDomain, reserve: ReserveMessage): 
 export async function signVoucher(
   account: LocalAccount,
   domain: PaymentsDomain,
-  voucher: VoucherMessage,
+  voucher: VoucherFields,
 ): Promise<Hex> {
   if (!account.sign) throw new Error('this account cannot sign raw digests');
   return account.sign({ hash: voucherDigest(domain, voucher) });
@@ -155,7 +155,7 @@ export async function signReserve(
 /** Address that signed a voucher (throws on a malformed signature). */
 export async function voucherSigner(
   domain: PaymentsDomain,
-  voucher: VoucherMessage,
+  voucher: VoucherFields,
   signature: Hex,
 ): Promise<Address> {
   return recoverAddress({ hash: voucherDigest(domain, voucher), signature });
@@ -173,7 +173,7 @@ export async function reserveSigner(
 /** True when `signature` is `expected`'s signature of the voucher; false for anything else. */
 export async function isVoucherSignedBy(
   domain: PaymentsDomain,
-  voucher: VoucherMessage,
+  voucher: VoucherFields,
   signature: Hex,
   expected: Address,
 ): Promise<boolean> {

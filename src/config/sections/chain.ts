@@ -1,9 +1,30 @@
-/** `chain` section: where deposits and payment channels live. */
+/** `chain` section: where deposits and payment channels live, and how payments behave. */
 import { z } from 'zod';
 
 export const CHAIN_NETWORKS = ['local', 'base-sepolia', 'base'] as const;
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed address');
+const usd = z.string().regex(/^\d+(\.\d{1,6})?$/, 'expected a USD amount like "1.50"');
+
+/** Payment behaviour of the buyer and the seller (decisions 031, 033). */
+export const paymentsSchema = z.strictObject({
+  /** Lock a new channel reserves from the buyer's credits (more if one request needs more). */
+  channelLockUsd: usd.default('1.00'),
+  /** A seller claim more than this percentage over the buyer's token count is refused. */
+  claimTolerancePercent: z.number().min(0).max(100).default(10),
+  /** Plus this many tokens of slack per field (tokenizer differences on short texts). */
+  claimSlackTokens: z.number().int().min(0).default(16),
+  /** How often the running buyer sweeps wallet USDC into credits (spec: within a minute). */
+  sweepIntervalSeconds: z.number().int().min(1).max(60).default(15),
+  /** Seller settles once this much is unsettled... */
+  settleThresholdUsd: usd.default('0.50'),
+  /** ...or when a channel with unsettled vouchers has been idle this long. */
+  settleIdleSeconds: z.number().int().min(1).default(600),
+  /** Seller closes channels idle this long (returns the rest of the lock to the buyer). */
+  closeIdleSeconds: z.number().int().min(1).default(86_400),
+  /** Seller refuses new requests while this much it served is not yet covered by vouchers. */
+  maxUnvoucheredUsd: usd.default('0.10'),
+});
 
 export const chainSchema = z.strictObject({
   network: z.enum(CHAIN_NETWORKS).default('local'),
@@ -15,6 +36,8 @@ export const chainSchema = z.strictObject({
   paymentsAddress: address.optional(),
   /** USDC token; defaults to the network's official USDC. */
   usdcAddress: address.optional(),
+  payments: paymentsSchema.prefault({}),
 });
 
 export type ChainConfig = z.infer<typeof chainSchema>;
+export type PaymentsConfig = z.infer<typeof paymentsSchema>;

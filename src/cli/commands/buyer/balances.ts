@@ -1,5 +1,8 @@
-/** Balances shown by `svc buyer identity list --balances`. */
+/** Balances shown by `svc buyer identity list --balances` and `svc buyer deposit`. */
+import type { Address } from 'viem';
+import { type ConnectedChain, connectChain } from '../../../chain/index.js';
 import type { IdentityListing } from '../../../identity/index.js';
+import { formatUsd } from '../../../money/index.js';
 import type { CliContext } from '../../context.js';
 
 export interface BalanceReport {
@@ -7,15 +10,52 @@ export interface BalanceReport {
   summary: string;
   walletUsdc?: string;
   creditsUsdc?: string;
+  /** Why balances are missing (no deployment, chain unreachable). */
+  error?: string;
 }
 
-/**
- * Reads wallet and credit balances for each identity. The chain layer is not part of the
- * build yet, so every identity reports that plainly instead of a made-up number.
- */
+/** Connects to the configured chain, or explains why it cannot. */
+export function tryConnect(ctx: CliContext): ConnectedChain | { error: string } {
+  try {
+    return connectChain(ctx.loadConfig().config.chain, ctx.dataDir);
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Wallet USDC and deposited credits of one address, or a clear reason they are unknown. */
+export async function readBalance(chain: ConnectedChain, address: Address): Promise<BalanceReport> {
+  try {
+    const [wallet, credits] = await Promise.all([
+      chain.contract.usdcBalanceOf(address),
+      chain.contract.creditsOf(address),
+    ]);
+    const walletUsdc = formatUsd(wallet);
+    const creditsUsdc = formatUsd(credits);
+    return {
+      summary: `wallet ${walletUsdc} USDC, credits ${creditsUsdc} USDC`,
+      walletUsdc,
+      creditsUsdc,
+    };
+  } catch {
+    const error = `chain unreachable at ${chain.rpcUrl}`;
+    return { summary: error, error };
+  }
+}
+
+/** Reads wallet and credit balances for each identity from the chain. */
 export async function readBalances(
-  _ctx: CliContext,
+  ctx: CliContext,
   listings: IdentityListing[],
 ): Promise<BalanceReport[]> {
-  return listings.map(() => ({ summary: 'chain not configured' }));
+  const chain = tryConnect(ctx);
+  if ('error' in chain) return listings.map(() => ({ summary: chain.error, error: chain.error }));
+  const reports: BalanceReport[] = [];
+  for (const listing of listings) {
+    const report = await readBalance(chain, listing.address);
+    reports.push(report);
+    // One unreachable answer is enough: do not wait on the RPC once per identity.
+    if (report.error) return listings.map(() => report);
+  }
+  return reports;
 }

@@ -1,0 +1,135 @@
+/** `svc chain start|faucet`: the local development chain (anvil + contracts) and its faucet. */
+import type { Command } from 'commander';
+import { type Address, formatEther, parseEther } from 'viem';
+import { connectChain, readDeployment, runFaucet, startLocalChain } from '../../chain/index.js';
+import { SvcError } from '../../errors/index.js';
+import { parsePeerId } from '../../identity/index.js';
+import { formatUsd, parseUsd } from '../../money/index.js';
+import { CliContext } from '../context.js';
+import type { CliIo } from '../io.js';
+import { printJson } from '../output.js';
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new SvcError('invalid_argument', { message: `--port must be 0-65535, got "${text}"` });
+  }
+  return port;
+}
+
+/** Accepts a 0x address or a peer id (40 hex, with or without 0x). */
+export function parseAddressArgument(text: string): Address {
+  try {
+    return `0x${parsePeerId(text)}` as Address;
+  } catch {
+    throw new SvcError('invalid_argument', {
+      message: `"${text}" is not an address: expected 0x followed by 40 hex characters`,
+    });
+  }
+}
+
+/** Resolves when the process is asked to stop (Ctrl-C / SIGTERM). */
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: string) => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+export function registerChainCommands(program: Command, io: CliIo): void {
+  const chain = program
+    .command('chain')
+    .description('the local development chain (anvil) with test USDC');
+
+  chain
+    .command('start')
+    .description('start anvil, deploy test USDC and the payments contract, run until Ctrl-C')
+    .option('--port <port>', 'RPC port on 127.0.0.1 (0 picks a free one)', '8545')
+    .option('--state <file>', 'keep chain state in this file across restarts')
+    .option(
+      '--grace <seconds>',
+      'grace period between a buyer close request and its reclaim',
+      '3600',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  svc chain start\n  svc chain start --port 8546 --state ~/.svc/chain/anvil-state.json\n\nThe deployment is written to <data-dir>/chain/deployment.json, where buyers and sellers\nwith chain.network "local" find it.',
+    )
+    .action(async (options: { port: string; state?: string; grace: string }, command: Command) => {
+      const ctx = CliContext.of(command, io);
+      const local = await startLocalChain({
+        port: parsePort(options.port),
+        stateFile: options.state,
+        dataDir: ctx.dataDir,
+        gracePeriodSeconds: Number(options.grace),
+      });
+      try {
+        const { deployment } = local;
+        if (ctx.json) printJson(io, deployment);
+        else {
+          io.stdout(
+            `local chain running\n  rpc       ${local.rpcUrl}\n  chain id  ${deployment.chainId}\n  usdc      ${deployment.usdcAddress}\n  payments  ${deployment.paymentsAddress}\n  grace     ${deployment.gracePeriodSeconds} s\n`,
+          );
+          io.stdout(
+            'get test funds: svc chain faucet <address> --usdc 10 --eth 1\npress Ctrl-C to stop\n',
+          );
+        }
+        await untilSignal();
+      } finally {
+        await local.stop();
+      }
+    });
+
+  chain
+    .command('faucet')
+    .description('mint test USDC and send test ETH (gas) to an address on the local chain')
+    .argument('<address>', 'wallet address (0x...) or peer id')
+    .option('--usdc <amount>', 'USDC to mint, e.g. 10 or 2.5', '0')
+    .option('--eth <amount>', 'ETH to send for gas, e.g. 1', '0')
+    .addHelpText('after', '\nExamples:\n  svc chain faucet 0xabc...123 --usdc 10 --eth 1')
+    .action(
+      async (addressText: string, options: { usdc: string; eth: string }, command: Command) => {
+        const ctx = CliContext.of(command, io);
+        const address = parseAddressArgument(addressText);
+        const config = ctx.loadConfig().config.chain;
+        if (config.network !== 'local') {
+          throw new SvcError('invalid_argument', {
+            message: `The faucet only works on the local chain; chain.network is "${config.network}".`,
+          });
+        }
+        const deployment = readDeployment(ctx.dataDir);
+        if (!deployment) {
+          throw new SvcError('chain_unavailable', {
+            message: 'No local chain deployment found: start one with `svc chain start`.',
+          });
+        }
+        let usdcMicro: bigint;
+        let ethWei: bigint;
+        try {
+          usdcMicro = parseUsd(options.usdc);
+          ethWei = parseEther(options.eth);
+        } catch (error) {
+          throw new SvcError('invalid_argument', {
+            message: `Invalid amount: ${(error as Error).message}`,
+          });
+        }
+        const connected = connectChain(config, ctx.dataDir);
+        try {
+          await runFaucet(connected.clients, deployment, address, { usdcMicro, ethWei });
+        } catch (error) {
+          throw new SvcError('chain_unavailable', {
+            message: `The faucet failed: chain unreachable at ${connected.rpcUrl}? (${(error as Error).message.split('\n')[0]})`,
+            cause: error,
+          });
+        }
+        const result = { address, usdc: formatUsd(usdcMicro), eth: formatEther(ethWei) };
+        if (ctx.json) printJson(io, result);
+        else io.stdout(`sent ${result.usdc} USDC and ${result.eth} ETH to ${address}\n`);
+      },
+    );
+}

@@ -1,0 +1,446 @@
+/**
+ * The buyer's payments service (SEAMS "Buyer <-> payments"): around each paid seller request,
+ * `prepare` opens or reuses the identity's channel with that seller (signing a reserve to open it
+ * or raise its lock when needed) and returns the payment object; `complete` checks the seller's
+ * usage claim against the buyer's own count and signs the next cumulative voucher; `release`
+ * frees a request that delivered nothing. No chain transaction happens on the request path: the
+ * seller submits reserves; the buyer only reads its credits when a lock must grow.
+ */
+
+import { type Address, type Hex, toHex } from 'viem';
+import type { LocalAccount } from 'viem/accounts';
+import type { PaymentsContract } from '../../chain/index.js';
+import { SvcError } from '../../errors/index.js';
+import type { Logger } from '../../log/index.js';
+import {
+  formatUsd,
+  isFreePrice,
+  type MicroUsd,
+  type TokenPriceMicro,
+  type TokenUsage,
+} from '../../money/index.js';
+import type { SellerTrailer } from '../../network/index.js';
+import { maxBig, minBig } from '../amounts.js';
+import { type Clock, KeyedQueue, systemClock } from '../clock.js';
+import { channelIdOf, type PaymentsDomain, signReserve, signVoucher } from '../signatures.js';
+import type { PaymentObject, VoucherMessage } from '../wire.js';
+import { BuyerChannels } from './BuyerChannels.js';
+import { type ClaimCheck, type ClaimTolerance, checkClaim } from './checkClaim.js';
+import { DepositSweeper } from './DepositSweeper.js';
+import { type BuyerChannelRow, BuyerStore } from './store.js';
+
+/** Where the buyer's wallets come from (an IdentityStore fits). */
+export interface IdentitySource {
+  load(name: string): { account: LocalAccount };
+  list(): { name: string; loadable: boolean }[];
+}
+
+export interface BuyerPaymentsOptions {
+  dataDir: string;
+  identities: IdentitySource;
+  contract: PaymentsContract;
+  logger: Logger;
+  clock?: Clock;
+  /** Lock of a new channel (more when one request needs more). Default 1 USD. */
+  channelLockMicro?: MicroUsd;
+  tolerance?: ClaimTolerance;
+  /** Deposit sweep period; 0 disables the timer (call `sweepOnce`). Default 15 s. */
+  sweepIntervalMs?: number;
+  /** Called when a seller's claim is refused, so routing can penalise it. */
+  onClaimRefused?: (event: ClaimRefusedEvent) => void;
+}
+
+export interface PrepareArgs {
+  identity: string;
+  peerId: string;
+  sellerAddress: Address;
+  price: TokenPriceMicro;
+  maxCostMicro: MicroUsd;
+  /** The buyer's request id; generated when absent (read it back from `payment.requestId`). */
+  requestId?: string;
+  /** The seller's advertised `capabilities.payments`; refused when it names another chain. */
+  sellerPayments?: { chainId: number; paymentsContract: string };
+}
+
+export interface CompleteArgs {
+  requestId: string;
+  peerId: string;
+  claimed: SellerTrailer | undefined;
+  estimatedUsage: TokenUsage;
+  price: TokenPriceMicro;
+}
+
+export interface CompleteResult {
+  claim: ClaimCheck;
+  amountMicro: MicroUsd;
+  cumulativeMicro: MicroUsd;
+  /** Send on `/svc/voucher/1` (also carried by the next request's payment object). */
+  voucher?: VoucherMessage;
+}
+
+export interface ClaimRefusedEvent {
+  peerId: string;
+  requestId: string;
+  channelId: Hex;
+  reason: string;
+  claimedMicro: MicroUsd;
+  estimatedMicro: MicroUsd;
+}
+
+interface InFlight {
+  channelId: Hex;
+  identity: string;
+  seller: Address;
+  maxCostMicro: MicroUsd;
+}
+
+/** Queue lane of an identity's channel with a seller: every change to that channel runs in it. */
+export function pairKey(identity: string, seller: Address): string {
+  return `${identity}|${seller.toLowerCase()}`;
+}
+
+/** Deadline of reserve authorisations: a day, so a slow seller can still open the channel. */
+const RESERVE_TTL_SECONDS = 86_400n;
+
+/** Buyer side of payments. */
+export class BuyerPayments {
+  readonly channels: BuyerChannels;
+  readonly sweeper: DepositSweeper;
+  private readonly options: BuyerPaymentsOptions;
+  private readonly store: BuyerStore;
+  private readonly domain: PaymentsDomain;
+  private readonly clock: Clock;
+  private readonly queue = new KeyedQueue();
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly channelLockMicro: MicroUsd;
+  private readonly tolerance: ClaimTolerance;
+  private readonly accounts = new Map<string, LocalAccount>();
+
+  constructor(options: BuyerPaymentsOptions) {
+    this.options = options;
+    this.clock = options.clock ?? systemClock;
+    this.store = new BuyerStore(options.dataDir);
+    this.domain = {
+      chainId: options.contract.chainId,
+      paymentsAddress: options.contract.paymentsAddress,
+    };
+    this.channelLockMicro = options.channelLockMicro ?? 1_000_000n;
+    this.tolerance = options.tolerance ?? { percent: 10, slackTokens: 16 };
+    this.channels = new BuyerChannels({
+      store: this.store,
+      contract: options.contract,
+      identities: options.identities,
+      logger: options.logger,
+      clock: this.clock,
+      queue: this.queue,
+    });
+    this.sweeper = new DepositSweeper({
+      identities: options.identities,
+      contract: options.contract,
+      logger: options.logger,
+      intervalMs: options.sweepIntervalMs ?? 15_000,
+    });
+  }
+
+  /** Reconciles stored channels with the chain and starts the deposit sweeper. */
+  async start(): Promise<void> {
+    await this.channels.reconcile().catch((error: unknown) => {
+      this.options.logger.warn(
+        { err: String(error) },
+        'channel reconciliation failed; will retry on use',
+      );
+    });
+    this.sweeper.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.sweeper.stop();
+    await this.queue.idle();
+    this.store.close();
+  }
+
+  /**
+   * Payment object for a paid request, or undefined for a free offer. Throws SvcError
+   * `insufficient_deposits` (402, details.neededUsd) when credits cannot cover `maxCostMicro`.
+   */
+  async prepare(args: PrepareArgs): Promise<PaymentObject | undefined> {
+    if (isFreePrice(args.price)) return undefined;
+    if (
+      args.sellerPayments &&
+      (args.sellerPayments.chainId !== this.domain.chainId ||
+        args.sellerPayments.paymentsContract.toLowerCase() !==
+          this.domain.paymentsAddress.toLowerCase())
+    ) {
+      throw new SvcError('payment_failed', {
+        message: `This seller is paid on chain ${args.sellerPayments.chainId} at ${args.sellerPayments.paymentsContract}, not on the buyer's chain.`,
+      });
+    }
+    const requestId = args.requestId ?? crypto.randomUUID();
+    if (this.inFlight.has(requestId)) {
+      throw new SvcError('invalid_request', {
+        message: `Request id ${requestId} is already being paid.`,
+      });
+    }
+    const account = this.account(args.identity);
+    const seller = args.sellerAddress.toLowerCase() as Address;
+    return this.queue.run(pairKey(args.identity, seller), async () => {
+      let channel = this.store.findOpen(args.identity, seller);
+      const reserved = channel ? this.reservedOn(channel.channelId) : 0n;
+      const committed = (channel?.signedMicro ?? 0n) + reserved + args.maxCostMicro;
+      if (!channel || committed > channel.authorisedLockMicro) {
+        channel = await this.growLock(account, args.identity, seller, channel, committed);
+      }
+      this.inFlight.set(requestId, {
+        channelId: channel.channelId,
+        identity: args.identity,
+        seller,
+        maxCostMicro: args.maxCostMicro,
+      });
+      return this.paymentObject(channel, requestId, args.maxCostMicro);
+    });
+  }
+
+  /**
+   * Checks the seller's claim and signs the next cumulative voucher for what the buyer accepts
+   * (never above the request's cap or the lock; strictly increasing per channel).
+   */
+  async complete(args: CompleteArgs): Promise<CompleteResult> {
+    const entry = this.inFlight.get(args.requestId);
+    if (!entry) {
+      throw new SvcError('invalid_request', {
+        message: `No payment is pending for request ${args.requestId}.`,
+      });
+    }
+    const claim = checkClaim({
+      claimed: args.claimed,
+      estimatedUsage: args.estimatedUsage,
+      price: args.price,
+      maxCostMicro: entry.maxCostMicro,
+      tolerance: this.tolerance,
+    });
+    const account = this.account(entry.identity);
+    const result = await this.queue.run(pairKey(entry.identity, entry.seller), async () => {
+      this.inFlight.delete(args.requestId);
+      const channel = this.store.get(entry.channelId)!;
+      let amount = claim.billedMicro;
+      const room = channel.authorisedLockMicro - channel.signedMicro;
+      if (amount > room) amount = room > 0n ? room : 0n;
+      const cumulative = channel.signedMicro + amount;
+      const updated: BuyerChannelRow = {
+        ...channel,
+        // The seller served, so the lock it was sent under is on chain.
+        confirmedLockMicro: channel.authorisedLockMicro,
+        requests: channel.requests + 1,
+        inputTokens: channel.inputTokens + claim.billedUsage.inputTokens,
+        cachedInputTokens: channel.cachedInputTokens + claim.billedUsage.cachedInputTokens,
+        outputTokens: channel.outputTokens + claim.billedUsage.outputTokens,
+        refusedClaims: channel.refusedClaims + (claim.accepted ? 0 : 1),
+        updatedAtMs: this.clock.now(),
+      };
+      let voucher: VoucherMessage | undefined;
+      if (amount > 0n) {
+        const signature = await signVoucher(account, this.domain, {
+          channelId: channel.channelId,
+          cumulativeAmount: cumulative,
+        });
+        updated.signedMicro = cumulative;
+        updated.voucherSignature = signature;
+        voucher = {
+          v: 1,
+          channelId: channel.channelId,
+          requestId: args.requestId,
+          amountMicro: amount.toString(),
+          cumulativeAmount: cumulative.toString(),
+          signature,
+        };
+      }
+      this.store.put(updated);
+      this.store.addVoucher({
+        requestId: args.requestId,
+        channelId: channel.channelId,
+        amountMicro: amount,
+        cumulativeMicro: updated.signedMicro,
+        claimedMicro: claim.claimedMicro,
+        estimatedMicro: claim.estimatedMicro,
+        refused: !claim.accepted,
+        createdAtMs: this.clock.now(),
+      });
+      return { claim, amountMicro: amount, cumulativeMicro: updated.signedMicro, voucher };
+    });
+    if (!claim.accepted) {
+      this.options.logger.warn(
+        { peerId: args.peerId, requestId: args.requestId, reason: claim.reason },
+        'seller usage claim refused; paid the buyer-side count',
+      );
+      this.options.onClaimRefused?.({
+        peerId: args.peerId,
+        requestId: args.requestId,
+        channelId: entry.channelId,
+        reason: claim.reason ?? 'refused',
+        claimedMicro: claim.claimedMicro,
+        estimatedMicro: claim.estimatedMicro,
+      });
+    }
+    return result;
+  }
+
+  /**
+   * Frees a request that delivered nothing (failed before the head, refused by the seller).
+   * When the seller said the channel is closed, the channel is retired so the next request opens
+   * a new one.
+   */
+  release(
+    requestId: string,
+    sellerError?: { code?: string; details?: Record<string, unknown> },
+  ): void {
+    const entry = this.inFlight.get(requestId);
+    if (!entry) return;
+    this.inFlight.delete(requestId);
+    if (sellerError?.details?.reason === 'channel_closed') {
+      void this.queue.run(pairKey(entry.identity, entry.seller), async () => {
+        const channel = this.store.get(entry.channelId);
+        if (channel?.status === 'open') {
+          this.store.put({ ...channel, status: 'closed', updatedAtMs: this.clock.now() });
+        }
+      });
+    }
+  }
+
+  /** Identity keys are loaded once: signing must not read files on the request path. */
+  private account(identity: string): LocalAccount {
+    let account = this.accounts.get(identity);
+    if (!account) {
+      account = this.options.identities.load(identity).account;
+      this.accounts.set(identity, account);
+    }
+    return account;
+  }
+
+  private reservedOn(channelId: Hex): MicroUsd {
+    let total = 0n;
+    for (const entry of this.inFlight.values())
+      if (entry.channelId === channelId) total += entry.maxCostMicro;
+    return total;
+  }
+
+  /** Opens a channel or raises its lock to cover `committed`, within the identity's credits. */
+  private async growLock(
+    account: LocalAccount,
+    identity: string,
+    seller: Address,
+    channel: BuyerChannelRow | undefined,
+    committed: MicroUsd,
+  ): Promise<BuyerChannelRow> {
+    const current = channel?.authorisedLockMicro ?? 0n;
+    const needed = committed - current;
+    const available = await this.availableCredits(account.address, identity);
+    if (available < needed) {
+      const shortfall = needed - available;
+      throw new SvcError('insufficient_deposits', {
+        message: `Not enough USDC deposited: this request needs ${formatUsd(shortfall)} USD more in credits for ${identity} (${account.address}). Run \`svc buyer deposit\` to add funds.`,
+        details: {
+          neededUsd: formatUsd(shortfall),
+          requiredUsd: formatUsd(needed),
+          availableUsd: formatUsd(available),
+          identity,
+          address: account.address,
+        },
+      });
+    }
+    const wanted = maxBig(needed, this.channelLockMicro);
+    const lock = current + minBig(wanted, available);
+    const now = this.clock.now();
+    const salt = channel?.salt ?? toHex(crypto.getRandomValues(new Uint8Array(32)));
+    const channelId = channel?.channelId ?? channelIdOf(account.address, seller, salt);
+    const deadline = BigInt(Math.floor(now / 1000)) + RESERVE_TTL_SECONDS;
+    const reserveSignature = await signReserve(account, this.domain, {
+      channelId,
+      buyer: account.address,
+      seller,
+      maxAmount: lock,
+      deadline,
+    });
+    const row: BuyerChannelRow = channel
+      ? {
+          ...channel,
+          authorisedLockMicro: lock,
+          reserveDeadline: deadline,
+          reserveSignature,
+          updatedAtMs: now,
+        }
+      : {
+          channelId,
+          identity,
+          buyer: account.address,
+          seller,
+          salt,
+          authorisedLockMicro: lock,
+          confirmedLockMicro: 0n,
+          reserveDeadline: deadline,
+          reserveSignature,
+          signedMicro: 0n,
+          voucherSignature: null,
+          settledMicro: 0n,
+          status: 'open',
+          requests: 0,
+          inputTokens: 0,
+          cachedInputTokens: 0,
+          outputTokens: 0,
+          refusedClaims: 0,
+          reclaimableAt: 0,
+          createdAtMs: now,
+          updatedAtMs: now,
+        };
+    this.store.put(row);
+    return row;
+  }
+
+  /** On-chain free credits minus lock increases authorised but not yet on chain. */
+  private async availableCredits(address: Address, identity: string): Promise<MicroUsd> {
+    let credits: MicroUsd;
+    try {
+      credits = await this.options.contract.creditsOf(address);
+    } catch (error) {
+      throw new SvcError('chain_unavailable', {
+        message: `The chain RPC is unreachable (${this.options.contract.clients.rpcUrls[0]}): cannot read credits.`,
+        cause: error,
+      });
+    }
+    let pending = 0n;
+    for (const row of this.store.list({ identity, status: ['open'] })) {
+      pending += row.authorisedLockMicro - row.confirmedLockMicro;
+    }
+    return credits > pending ? credits - pending : 0n;
+  }
+
+  private paymentObject(
+    channel: BuyerChannelRow,
+    requestId: string,
+    maxCostMicro: MicroUsd,
+  ): PaymentObject {
+    const payment: PaymentObject = {
+      v: 1,
+      chainId: this.domain.chainId,
+      paymentsContract: this.domain.paymentsAddress,
+      buyer: channel.buyer,
+      channelId: channel.channelId,
+      salt: channel.salt,
+      requestId,
+      maxCostMicro: maxCostMicro.toString(),
+    };
+    if (channel.authorisedLockMicro > channel.confirmedLockMicro && channel.reserveSignature) {
+      payment.reserve = {
+        maxAmount: channel.authorisedLockMicro.toString(),
+        deadline: channel.reserveDeadline.toString(),
+        signature: channel.reserveSignature,
+      };
+    }
+    if (channel.voucherSignature && channel.signedMicro > 0n) {
+      payment.voucher = {
+        cumulativeAmount: channel.signedMicro.toString(),
+        signature: channel.voucherSignature,
+      };
+    }
+    return payment;
+  }
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { costOfUsage, toPriceMicro } from '../../money/index.js';
+import { checkClaim } from './checkClaim.js';
+
+const price = toPriceMicro({
+  inputUsdPerMillion: 3,
+  outputUsdPerMillion: 15,
+  cachedInputUsdPerMillion: 0.3,
+});
+const estimate = { inputTokens: 1000, cachedInputTokens: 0, outputTokens: 400 };
+const tolerance = { percent: 10, slackTokens: 16 };
+const base = { estimatedUsage: estimate, price, maxCostMicro: 1_000_000n, tolerance };
+
+describe('checkClaim', () => {
+  it('accepts a claim within the tolerance and pays the claimed cost', () => {
+    const usage = { inputTokens: 1100, cachedInputTokens: 0, outputTokens: 456 };
+    const result = checkClaim({
+      ...base,
+      claimed: { usage, costMicroUsd: costOfUsage(usage, price).toString() },
+    });
+    expect(result).toMatchObject({ accepted: true, billedMicro: costOfUsage(usage, price) });
+  });
+
+  it('refuses a claim just above the tolerance and pays the estimate', () => {
+    const usage = { inputTokens: 1000, cachedInputTokens: 0, outputTokens: 457 };
+    const result = checkClaim({ ...base, claimed: { usage } });
+    expect(result).toMatchObject({
+      accepted: false,
+      reason: 'tokens_over_estimate',
+      billedMicro: costOfUsage(estimate, price),
+    });
+  });
+
+  it('refuses a stated cost above the advertised price, and honours a lower one', () => {
+    const above = checkClaim({ ...base, claimed: { usage: estimate, costMicroUsd: '999999' } });
+    expect(above).toMatchObject({ accepted: false, reason: 'cost_above_price' });
+    const discount = checkClaim({ ...base, claimed: { usage: estimate, costMicroUsd: '5' } });
+    expect(discount).toMatchObject({ accepted: true, billedMicro: 5n });
+  });
+
+  it('refuses impossible usage and pays the estimate when there is no claim (cancelled stream)', () => {
+    const bad = checkClaim({
+      ...base,
+      claimed: { usage: { inputTokens: 10, cachedInputTokens: 11, outputTokens: 0 } },
+    });
+    expect(bad).toMatchObject({ accepted: false, reason: 'invalid_usage' });
+    const none = checkClaim({ ...base, claimed: { error: 'reset' } });
+    expect(none).toMatchObject({ accepted: true, billedMicro: costOfUsage(estimate, price) });
+  });
+
+  it('never pays above the request cap', () => {
+    const result = checkClaim({ ...base, maxCostMicro: 100n, claimed: { usage: estimate } });
+    expect(result.billedMicro).toBe(100n);
+  });
+});

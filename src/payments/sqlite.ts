@@ -1,0 +1,13 @@
+/** Opens the payments SQLite databases under `<data-dir>/payments/` (WAL, busy timeout). */
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { ensureDir } from '../config/index.js';
+
+/** Opens `<dataDir>/payments/<file>` and applies `schema` (idempotent DDL). */
+export function openPaymentsDb(dataDir: string, file: string, schema: string): DatabaseSync {
+  const dir = ensureDir(join(dataDir, 'payments'));
+  const db = new DatabaseSync(join(dir, file));
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+  db.exec(schema);
+  return db;
+}
