@@ -4,6 +4,7 @@ import { LOG_LEVELS } from '../log/index.js';
 import { registerBuyerCommands } from './commands/buyer/index.js';
 import { registerChainCommands } from './commands/chain.js';
 import { registerConfigCommands } from './commands/config.js';
+import { registerGatewayCommands } from './commands/gateway/index.js';
 import { registerX402Commands } from './commands/x402.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
@@ -15,6 +16,7 @@ const GROUPS: CommandGroup[] = [
   registerBuyerCommands,
   registerChainCommands,
   registerConfigCommands,
+  registerGatewayCommands,
   registerX402Commands,
 ];
 

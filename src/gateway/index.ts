@@ -10,7 +10,12 @@ export {
   parseLimitUsd,
   parseModelList,
 } from './admin/parseInput.js';
-export { DEFAULT_WORKSPACE, defaultWorkspace, requireWorkspace } from './admin/workspaces.js';
+export {
+  DEFAULT_WORKSPACE,
+  defaultWorkspace,
+  newId,
+  requireWorkspace,
+} from './admin/workspaces.js';
 export { effectiveKeyLimits } from './budget/effectiveLimits.js';
 export { periodResetsAt, periodStart } from './budget/periods.js';
 export { keyState } from './keys/keyState.js';

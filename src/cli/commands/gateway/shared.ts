@@ -1,0 +1,69 @@
+/** What the gateway commands share: opening the store, limit flags, formatting. */
+import { type Command, Option } from 'commander';
+import type { GatewayStore, Limits } from '../../../gateway/index.js';
+import { createStore, PERIODS, parseLimitUsd } from '../../../gateway/index.js';
+import { formatUsd } from '../../../money/index.js';
+import { CliContext } from '../../context.js';
+import type { CliIo } from '../../io.js';
+
+/** Options every `svc gateway ...` command may carry (declared on the group). */
+export interface GatewayGroupOptions {
+  databaseUrl?: string;
+}
+
+/** Runs `body` with the configured store open (PostgreSQL URL or SQLite in the data dir). */
+export async function withStore<T>(
+  command: Command,
+  io: CliIo,
+  body: (store: GatewayStore, ctx: CliContext) => Promise<T>,
+): Promise<T> {
+  const ctx = CliContext.of(command, io);
+  const { databaseUrl } = command.optsWithGlobals<GatewayGroupOptions>();
+  const config = ctx.loadConfig(databaseUrl ? { 'gateway.databaseUrl': databaseUrl } : {});
+  const store = await createStore({
+    dataDir: ctx.dataDir,
+    databaseUrl: config.config.gateway.databaseUrl,
+  });
+  try {
+    return await body(store, ctx);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Adds `--daily-limit` ... `--total-limit <usd>`. */
+export function addLimitOptions(command: Command): Command {
+  for (const period of PERIODS) {
+    command.addOption(
+      new Option(`--${period}-limit <usd>`, `${period} budget in USD ("none" removes it)`),
+    );
+  }
+  return command;
+}
+
+/** Reads the limit flags that were given. */
+export function limitsFromOptions(options: Record<string, unknown>): Partial<Limits> {
+  const limits: Partial<Limits> = {};
+  for (const period of PERIODS) {
+    const text = options[`${period}Limit`];
+    if (typeof text === 'string') limits[period] = parseLimitUsd(`--${period}-limit`, text);
+  }
+  return limits;
+}
+
+/** "5.000000" or "-" for no limit. */
+export function limitText(limit: bigint | null): string {
+  return limit === null ? '-' : formatUsd(limit);
+}
+
+/** ISO time or "-". */
+export function timeText(ms: number | null): string {
+  return ms === null ? '-' : new Date(ms).toISOString();
+}
+
+/** JSON-friendly limits. */
+export function limitsJson(limits: Limits): Record<string, string | null> {
+  return Object.fromEntries(
+    PERIODS.map((period) => [period, limits[period] === null ? null : formatUsd(limits[period]!)]),
+  );
+}

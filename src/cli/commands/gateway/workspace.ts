@@ -1,0 +1,111 @@
+/** `svc gateway workspace create|list|limits`: each workspace pays from exactly one identity. */
+import type { Command } from 'commander';
+import {
+  DEFAULT_WORKSPACE,
+  defaultWorkspace,
+  newId,
+  PERIODS,
+  requireWorkspace,
+} from '../../../gateway/index.js';
+
+import { CliError } from '../../index.js';
+import type { CliIo } from '../../io.js';
+import { printJson, printTable } from '../../output.js';
+import { addLimitOptions, limitsFromOptions, limitsJson, limitText, withStore } from './shared.js';
+
+export function registerWorkspaceCommands(gateway: Command, io: CliIo): void {
+  const workspace = gateway
+    .command('workspace')
+    .description('workspaces: who pays, and their budgets');
+
+  workspace
+    .command('create')
+    .description('create a workspace paying from one identity')
+    .argument('<name>')
+    .option('--identity <name>', 'an existing identity to pay from')
+    .option('--new-identity', 'create a new identity named after the workspace')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  svc gateway workspace create research --new-identity\n  svc gateway workspace create ops --identity ops-wallet',
+    )
+    .action(
+      async (
+        name: string,
+        options: { identity?: string; newIdentity?: boolean },
+        command: Command,
+      ) => {
+        await withStore(command, io, async (store, ctx) => {
+          if (name === DEFAULT_WORKSPACE)
+            throw new CliError('"Default" exists already and pays from "default"');
+          if (Boolean(options.identity) === Boolean(options.newIdentity))
+            throw new CliError('give exactly one of --identity <name> or --new-identity');
+          const identities = ctx.identities();
+          const identity = options.newIdentity ? identities.create(name).name : options.identity!;
+          if (
+            !options.newIdentity &&
+            !identities.list().some((l) => l.name === identity) &&
+            identity !== 'default'
+          ) {
+            throw new CliError(
+              `no identity named "${identity}"; create it with \`svc buyer identity create ${identity}\``,
+            );
+          }
+          if (await store.findWorkspaceByIdentity(identity))
+            throw new CliError(`identity "${identity}" already pays for another workspace`);
+          if (await store.findWorkspaceByName(name))
+            throw new CliError(`a workspace named "${name}" exists already`);
+          const created = await store.createWorkspace({
+            id: newId('ws'),
+            name,
+            identity,
+            createdAt: Date.now(),
+          });
+          if (ctx.json) return printJson(io, { ...created, limits: limitsJson(created.limits) });
+          io.stdout(
+            `created workspace ${created.name} (${created.id}) paying from identity ${identity}\n`,
+          );
+        });
+      },
+    );
+
+  workspace
+    .command('list')
+    .description('list workspaces')
+    .action(async (_options, command: Command) => {
+      await withStore(command, io, async (store, ctx) => {
+        await defaultWorkspace(store, Date.now());
+        const all = await store.listWorkspaces();
+        if (ctx.json)
+          return printJson(
+            io,
+            all.map((w) => ({
+              ...w,
+              limits: limitsJson(w.limits),
+              createdAt: new Date(w.createdAt).toISOString(),
+            })),
+          );
+        printTable(
+          io,
+          ['NAME', 'ID', 'IDENTITY', 'DAILY', 'WEEKLY', 'MONTHLY', 'TOTAL'],
+          all.map((w) => [w.name, w.id, w.identity, ...PERIODS.map((p) => limitText(w.limits[p]))]),
+        );
+      });
+    });
+
+  addLimitOptions(
+    workspace.command('limits').description("set a workspace's budgets").argument('<name>'),
+  )
+    .addHelpText('after', '\nExamples:\n  svc gateway workspace limits Default --monthly-limit 100')
+    .action(async (name: string, options: Record<string, unknown>, command: Command) => {
+      await withStore(command, io, async (store, ctx) => {
+        const found = await requireWorkspace(store, name, Date.now());
+        const limits = limitsFromOptions(options);
+        await store.setWorkspaceLimits(found.id, limits);
+        const updated = (await store.getWorkspace(found.id))!;
+        if (ctx.json) return printJson(io, { name, limits: limitsJson(updated.limits) });
+        io.stdout(
+          `limits of ${name}: ${PERIODS.map((p) => `${p} ${limitText(updated.limits[p])}`).join(', ')}\n`,
+        );
+      });
+    });
+}

@@ -1,0 +1,66 @@
+/** Runs `svc gateway start` in a child process (a second gateway sharing one database). */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export interface GatewayProcess {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const CLI = fileURLToPath(new URL('../../cli/index.ts', import.meta.url));
+
+/** Starts the CLI's gateway on a free port and waits until it listens. */
+export async function startGatewayProcess(args: {
+  dataDir: string;
+  buyerUrl: string;
+  databaseUrl?: string;
+}): Promise<GatewayProcess> {
+  const argv = [
+    '--import',
+    'tsx',
+    CLI,
+    '--data-dir',
+    args.dataDir,
+    '--log-level',
+    'warn',
+    'gateway',
+  ];
+  if (args.databaseUrl) argv.push('--database-url', args.databaseUrl);
+  argv.push('start', '--port', '0', '--buyer-url', args.buyerUrl);
+  const child: ChildProcess = spawn(process.execPath, argv, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_NO_WARNINGS: '1' },
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`gateway process did not start: ${output}`)),
+      30_000,
+    );
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /gateway listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway process exited (${code}): ${output}`));
+    });
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
