@@ -54,9 +54,17 @@ export class TopupService {
     this.clock = options.clock ?? Date.now;
   }
 
-  /** Reconciles pending rows now, then periodically. */
-  async start(): Promise<ReconcileResult> {
-    const first = await this.reconcile();
+  /**
+   * Reconciles pending rows now, then periodically. A chain that cannot be read at start is
+   * logged, not fatal: the periodic pass retries and pending rows simply wait.
+   */
+  async start(): Promise<ReconcileResult | undefined> {
+    let first: ReconcileResult | undefined;
+    try {
+      first = await this.reconcile();
+    } catch (error) {
+      this.options.logger?.warn({ err: error }, 'top-up reconcile at start failed; retrying later');
+    }
     const every = this.options.reconcileIntervalMs ?? 30_000;
     if (every > 0) {
       this.timer = setInterval(() => {

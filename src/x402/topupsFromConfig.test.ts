@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeDeployment } from '../chain/index.js';
+import { runCli } from '../cli/testing/runCli.js';
 import { configSchema } from '../config/index.js';
 import { MemoryTopupLedger } from './ledger/MemoryTopupLedger.js';
 import { startTopupHarness, type TopupHarness } from './testing/topupHarness.js';
@@ -41,7 +42,7 @@ describe('topupsFromConfig', () => {
     });
     const factory = topupsFromConfig({ config, dataDir, env: {} });
     const ledger = new MemoryTopupLedger();
-    const service = await factory({ topupLedger: () => ledger });
+    const service = (await factory({ topupLedger: () => ledger }))!;
     const key = h.newKey();
     const challenge = await service.handle({
       key,
@@ -59,5 +60,37 @@ describe('topupsFromConfig', () => {
     });
     expect(tooMuch.status).toBe(400);
     await service.stop();
+  });
+
+  it('disables top-ups (no throw) when the default facilitator has no chain to read', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'svc-x402-nochain-'));
+    try {
+      const config = configSchema.parse({});
+      const factory = topupsFromConfig({ config, dataDir: empty, env: {} });
+      expect(await factory({ topupLedger: () => new MemoryTopupLedger() })).toBeUndefined();
+      const explicit = configSchema.parse({ gateway: { x402Facilitator: 'local' } });
+      await expect(
+        topupsFromConfig({ config: explicit, dataDir: empty, env: {} })({
+          topupLedger: () => new MemoryTopupLedger(),
+        }),
+      ).rejects.toThrow(/deployment/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('svc gateway start --x402-facilitator cdp without credentials refuses to start', async () => {
+    const run = await runCli([
+      '--data-dir',
+      dataDir,
+      'gateway',
+      'start',
+      '--port',
+      '0',
+      '--x402-facilitator',
+      'cdp',
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error: .*FACILITATOR_API_KEY_ID and FACILITATOR_API_KEY_SECRET/);
   });
 });

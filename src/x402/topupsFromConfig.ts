@@ -23,12 +23,26 @@ export interface TopupsFromConfigOptions {
 /** Validates now; returns the factory the gateway calls with its open store. */
 export function topupsFromConfig(
   options: TopupsFromConfigOptions,
-): (store: { topupLedger(): TopupLedger }) => Promise<TopupService> {
+): (store: { topupLedger(): TopupLedger }) => Promise<TopupService | undefined> {
   const { config } = options;
   topupBounds(config.gateway.topupMinUsd, config.gateway.topupMaxUsd);
   const setting = config.gateway.x402Facilitator ?? defaultFacilitatorFor(config.chain.network);
   if (setting) resolveFacilitator(setting, { env: options.env });
   return async (store) => {
+    try {
+      return await build(store);
+    } catch (error) {
+      // An explicitly configured facilitator must work; the default one only when a chain is there.
+      if (config.gateway.x402Facilitator) throw error;
+      options.logger?.warn(
+        { err: error },
+        'x402 top-ups disabled: the chain cannot be read (start it with `svc chain start`, or set chain.rpcUrl)',
+      );
+      return undefined;
+    }
+  };
+
+  async function build(store: { topupLedger(): TopupLedger }): Promise<TopupService> {
     const chain = connectChain(config.chain, options.dataDir);
     const created = await createTopupService({
       ledger: store.topupLedger(),
@@ -46,5 +60,5 @@ export function topupsFromConfig(
       'x402 top-ups ready',
     );
     return created.service;
-  };
+  }
 }

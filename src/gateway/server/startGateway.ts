@@ -28,7 +28,7 @@ export interface StartGatewayOptions {
    * Builds the x402 top-up service once the store is open (see createTopupService in src/x402);
    * started (pending top-ups reconciled) before listening, stopped on stop.
    */
-  topups?: (store: GatewayStore) => Promise<TopupService>;
+  topups?: (store: GatewayStore) => Promise<TopupService | undefined>;
 }
 
 export interface RunningGateway {
