@@ -10,7 +10,7 @@ import {
 } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentRequired } from '@x402/core/types';
-import { getAddress, parseEther } from 'viem';
+import { createWalletClient, getAddress, http, parseEther, parseGwei } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestUSDCAbi } from '../contracts/index.js';
@@ -460,6 +460,64 @@ describe('facilitator faults', () => {
     expect(await ledger.listPendingTopups()).toEqual([]);
   });
 
+  it('a settlement transaction reverting on chain → 402, PAYMENT-RESPONSE success:false, nothing credited', async () => {
+    const rpc = (method: string, params: unknown[] = []) =>
+      h.chain.clients.publicClient.request({
+        method: method as 'eth_chainId',
+        params: params as unknown as undefined,
+      }) as Promise<unknown>;
+    const mempool = async () =>
+      Number(BigInt(((await rpc('txpool_status')) as { pending: string }).pending));
+    const key = h.newKey();
+    const payer = await h.newPayer('10');
+    await h.chain.faucet(payer.address, { ethWei: parseEther('0.1') });
+    const { service, ledger } = h.service();
+    const header = paymentHeader(await officialPayment(payer, await challenge(service, key, '5')));
+    await rpc('evm_setAutomine', [false]);
+    try {
+      const replying = service.handle({
+        key,
+        body: { amount_usd: '5' },
+        paymentSignature: header,
+        resourceUrl: URL_,
+      });
+      await until(async () => (await mempool()) >= 1);
+      // The payer empties its wallet with a higher tip, so its transfer is mined first and the
+      // facilitator's transferWithAuthorization reverts in the same block.
+      const wallet = createWalletClient({
+        account: payer,
+        chain: h.chain.clients.chain,
+        transport: http(h.chain.rpcUrl),
+      });
+      await wallet.writeContract({
+        address: h.asset.address,
+        abi: TestUSDCAbi,
+        functionName: 'transfer',
+        args: [privateKeyToAccount(generatePrivateKey()).address, parseUsd('10')],
+        // Explicit gas: estimating would run against the pending block, where it already fails.
+        gas: 100_000n,
+        maxPriorityFeePerGas: parseGwei('100'),
+        maxFeePerGas: parseGwei('200'),
+      });
+      await until(async () => (await mempool()) >= 2);
+      await rpc('evm_mine');
+      const reply = await replying;
+      expect(reply.status).toBe(402);
+      const settle = decodePaymentResponseHeader(reply.headers['PAYMENT-RESPONSE']!);
+      expect(settle.success).toBe(false);
+      expect(settle.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+      const receipt = await h.chain.clients.publicClient.getTransactionReceipt({
+        hash: settle.transaction as `0x${string}`,
+      });
+      expect(receipt.status).toBe('reverted');
+      expect(codeOf(reply).reason).toBe('settlement_failed');
+      expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
+      expect(await h.usdcBalance(key.walletAddress)).toBe(0n);
+    } finally {
+      await rpc('evm_setAutomine', [true]);
+    }
+  });
+
   it('a settle whose answer is lost is credited by reconcile, exactly once', async () => {
     // Relays to the real facilitator, but drops the connection after settling on chain.
     const lossy = await startStubServer(async (path, body, response) => {
@@ -654,3 +712,12 @@ describe('facilitator verdicts and reconciliation', () => {
     expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
   });
 });
+
+/** Polls `check` until true, bounded (no fixed sleeps). */
+async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

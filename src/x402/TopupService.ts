@@ -145,7 +145,7 @@ export class TopupService {
     }
 
     const auth = payment.authorization;
-    const fromBlock = await this.options.chain.blockNumber();
+    const fromBlock = await readChain(() => this.options.chain.blockNumber());
     const { row, created } = await this.options.ledger.beginTopup({
       id: `topup_${randomUUID()}`,
       keyId: key.keyId,
@@ -194,9 +194,8 @@ export class TopupService {
 
   private async checkFunds(payment: DecodedPayment): Promise<void> {
     const auth = payment.authorization;
-    const balance = await this.options.chain.balanceOf(
-      payment.payload.accepted.asset as Address,
-      auth.from,
+    const balance = await readChain(() =>
+      this.options.chain.balanceOf(payment.payload.accepted.asset as Address, auth.from),
     );
     if (balance < auth.value) {
       throw refusePayment(
@@ -284,6 +283,19 @@ export class TopupService {
         network: settle.network,
         payer: settle.payer ?? row.payer,
       },
+    });
+  }
+}
+
+/** A chain read on the request path; an unreachable RPC is 503 `chain_unavailable`, not a 500. */
+async function readChain<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw new SvcError('chain_unavailable', {
+      message:
+        'The chain RPC cannot be read to check this payment; nothing was charged. Retry shortly.',
+      cause: error,
     });
   }
 }
