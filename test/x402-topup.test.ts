@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
+import { parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../src/config/index.js';
 import type { GatewayStore } from '../src/gateway/index.js';
@@ -13,6 +14,7 @@ import { createKey, createStore, type RunningGateway, startGateway } from '../sr
 import { IdentityStore } from '../src/identity/index.js';
 import { silentLogger } from '../src/log/index.js';
 import { parseUsd } from '../src/money/index.js';
+import { DepositSweeper } from '../src/payments/index.js';
 import { createTopupService, payTopup } from '../src/x402/index.js';
 import {
   officialPayment,
@@ -91,7 +93,12 @@ describe('POST /v1/key/topup on the gateway', () => {
     const { key, secret } = await createKey(
       store,
       identities,
-      { label: 'topup', identity: { kind: 'new' }, allowTopup: true },
+      {
+        label: 'topup',
+        identity: { kind: 'new' },
+        allowTopup: true,
+        limits: { weekly: parseUsd('3') },
+      },
       Date.now(),
     );
     const wallet = identities.load(key.identity).record.address;
@@ -120,6 +127,48 @@ describe('POST /v1/key/topup on the gateway', () => {
     expect(again.status).toBe(200);
     expect(await toppedUp(secret)).toBe('27.000000');
     expect(await h.usdcBalance(wallet)).toBe(parseUsd('27'));
+    const view = (await (
+      await fetch(`${gateway.url}/v1/key`, { headers: { authorization: `Bearer ${secret}` } })
+    ).json()) as {
+      data: {
+        limits: { weekly: { limit_usd: string | null }; total: { limit_usd: string | null } };
+      };
+    };
+    expect(view.data.limits.weekly.limit_usd).toBe('3.000000');
+    expect(view.data.limits.total.limit_usd).toBeNull();
+  });
+
+  it("the buyer's deposit sweep moves the topped-up USDC into the key identity's credits", async () => {
+    const { key, secret } = await createKey(
+      store,
+      identities,
+      { label: 'sweep', identity: { kind: 'new' }, allowTopup: true },
+      Date.now(),
+    );
+    const wallet = identities.load(key.identity).record.address;
+    const payer = await h.newPayer('10');
+    const paid = await payTopup({
+      gatewayUrl: gateway.url,
+      apiKey: secret,
+      amountUsd: '6',
+      account: payer,
+    });
+    expect(paid.status).toBe(200);
+    // The sweep's deposit transaction is paid by the identity's own wallet (see the report: an
+    // x402 top-up brings USDC only), so this test gives it gas.
+    await h.chain.faucet(wallet, { ethWei: parseEther('0.01') });
+    const sweeper = new DepositSweeper({
+      identities: new IdentityStore(dataDir, {}),
+      contract: h.chain.contract,
+      logger: silentLogger(),
+      intervalMs: 0,
+    });
+    const results = await sweeper.sweepOnce();
+    expect(results.find((result) => result.identity === key.identity)).toMatchObject({
+      depositedMicro: parseUsd('6'),
+    });
+    expect(await h.chain.contract.creditsOf(wallet)).toBe(parseUsd('6'));
+    expect(await h.usdcBalance(wallet)).toBe(0n);
   });
 
   it('a replayed PAYMENT-SIGNATURE is refused and credits nothing more', async () => {
