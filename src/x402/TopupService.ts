@@ -146,26 +146,30 @@ export class TopupService {
 
     const auth = payment.authorization;
     const fromBlock = await readChain(() => this.options.chain.blockNumber());
-    const { row, created } = await this.options.ledger.beginTopup({
-      id: `topup_${randomUUID()}`,
-      keyId: key.keyId,
-      network: requirements.network,
-      asset: requirements.asset as Address,
-      payer: auth.from,
-      nonce: auth.nonce,
-      payTo: requirements.payTo as Address,
-      amountMicro,
-      validBefore: auth.validBefore,
-      fromBlock,
-      atMs: this.clock(),
-    });
+    const { row, created } = await ledgerCall(() =>
+      this.options.ledger.beginTopup({
+        id: `topup_${randomUUID()}`,
+        keyId: key.keyId,
+        network: requirements.network,
+        asset: requirements.asset as Address,
+        payer: auth.from,
+        nonce: auth.nonce,
+        payTo: requirements.payTo as Address,
+        amountMicro,
+        validBefore: auth.validBefore,
+        fromBlock,
+        atMs: this.clock(),
+      }),
+    );
     if (!created) return this.alreadyKnown(row);
 
     const verdict = await this.guard(row, () =>
       verifyWith(this.options.facilitator, payment.payload, requirements),
     );
     if (!verdict.isValid) {
-      await this.options.ledger.failTopup(row.id, verdict.invalidReason ?? 'invalid', this.clock());
+      await ledgerCall(() =>
+        this.options.ledger.failTopup(row.id, verdict.invalidReason ?? 'invalid', this.clock()),
+      );
       const error = refusePayment(
         INSUFFICIENT.test(verdict.invalidReason ?? '')
           ? 'insufficient_funds'
@@ -187,7 +191,10 @@ export class TopupService {
     try {
       return await call();
     } catch (error) {
-      await this.options.ledger.failTopup(row.id, 'facilitator_unreachable', this.clock());
+      // If this write fails too, the row stays pending and the reconciler fails it at expiry.
+      await this.options.ledger
+        .failTopup(row.id, 'facilitator_unreachable', this.clock())
+        .catch(() => undefined);
       throw error;
     }
   }
@@ -233,7 +240,7 @@ export class TopupService {
         { settle },
       );
     }
-    await this.options.ledger.failTopup(row.id, reason, this.clock());
+    await ledgerCall(() => this.options.ledger.failTopup(row.id, reason, this.clock()));
     this.options.logger?.info(
       { topupId: row.id, keyId: row.keyId, reason },
       'top-up settlement failed',
@@ -263,7 +270,8 @@ export class TopupService {
         { settle },
       );
     }
-    const toppedUp = await this.options.ledger.toppedUpMicro(row.keyId);
+    // Credited already: a failing read of the new total must not turn this into an error.
+    const toppedUp = await this.options.ledger.toppedUpMicro(row.keyId).catch(() => null);
     this.options.logger?.info(
       {
         topupId: row.id,
@@ -278,7 +286,7 @@ export class TopupService {
         topup_id: row.id,
         key_id: row.keyId,
         amount_usd: formatUsd(row.amountMicro),
-        topped_up_usd: formatUsd(toppedUp),
+        topped_up_usd: toppedUp === null ? null : formatUsd(toppedUp),
         transaction: settle.transaction,
         network: settle.network,
         payer: settle.payer ?? row.payer,
@@ -297,5 +305,14 @@ async function readChain<T>(read: () => Promise<T>): Promise<T> {
         'The chain RPC cannot be read to check this payment; nothing was charged. Retry shortly.',
       cause: error,
     });
+  }
+}
+
+/** A ledger write on the request path; a failing store is 503 `store_unavailable`, not a 500. */
+async function ledgerCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new SvcError('store_unavailable', { cause: error });
   }
 }
