@@ -4,11 +4,12 @@
  */
 import { decodePaymentResponseHeader, HTTPFacilitatorClient } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
-import { createWalletClient, http, parseEther, parseGwei } from 'viem';
+import { createPublicClient, createWalletClient, http, parseEther, parseGwei } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestUSDCAbi } from '../contracts/index.js';
 import { parseUsd } from '../money/index.js';
+import { viemChainReader } from './chainReader.js';
 import { MemoryTopupLedger } from './ledger/MemoryTopupLedger.js';
 import { startStubServer } from './testing/httpStub.js';
 import { challenge, codeOf, counting, TOPUP_URL, until } from './testing/topupAssertions.js';
@@ -387,5 +388,50 @@ describe('facilitator verdicts and reconciliation', () => {
     expect(await service.reconcile()).toEqual({ credited: 0, failed: 1, stillPending: 0 });
     expect(ledger.get('topup_elsewhere')?.errorReason).toBe('authorization_used_elsewhere');
     expect(await ledger.toppedUpMicro(key.keyId)).toBe(0n);
+  });
+});
+
+describe('store and chain faults on the request path', () => {
+  it('a store that cannot record the payment → 503 store_unavailable, facilitator not called', async () => {
+    const { client, calls } = counting(h.facilitatorClient);
+    const broken = new MemoryTopupLedger();
+    broken.beginTopup = async () => {
+      throw new Error('disk full');
+    };
+    const { service } = h.service({ ledger: broken, facilitator: client });
+    const key = h.newKey();
+    const payer = await h.newPayer('10');
+    const header = paymentHeader(await officialPayment(payer, await challenge(service, key, '5')));
+    const reply = await service.handle({
+      key,
+      body: { amount_usd: '5' },
+      paymentSignature: header,
+      resourceUrl: URL_,
+    });
+    expect(reply.status).toBe(503);
+    expect(codeOf(reply).code).toBe('store_unavailable');
+    expect(calls).toEqual([]);
+    expect(await h.usdcBalance(key.walletAddress)).toBe(0n);
+  });
+
+  it('an unreachable chain RPC → 503 chain_unavailable, nothing charged', async () => {
+    const { client, calls } = counting(h.facilitatorClient);
+    const deadRpc = createPublicClient({
+      transport: http('http://127.0.0.1:1', { retryCount: 0 }),
+    });
+    const { service, ledger } = h.service({ chain: viemChainReader(deadRpc), facilitator: client });
+    const key = h.newKey();
+    const payer = await h.newPayer('10');
+    const header = paymentHeader(await officialPayment(payer, await challenge(service, key, '5')));
+    const reply = await service.handle({
+      key,
+      body: { amount_usd: '5' },
+      paymentSignature: header,
+      resourceUrl: URL_,
+    });
+    expect(reply.status).toBe(503);
+    expect(codeOf(reply).code).toBe('chain_unavailable');
+    expect(calls).toEqual([]);
+    expect(await ledger.listPendingTopups()).toEqual([]);
   });
 });
