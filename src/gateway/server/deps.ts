@@ -6,6 +6,7 @@ import type { MicroUsd } from '../../money/index.js';
 import type { TopupService } from '../../x402/index.js';
 import type { GatewayStore } from '../store/types.js';
 import type { AuthThrottle } from './authThrottle.js';
+import type { LogWriter } from './logWriter.js';
 
 export interface GatewayDeps {
   store: GatewayStore;
@@ -16,6 +17,7 @@ export interface GatewayDeps {
   now: () => number;
   logger: Logger;
   throttle: AuthThrottle;
+  logs: LogWriter;
   /** Wallet address of an identity (for `GET /v1/key`). */
   buyerAddress: (identity: string) => string;
   /** x402 key top-ups; undefined = not configured (the route answers 501). */

@@ -1,4 +1,6 @@
 import { request } from 'node:http';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { eventually, jsonOf, startHarness } from '../testing/harness.js';
 import { STUB_PEER_ID } from '../testing/stubBuyer.js';
@@ -129,6 +131,35 @@ describe('faults', () => {
       // The unknown cost is charged as the whole reservation: spend is never under-counted.
       expect(await h.store.ledgerTotal(key.id)).toBe(10_000n);
     } finally {
+      await h.stop();
+    }
+  });
+
+  it('database locked by another process: 503, nothing forwarded, nothing half-written', async () => {
+    const h = await startHarness({ sqliteBusyTimeoutMs: 50 });
+    const other = new DatabaseSync(join(h.dataDir, 'gateway', 'gateway.db'), { timeout: 0 });
+    try {
+      const { key, secret } = await h.key({ limits: { total: 1_000_000n } });
+      other.exec('BEGIN IMMEDIATE');
+      const response = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat(),
+      });
+      expect(response.status).toBe(503);
+      expect((await jsonOf(response)).error.code).toBe('store_unavailable');
+      other.exec('ROLLBACK');
+      expect(h.buyer.received).toHaveLength(0);
+      expect(await h.store.keyUsage(key.id)).toMatchObject({ requests: 0 });
+      const again = await h.store.reserve({
+        reservationId: 'probe',
+        keyId: key.id,
+        maxAmountMicro: 1_000_000n,
+        now: Date.now(),
+      });
+      expect(again).toMatchObject({ ok: true, reservation: { amountMicro: 1_000_000n } });
+    } finally {
+      other.close();
       await h.stop();
     }
   });

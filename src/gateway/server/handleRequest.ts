@@ -7,7 +7,7 @@ import { sendError, sendJson } from './httpIo.js';
 import { keyView } from './keyView.js';
 import { listModels } from './listModels.js';
 import { proxyRequest } from './proxyRequest.js';
-import { newLogRow, writeLogRow } from './requestLog.js';
+import { newLogRow } from './requestLog.js';
 import { matchRoute } from './routes.js';
 import { topupRoute } from './topupRoute.js';
 
@@ -65,11 +65,14 @@ export async function handleRequest(
   } catch (error) {
     const svcError = toSvcError(error);
     if (svcError.code === 'internal_error') deps.logger.error({ err: error }, 'request failed');
+    if (svcError.code === 'store_unavailable') {
+      deps.logger.warn({ err: svcError.cause }, 'gateway store unavailable');
+    }
     log.status = svcError.status;
     log.errorCode = svcError.code;
     sendError(res, svcError, style);
   } finally {
     log.latencyMs = Math.round(performance.now() - startedMs);
-    await writeLogRow(deps.store, log, deps.logger);
+    deps.logs.write(log);
   }
 }

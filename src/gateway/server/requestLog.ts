@@ -1,7 +1,6 @@
 /** Building and writing request-log rows (never secrets: no headers, no bodies). */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../../log/index.js';
-import type { GatewayStore, LogRow } from '../store/types.js';
+import type { LogRow } from '../store/types.js';
 
 /** An empty row for a request that just arrived. */
 export function newLogRow(input: {
@@ -36,13 +35,4 @@ export function newLogRow(input: {
     ttfbMs: null,
     streamed: false,
   };
-}
-
-/** Writes a row; a failing store is logged, never thrown at the client. */
-export async function writeLogRow(store: GatewayStore, row: LogRow, logger: Logger): Promise<void> {
-  try {
-    await store.insertLog(row);
-  } catch (error) {
-    logger.warn({ err: error, requestId: row.requestId }, 'request log row not written');
-  }
 }

@@ -13,6 +13,7 @@ import { AuthThrottle } from './authThrottle.js';
 import { ensureControlSecret } from './controlSecret.js';
 import type { GatewayDeps } from './deps.js';
 import { handleRequest } from './handleRequest.js';
+import { LogWriter } from './logWriter.js';
 
 export interface StartGatewayOptions {
   config: GatewayConfig;
@@ -68,6 +69,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger,
     throttle: new AuthThrottle(config.authFailuresPerMinute, now),
     topups,
+    logs: new LogWriter(store, logger),
     buyerAddress: (identity) => {
       let address = addresses.get(identity);
       if (!address) {
@@ -112,6 +114,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await buyer.close();
+      await deps.logs.close();
       if (ownsStore) await store.close();
     },
   };

@@ -195,6 +195,11 @@ export class SqlGatewayStore implements GatewayStore {
   insertLog(row: LogRow): Promise<void> {
     return logs.insertLog(this.db, row);
   }
+  insertLogs(rows: readonly LogRow[]): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      for (const row of rows) await logs.insertLog(tx, row);
+    });
+  }
   queryLogs(filter: LogFilter): Promise<LogRow[]> {
     return logs.queryLogs(this.db, filter);
   }

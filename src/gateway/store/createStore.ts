@@ -11,6 +11,8 @@ export interface CreateStoreOptions {
   databaseUrl?: string;
   /** SQLite file override (`:memory:` in tests). */
   sqlitePath?: string;
+  /** How long SQLite waits for another process's write lock before failing (default 5000 ms). */
+  sqliteBusyTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -20,6 +22,7 @@ export async function createStore(options: CreateStoreOptions): Promise<SqlGatew
     ? new PostgresDb(options.databaseUrl)
     : new SqliteDb(
         options.sqlitePath ?? join(ensureDir(join(options.dataDir, 'gateway')), 'gateway.db'),
+        options.sqliteBusyTimeoutMs,
       );
   const store = new SqlGatewayStore(db, options.now);
   try {

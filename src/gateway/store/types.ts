@@ -249,6 +249,8 @@ export interface GatewayStore {
   ledgerTotal(keyId: string): Promise<MicroUsd>;
 
   insertLog(row: LogRow): Promise<void>;
+  /** Writes many rows in one transaction. */
+  insertLogs(rows: readonly LogRow[]): Promise<void>;
   queryLogs(filter: LogFilter): Promise<LogRow[]>;
   usageSummary(by: UsageDimension, filter: LogFilter): Promise<UsageSummaryRow[]>;
   pruneLogs(before: number): Promise<number>;

@@ -9,6 +9,9 @@ export interface TestPostgres {
   url: string;
   /** A fresh empty database on the same server. */
   createDatabase(name: string): Promise<string>;
+  /** Stops the server keeping its data (a Postgres restart, with `resume`). */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -36,7 +39,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     port,
     user: 'postgres',
     password,
-    persistent: false,
+    persistent: true,
     onLog: () => {},
     onError: () => {},
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
@@ -50,8 +53,10 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       await pg.createDatabase(name);
       return `${base}/${name}`;
     },
+    pause: () => pg.stop(),
+    resume: () => pg.start(),
     async stop() {
-      await pg.stop();
+      await pg.stop().catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -32,6 +32,8 @@ export interface HarnessOptions {
   databaseUrl?: string;
   /** Starting time (unix ms) of the injected clock; default the real clock. */
   now?: number;
+  /** SQLite busy timeout (tests of a locked database). */
+  sqliteBusyTimeoutMs?: number;
 }
 
 /** Starts everything on loopback ports. */
@@ -40,7 +42,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const clock = { now: options.now ?? Date.now() };
   const now = options.now === undefined ? Date.now : () => clock.now;
   const buyer = await startStubBuyer(options.buyer);
-  const store = await createStore({ dataDir, databaseUrl: options.databaseUrl, now });
+  const store = await createStore({
+    dataDir,
+    databaseUrl: options.databaseUrl,
+    now,
+    sqliteBusyTimeoutMs: options.sqliteBusyTimeoutMs,
+  });
   const config = configSchema.parse({
     gateway: { port: 0, buyerUrl: buyer.url, ...options.gateway },
   }).gateway;

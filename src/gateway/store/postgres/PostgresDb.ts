@@ -16,11 +16,11 @@ export class PostgresDb implements SqlDb {
   readonly forUpdate = ' FOR UPDATE';
   private readonly pool: pg.Pool;
 
-  constructor(databaseUrl: string, maxConnections = 10) {
+  constructor(databaseUrl: string, maxConnections = 20) {
     this.pool = new pg.Pool({
       connectionString: databaseUrl,
       max: maxConnections,
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: 10_000,
     });
     // An idle client losing its server (restart) must not crash the process.
     this.pool.on('error', () => {});

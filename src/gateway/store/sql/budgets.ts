@@ -12,14 +12,20 @@ import {
   type BudgetRefusal,
   type KeyUsage,
   type Limits,
-  NO_LIMITS,
   PERIODS,
   type PeriodSpend,
   type ReserveResult,
   type SettleInput,
 } from '../types.js';
 import { limitsOf } from './rows.js';
-import { bigintOf, numberOf, type SqlDb, type SqlExecutor, textOf } from './SqlDb.js';
+import {
+  bigintOf,
+  numberOf,
+  type SqlDb,
+  type SqlExecutor,
+  type SqlParam,
+  textOf,
+} from './SqlDb.js';
 
 interface Entry {
   scope: BudgetLevel;
@@ -28,42 +34,60 @@ interface Entry {
   periodStart: number;
 }
 
-async function scopesOf(
-  tx: SqlExecutor,
-  keyId: string,
-): Promise<Array<{ scope: BudgetLevel; scopeId: string; limits: Limits }> | null> {
-  const keys = await tx.query('SELECT * FROM api_keys WHERE id = $1', [keyId]);
-  const key = keys[0];
-  if (!key) return null;
-  const scopes: Array<{ scope: BudgetLevel; scopeId: string; limits: Limits }> = [
+type Scope = { scope: BudgetLevel; scopeId: string; limits: Limits };
+
+const LIMIT_COLUMNS = (alias: string, prefix = '') =>
+  PERIODS.map((p) => `${alias}.${prefix}${p}_limit AS ${alias}_${prefix}${p}_limit`).join(', ');
+
+/** The key's three budget scopes with their limits, read in one query inside the transaction. */
+async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null> {
+  const rows = await tx.query(
+    `SELECT k.member_id AS member_id, k.workspace_id AS workspace_id,
+       ${LIMIT_COLUMNS('k', 'admin_')}, ${LIMIT_COLUMNS('k', 'owner_')},
+       ${LIMIT_COLUMNS('m')}, ${LIMIT_COLUMNS('w')}
+     FROM api_keys k LEFT JOIN members m ON m.id = k.member_id
+     JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`,
+    [keyId],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const scopes: Scope[] = [
     {
       scope: 'key',
       scopeId: keyId,
-      limits: effectiveKeyLimits(limitsOf(key, 'admin_'), limitsOf(key, 'owner_')),
+      limits: effectiveKeyLimits(limitsOf(row, 'k_admin_'), limitsOf(row, 'k_owner_')),
     },
   ];
-  const memberId = key.member_id ? textOf(key.member_id) : null;
-  if (memberId) {
-    const members = await tx.query('SELECT * FROM members WHERE id = $1', [memberId]);
-    scopes.push({
-      scope: 'member',
-      scopeId: memberId,
-      limits: members[0] ? limitsOf(members[0]) : NO_LIMITS,
-    });
+  if (row.member_id) {
+    scopes.push({ scope: 'member', scopeId: textOf(row.member_id), limits: limitsOf(row, 'm_') });
   }
-  const workspaceId = textOf(key.workspace_id);
-  const workspaces = await tx.query('SELECT * FROM workspaces WHERE id = $1', [workspaceId]);
   scopes.push({
     scope: 'workspace',
-    scopeId: workspaceId,
-    limits: workspaces[0] ? limitsOf(workspaces[0]) : NO_LIMITS,
+    scopeId: textOf(row.workspace_id),
+    limits: limitsOf(row, 'w_'),
   });
   return scopes;
 }
 
-const PK = 'scope = $1 AND scope_id = $2 AND period = $3 AND period_start = $4';
+/** `(scope, scope_id, period, period_start)` tuples as placeholders from `$first`. */
+function tuples(entries: Entry[], first: number): { sql: string; params: SqlParam[] } {
+  const params: SqlParam[] = [];
+  const parts = entries.map((entry) => {
+    const at = first + params.length;
+    params.push(entry.scope, entry.scopeId, entry.period, entry.periodStart);
+    return `($${at}, $${at + 1}, $${at + 2}, CAST($${at + 3} AS BIGINT))`;
+  });
+  return { sql: parts.join(', '), params };
+}
 
-/** Reserves min(maxAmount, smallest room) on every counter of the key, atomically. */
+const rowKey = (scope: unknown, scopeId: unknown, period: unknown, start: unknown) =>
+  `${String(scope)}|${String(scopeId)}|${String(period)}|${String(start)}`;
+
+/**
+ * Reserves min(maxAmount, smallest room) on every counter of the key, atomically. One upsert
+ * creates missing counter rows and locks all of them (PostgreSQL `ON CONFLICT DO UPDATE` takes
+ * row locks; SQLite holds the database write lock from `BEGIN IMMEDIATE`).
+ */
 export async function reserve(
   db: SqlDb,
   input: { reservationId: string; keyId: string; maxAmountMicro: MicroUsd; now: number },
@@ -71,26 +95,32 @@ export async function reserve(
   return db.transaction(async (tx) => {
     const scopes = await scopesOf(tx, input.keyId);
     if (!scopes) throw new Error(`unknown key ${input.keyId}`);
-    const entries: Entry[] = [];
+    const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
+      PERIODS.map((period) => ({
+        scope,
+        scopeId,
+        period,
+        periodStart: periodStart(period, input.now),
+      })),
+    );
+    const values = tuples(entries, 1);
+    const locked = await tx.query(
+      `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values.sql}
+       ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE SET spent = budget_usage.spent
+       RETURNING scope, scope_id, period, period_start, spent, reserved`,
+      values.params,
+    );
+    const counters = new Map(
+      locked.map((row) => [rowKey(row.scope, row.scope_id, row.period, row.period_start), row]),
+    );
     let room: MicroUsd | null = null;
     for (const { scope, scopeId, limits } of scopes) {
       for (const period of PERIODS) {
-        const entry = { scope, scopeId, period, periodStart: periodStart(period, input.now) };
-        const key = [scope, scopeId, period, entry.periodStart] as const;
-        await tx.run(
-          `INSERT INTO budget_usage (scope, scope_id, period, period_start, spent, reserved)
-           VALUES ($1, $2, $3, $4, 0, 0) ON CONFLICT DO NOTHING`,
-          key,
-        );
-        const rows = await tx.query(
-          `SELECT spent, reserved FROM budget_usage WHERE ${PK}${tx.forUpdate}`,
-          key,
-        );
-        entries.push(entry);
         const limit = limits[period];
         if (limit === null) continue;
-        const spent = bigintOf(rows[0]?.spent);
-        const committed = spent + bigintOf(rows[0]?.reserved);
+        const row = counters.get(rowKey(scope, scopeId, period, periodStart(period, input.now)));
+        const spent = bigintOf(row?.spent);
+        const committed = spent + bigintOf(row?.reserved);
         const left = limit - committed;
         if (left <= 0n) {
           const refusal: BudgetRefusal = {
@@ -107,15 +137,12 @@ export async function reserve(
       }
     }
     const amount = room !== null && room < input.maxAmountMicro ? room : input.maxAmountMicro;
-    for (const entry of entries) {
-      await tx.run(`UPDATE budget_usage SET reserved = reserved + $5 WHERE ${PK}`, [
-        entry.scope,
-        entry.scopeId,
-        entry.period,
-        entry.periodStart,
-        amount,
-      ]);
-    }
+    const targets = tuples(entries, 2);
+    await tx.run(
+      `UPDATE budget_usage SET reserved = reserved + $1
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
+      [amount, ...targets.params],
+    );
     await tx.run(
       'INSERT INTO reservations (id, key_id, amount, entries, created_at) VALUES ($1, $2, $3, $4, $5)',
       [input.reservationId, input.keyId, amount, JSON.stringify(entries), input.now],
@@ -135,24 +162,26 @@ export async function reserve(
 /** Moves a reservation to spent (`cost`) and releases the rest; `record` adds a ledger row. */
 export async function settle(db: SqlDb, input: SettleInput, record: boolean): Promise<void> {
   await db.transaction(async (tx) => {
-    const rows = await tx.query(`SELECT * FROM reservations WHERE id = $1${tx.forUpdate}`, [
-      input.reservationId,
-    ]);
+    const rows = await tx.query(
+      `DELETE FROM reservations WHERE id = $1 RETURNING key_id, amount, entries`,
+      [input.reservationId],
+    );
     const reservation = rows[0];
     if (!reservation) return;
     const amount = bigintOf(reservation.amount);
     const entries = JSON.parse(textOf(reservation.entries)) as Entry[];
-    let workspaceId = '';
-    let memberId: string | null = null;
-    for (const entry of entries) {
-      if (entry.scope === 'workspace') workspaceId = entry.scopeId;
-      if (entry.scope === 'member') memberId = entry.scopeId;
-      await tx.run(
-        `UPDATE budget_usage SET reserved = reserved - $5, spent = spent + $6 WHERE ${PK}`,
-        [entry.scope, entry.scopeId, entry.period, entry.periodStart, amount, input.costMicro],
-      );
-    }
+    // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
+    // the rows exist, so it only ever updates.
+    const targets = tuples(entries, 3);
+    await tx.run(
+      `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
+       ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
+       SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
+      [amount, input.costMicro, ...targets.params],
+    );
     if (record) {
+      const workspaceId = entries.find((e) => e.scope === 'workspace')?.scopeId ?? '';
+      const memberId = entries.find((e) => e.scope === 'member')?.scopeId ?? null;
       await tx.run(
         `INSERT INTO ledger (request_id, key_id, member_id, workspace_id, cost, input_tokens,
            cached_input_tokens, output_tokens, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
@@ -169,7 +198,6 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
         ],
       );
     }
-    await tx.run('DELETE FROM reservations WHERE id = $1', [input.reservationId]);
   });
 }
 

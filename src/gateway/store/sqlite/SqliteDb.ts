@@ -63,13 +63,9 @@ export class SqliteDb implements SqlDb {
     return Number(this.prepared(sql).run(...bind(params)).changes);
   }
 
+  /** Reads run at once: a synchronous statement cannot interleave with anything. */
   async query(sql: string, params: readonly SqlParam[] = []): Promise<SqlRow[]> {
-    const release = await this.mutex.lock();
-    try {
-      return this.queryNow(sql, params);
-    } finally {
-      release();
-    }
+    return this.queryNow(sql, params);
   }
 
   async run(sql: string, params: readonly SqlParam[] = []): Promise<number> {
