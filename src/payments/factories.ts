@@ -4,11 +4,8 @@ import { type ConnectedChain, connectChain, type PaymentsContract } from '../cha
 import type { ChainConfig, PaymentsConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { parseUsd } from '../money/index.js';
-import {
-  BuyerPayments,
-  type BuyerPaymentsOptions,
-  type IdentitySource,
-} from './buyer/BuyerPayments.js';
+import { BuyerPayments } from './buyer/BuyerPayments.js';
+import type { BuyerPaymentsOptions, IdentitySource } from './buyer/types.js';
 import type { Clock } from './clock.js';
 import { SellerPayments, type SellerPaymentsOptions } from './seller/SellerPayments.js';
 
@@ -24,6 +21,8 @@ export interface CreateBuyerPaymentsOptions {
   onClaimRefused?: BuyerPaymentsOptions['onClaimRefused'];
   /** Override the sweep period (0 = no timer); default from config. */
   sweepIntervalMs?: number;
+  /** Channel re-read period (0 = no timer). Default 60 s. */
+  reconcileIntervalMs?: number;
 }
 
 /** Creates the buyer's payments service; call `start()` before use and `stop()` at shutdown. */
@@ -42,6 +41,7 @@ export function createBuyerPayments(options: CreateBuyerPaymentsOptions): BuyerP
     },
     sweepIntervalMs: options.sweepIntervalMs ?? (config.sweepIntervalSeconds ?? 15) * 1000,
     onClaimRefused: options.onClaimRefused,
+    reconcileIntervalMs: options.reconcileIntervalMs,
   });
 }
 
@@ -89,6 +89,7 @@ export function openBuyerPayments(options: {
     logger: options.logger,
     config: options.chainConfig.payments,
     sweepIntervalMs: 0,
+    reconcileIntervalMs: 0,
   });
   return { payments, chain };
 }

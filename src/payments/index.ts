@@ -6,16 +6,10 @@ export {
   BuyerChannels,
   type BuyerChannelsDeps,
   type MeteringEntry,
+  readStoredChannels,
+  toMeteringEntry,
 } from './buyer/BuyerChannels.js';
-export {
-  BuyerPayments,
-  type BuyerPaymentsOptions,
-  type ClaimRefusedEvent,
-  type CompleteArgs,
-  type CompleteResult,
-  type IdentitySource,
-  type PrepareArgs,
-} from './buyer/BuyerPayments.js';
+export { BuyerPayments, pairKey } from './buyer/BuyerPayments.js';
 export {
   type ClaimCheck,
   type ClaimCheckInput,
@@ -25,6 +19,14 @@ export {
 } from './buyer/checkClaim.js';
 export { DepositSweeper, type SweepResult } from './buyer/DepositSweeper.js';
 export type { BuyerChannelRow, BuyerChannelStatus } from './buyer/store.js';
+export type {
+  BuyerPaymentsOptions,
+  ClaimRefusedEvent,
+  CompleteArgs,
+  CompleteResult,
+  IdentitySource,
+  PrepareArgs,
+} from './buyer/types.js';
 export { type Clock, systemClock } from './clock.js';
 export {
   type CreateBuyerPaymentsOptions,
@@ -65,6 +67,7 @@ export {
 export {
   decodeVoucherMessage,
   decodeVoucherReply,
+  deliverVoucher,
   encodeVoucherMessage,
   encodeVoucherReply,
   MAX_VOUCHER_MESSAGE_BYTES,

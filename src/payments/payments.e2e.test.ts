@@ -19,8 +19,7 @@ import {
   type BuyerPayments,
   createBuyerPayments,
   createSellerPayments,
-  decodeVoucherReply,
-  encodeVoucherMessage,
+  deliverVoucher,
   ReputationReader,
   type SellerPayments,
 } from './index.js';
@@ -134,8 +133,10 @@ async function paidRequest(
     price: PRICE,
   });
   if (result.voucher) {
-    const reply = decodeVoucherReply(
-      await seller.service.handleVoucherBytes(encodeVoucherMessage(result.voucher)),
+    // As if over a libp2p stream on /svc/voucher/1: bytes in, bytes out.
+    const reply = await deliverVoucher(
+      (bytes) => seller.service.handleVoucherBytes(bytes),
+      result.voucher,
     );
     expect(reply).toEqual({ v: 1, ok: true });
   }

@@ -285,6 +285,55 @@ describe('claims, stalled buyers and concurrency', () => {
   });
 });
 
+describe('seller restarts', () => {
+  it('a seller that lost its database adopts the open channel from chain and is still paid', async () => {
+    const { buyer, seller, sellerAccount } = await setup();
+    await serve(buyer, seller, await prepare(buyer, sellerAccount));
+    await seller.stop();
+    const freshDir = tempDataDir('seller-fresh');
+    cleanups.push(() => freshDir.remove());
+    const fresh = createSellerPayments({
+      dataDir: freshDir.dir,
+      account: sellerAccount,
+      chain: chain.contract,
+      logger: silentLogger(),
+      tickIntervalMs: 0,
+    });
+    await fresh.start();
+    cleanups.push(() => fresh.stop().catch(() => undefined));
+    const second = await serve(buyer, fresh, await prepare(buyer, sellerAccount));
+    expect(second.cumulativeMicro).toBe(12_000n);
+    await fresh.settleAll();
+    expect(await chain.contract.usdcBalanceOf(sellerAccount.address)).toBe(12_000n);
+  });
+});
+
+describe('channels closed by the seller', () => {
+  it('moves to a new channel after the seller closed the old one', async () => {
+    const { buyer, seller, sellerAccount } = await setup();
+    await serve(buyer, seller, await prepare(buyer, sellerAccount));
+    const first = buyer.channels.list()[0]!.channelId;
+    clock.advance(86_401_000);
+    await seller.tick();
+    expect((await chain.contract.readChannel(first)).status).toBe('closed');
+    // The buyer has not noticed yet: the seller refuses, the buyer retires the channel.
+    const stale = await prepare(buyer, sellerAccount);
+    expect(stale.channelId).toBe(first);
+    const refusal = await seller
+      .admit(stale, { price: PRICE }, MAX_COST)
+      .catch((error: unknown) => error);
+    expect(isSvcError(refusal) && refusal.details?.reason).toBe('channel_closed');
+    buyer.release(stale.requestId, isSvcError(refusal) ? refusal : undefined);
+    const fresh = await prepare(buyer, sellerAccount);
+    expect(fresh.channelId).not.toBe(first);
+    expect(fresh.reserve).toBeDefined();
+    await serve(buyer, seller, fresh);
+    // Reconciliation sees the close on chain as well.
+    await buyer.channels.reconcile();
+    expect(buyer.channels.list().map((row) => row.status)).toEqual(['closed', 'open']);
+  });
+});
+
 describe('deposits and chain faults', () => {
   it('sweeps wallet USDC into credits on its own while running', async () => {
     const data = tempDataDir('sweep');

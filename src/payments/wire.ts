@@ -156,3 +156,16 @@ export function decodeVoucherReply(bytes: Uint8Array): VoucherReply {
   if (!result.success) throw invalid('voucher reply', result.error);
   return result.data as VoucherReply;
 }
+
+/**
+ * Sends a voucher over any request/response byte exchange — e.g. one libp2p stream on
+ * `VOUCHER_PROTOCOL` whose handler is `SellerPayments.handleVoucherBytes` — and returns the
+ * seller's reply. Failures to deliver are not fatal: the next request's payment object carries
+ * the same voucher.
+ */
+export async function deliverVoucher(
+  send: (bytes: Uint8Array) => Promise<Uint8Array>,
+  voucher: VoucherMessage,
+): Promise<VoucherReply> {
+  return decodeVoucherReply(await send(encodeVoucherMessage(voucher)));
+}

@@ -7,8 +7,8 @@ import type { PaymentsContract } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import type { Clock, KeyedQueue } from '../clock.js';
-import type { IdentitySource } from './BuyerPayments.js';
-import type { BuyerChannelRow, BuyerChannelStatus, BuyerStore } from './store.js';
+import { type BuyerChannelRow, type BuyerChannelStatus, BuyerStore } from './store.js';
+import type { IdentitySource } from './types.js';
 
 export interface BuyerChannelsDeps {
   store: BuyerStore;
@@ -35,6 +35,35 @@ export interface MeteringEntry {
   refusedClaims: number;
   /** Unix seconds from which `reclaim` works (0 when no close was requested). */
   reclaimableAt: number;
+}
+
+/** The metering view of a stored channel. */
+export function toMeteringEntry(row: BuyerChannelRow): MeteringEntry {
+  return {
+    channelId: row.channelId,
+    identity: row.identity,
+    seller: row.seller,
+    status: row.status,
+    requests: row.requests,
+    inputTokens: row.inputTokens,
+    cachedInputTokens: row.cachedInputTokens,
+    outputTokens: row.outputTokens,
+    lockMicro: row.confirmedLockMicro,
+    signedMicro: row.signedMicro,
+    settledMicro: row.settledMicro,
+    refusedClaims: row.refusedClaims,
+    reclaimableAt: row.reclaimableAt,
+  };
+}
+
+/** Stored channels of a buyer data directory, read without any chain access. */
+export function readStoredChannels(dataDir: string): BuyerChannelRow[] {
+  const store = new BuyerStore(dataDir);
+  try {
+    return store.list();
+  } finally {
+    store.close();
+  }
 }
 
 function key(row: BuyerChannelRow): string {
@@ -137,21 +166,7 @@ export class BuyerChannels {
           await this.sync(row.channelId);
       }
     }
-    return this.deps.store.list().map((row) => ({
-      channelId: row.channelId,
-      identity: row.identity,
-      seller: row.seller,
-      status: row.status,
-      requests: row.requests,
-      inputTokens: row.inputTokens,
-      cachedInputTokens: row.cachedInputTokens,
-      outputTokens: row.outputTokens,
-      lockMicro: row.confirmedLockMicro,
-      signedMicro: row.signedMicro,
-      settledMicro: row.settledMicro,
-      refusedClaims: row.refusedClaims,
-      reclaimableAt: row.reclaimableAt,
-    }));
+    return this.deps.store.list().map(toMeteringEntry);
   }
 
   private require(channelId: Hex): BuyerChannelRow {

@@ -9,89 +9,25 @@
 
 import { type Address, type Hex, toHex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
-import type { PaymentsContract } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
-import type { Logger } from '../../log/index.js';
-import {
-  formatUsd,
-  isFreePrice,
-  type MicroUsd,
-  type TokenPriceMicro,
-  type TokenUsage,
-} from '../../money/index.js';
-import type { SellerTrailer } from '../../network/index.js';
+import { formatUsd, isFreePrice, type MicroUsd } from '../../money/index.js';
 import { maxBig, minBig } from '../amounts.js';
 import { type Clock, KeyedQueue, systemClock } from '../clock.js';
 import { channelIdOf, type PaymentsDomain, signReserve, signVoucher } from '../signatures.js';
 import type { PaymentObject, VoucherMessage } from '../wire.js';
 import { BuyerChannels } from './BuyerChannels.js';
-import { type ClaimCheck, type ClaimTolerance, checkClaim } from './checkClaim.js';
+import { type ClaimTolerance, checkClaim } from './checkClaim.js';
 import { DepositSweeper } from './DepositSweeper.js';
 import { type BuyerChannelRow, BuyerStore } from './store.js';
-
-/** Where the buyer's wallets come from (an IdentityStore fits). */
-export interface IdentitySource {
-  load(name: string): { account: LocalAccount };
-  list(): { name: string; loadable: boolean }[];
-}
-
-export interface BuyerPaymentsOptions {
-  dataDir: string;
-  identities: IdentitySource;
-  contract: PaymentsContract;
-  logger: Logger;
-  clock?: Clock;
-  /** Lock of a new channel (more when one request needs more). Default 1 USD. */
-  channelLockMicro?: MicroUsd;
-  tolerance?: ClaimTolerance;
-  /** Deposit sweep period; 0 disables the timer (call `sweepOnce`). Default 15 s. */
-  sweepIntervalMs?: number;
-  /** Called when a seller's claim is refused, so routing can penalise it. */
-  onClaimRefused?: (event: ClaimRefusedEvent) => void;
-}
-
-export interface PrepareArgs {
-  identity: string;
-  peerId: string;
-  sellerAddress: Address;
-  price: TokenPriceMicro;
-  maxCostMicro: MicroUsd;
-  /** The buyer's request id; generated when absent (read it back from `payment.requestId`). */
-  requestId?: string;
-  /** The seller's advertised `capabilities.payments`; refused when it names another chain. */
-  sellerPayments?: { chainId: number; paymentsContract: string };
-}
-
-export interface CompleteArgs {
-  requestId: string;
-  peerId: string;
-  claimed: SellerTrailer | undefined;
-  estimatedUsage: TokenUsage;
-  price: TokenPriceMicro;
-}
-
-export interface CompleteResult {
-  claim: ClaimCheck;
-  amountMicro: MicroUsd;
-  cumulativeMicro: MicroUsd;
-  /** Send on `/svc/voucher/1` (also carried by the next request's payment object). */
-  voucher?: VoucherMessage;
-}
-
-export interface ClaimRefusedEvent {
-  peerId: string;
-  requestId: string;
-  channelId: Hex;
-  reason: string;
-  claimedMicro: MicroUsd;
-  estimatedMicro: MicroUsd;
-}
+import type { BuyerPaymentsOptions, CompleteArgs, CompleteResult, PrepareArgs } from './types.js';
 
 interface InFlight {
   channelId: Hex;
   identity: string;
   seller: Address;
   maxCostMicro: MicroUsd;
+  /** The lock authorised when the payment object was built (the seller opened up to it). */
+  lockMicro: MicroUsd;
 }
 
 /** Queue lane of an identity's channel with a seller: every change to that channel runs in it. */
@@ -115,6 +51,8 @@ export class BuyerPayments {
   private readonly channelLockMicro: MicroUsd;
   private readonly tolerance: ClaimTolerance;
   private readonly accounts = new Map<string, LocalAccount>();
+  private reconcileTimer: NodeJS.Timeout | undefined;
+  private reconciling: Promise<void> | undefined;
 
   constructor(options: BuyerPaymentsOptions) {
     this.options = options;
@@ -151,9 +89,26 @@ export class BuyerPayments {
       );
     });
     this.sweeper.start();
+    const every = this.options.reconcileIntervalMs ?? 60_000;
+    if (every > 0) {
+      this.reconcileTimer = setInterval(() => {
+        this.reconciling ??= this.channels
+          .reconcile()
+          .catch((error: unknown) => {
+            this.options.logger.warn({ err: String(error) }, 'channel reconciliation failed');
+          })
+          .finally(() => {
+            this.reconciling = undefined;
+          });
+      }, every);
+      this.reconcileTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
+    if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    this.reconcileTimer = undefined;
+    await this.reconciling;
     await this.sweeper.stop();
     await this.queue.idle();
     this.store.close();
@@ -195,6 +150,7 @@ export class BuyerPayments {
         identity: args.identity,
         seller,
         maxCostMicro: args.maxCostMicro,
+        lockMicro: channel.authorisedLockMicro,
       });
       return this.paymentObject(channel, requestId, args.maxCostMicro);
     });
@@ -228,8 +184,9 @@ export class BuyerPayments {
       const cumulative = channel.signedMicro + amount;
       const updated: BuyerChannelRow = {
         ...channel,
-        // The seller served, so the lock it was sent under is on chain.
-        confirmedLockMicro: channel.authorisedLockMicro,
+        // The seller served, so the lock this request was sent under is on chain (a later
+        // increase authorised by a concurrent request may not be yet).
+        confirmedLockMicro: maxBig(channel.confirmedLockMicro, entry.lockMicro),
         requests: channel.requests + 1,
         inputTokens: channel.inputTokens + claim.billedUsage.inputTokens,
         cachedInputTokens: channel.cachedInputTokens + claim.billedUsage.cachedInputTokens,
@@ -336,12 +293,18 @@ export class BuyerPayments {
     const available = await this.availableCredits(account.address, identity);
     if (available < needed) {
       const shortfall = needed - available;
+      const wallet = await this.options.contract.usdcBalanceOf(account.address).catch(() => 0n);
+      const arriving =
+        wallet > 0n
+          ? ` ${formatUsd(wallet)} USDC in the wallet will be deposited within a minute.`
+          : '';
       throw new SvcError('insufficient_deposits', {
-        message: `Not enough USDC deposited: this request needs ${formatUsd(shortfall)} USD more in credits for ${identity} (${account.address}). Run \`svc buyer deposit\` to add funds.`,
+        message: `Not enough USDC deposited: this request needs ${formatUsd(shortfall)} USD more in credits for ${identity} (${account.address}).${arriving} Run \`svc buyer deposit\` to add funds.`,
         details: {
           neededUsd: formatUsd(shortfall),
           requiredUsd: formatUsd(needed),
           availableUsd: formatUsd(available),
+          walletUsd: formatUsd(wallet),
           identity,
           address: account.address,
         },

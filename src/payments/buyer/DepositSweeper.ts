@@ -6,7 +6,7 @@
 import type { PaymentsContract } from '../../chain/index.js';
 import type { Logger } from '../../log/index.js';
 import type { MicroUsd } from '../../money/index.js';
-import type { IdentitySource } from './BuyerPayments.js';
+import type { IdentitySource } from './types.js';
 
 export interface SweepResult {
   identity: string;

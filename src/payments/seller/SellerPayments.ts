@@ -304,8 +304,12 @@ export class SellerPayments {
       }
       return channel;
     }
-    if (!reserve)
+    if (!reserve) {
+      // Opened before but unknown here (e.g. a lost database): adopt it from the chain.
+      const adopted = await this.chain.adopt(payment.channelId, payment.buyer);
+      if (adopted?.status === 'open' && !adopted.closeRequested) return adopted;
       throw refuse('unknown_channel', 'Unknown channel: send a reserve authorisation to open it.');
+    }
     const message = {
       channelId: payment.channelId,
       buyer: payment.buyer,

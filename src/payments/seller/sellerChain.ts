@@ -3,7 +3,7 @@
  * close-requested channels, watching `CloseRequested` events from a persisted block cursor, and
  * reconciling every stored channel with the chain at start. Work on one channel is serialised.
  */
-import type { Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import type { OnChainChannel, PaymentsContract } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
@@ -252,6 +252,14 @@ export class SellerChain {
       store.setMeta(CURSOR_KEY, to.toString());
       from = to + 1n;
     }
+  }
+
+  /** Imports a channel of this seller with `buyer` that exists on chain but not in the store. */
+  async adopt(channelId: Hex, buyer: Address): Promise<SellerChannelRow | undefined> {
+    const onChain = await this.deps.contract.readChannel(channelId).catch(() => undefined);
+    if (!onChain || onChain.buyer.toLowerCase() !== buyer.toLowerCase()) return undefined;
+    await this.syncFromChain(channelId, true);
+    return this.deps.store.get(channelId);
   }
 
   /** Copies chain truth (lock, settled, close request, status) into the stored row. */

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Hex } from 'viem';
 import { SvcError } from '../../../errors/index.js';
 import { formatUsd } from '../../../money/index.js';
-import type { BuyerChannelRow } from '../../../payments/index.js';
+import { type BuyerChannelRow, readStoredChannels } from '../../../payments/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
@@ -56,9 +56,10 @@ export function registerChannelsCommands(buyer: Command, io: CliIo): void {
     )
     .action(async (options: { all?: boolean }, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const { payments } = openPayments(ctx);
-      const rows = payments.channels.list(options.all ? {} : { status: ['open', 'closing'] });
-      await payments.stop();
+      // Listing needs no chain: it reads the buyer's own records.
+      const rows = readStoredChannels(ctx.dataDir).filter(
+        (row) => options.all || row.status !== 'closed',
+      );
       if (ctx.json) {
         printJson(io, rows.map(view));
         return;

@@ -1,8 +1,12 @@
 /** `svc buyer metering`: authoritative per-channel totals (requests, tokens, signed, settled, status). */
 import type { Command } from 'commander';
-import { SvcError } from '../../../errors/index.js';
 import { formatUsd } from '../../../money/index.js';
-import { type MeteringEntry, openBuyerPayments } from '../../../payments/index.js';
+import {
+  type MeteringEntry,
+  openBuyerPayments,
+  readStoredChannels,
+  toMeteringEntry,
+} from '../../../payments/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
@@ -30,19 +34,25 @@ export function registerMeteringCommand(buyer: Command, io: CliIo): void {
     .addHelpText('after', '\nExamples:\n  svc buyer metering\n  svc buyer metering --json')
     .action(async (options: { identity?: string; offline?: boolean }, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const { payments, chain } = openPayments(ctx);
       let entries: MeteringEntry[];
       let note: string | undefined;
+      let opened: ReturnType<typeof openPayments> | undefined;
       try {
+        opened = openPayments(ctx);
+      } catch (error) {
+        note = `${error instanceof Error ? error.message : String(error)} Settled amounts as last seen.`;
+      }
+      if (!opened) entries = readStoredChannels(ctx.dataDir).map(toMeteringEntry);
+      else {
+        const { payments, chain } = opened;
         try {
           entries = await payments.channels.metering({ refresh: !options.offline });
-        } catch (error) {
-          if (error instanceof SvcError && error.code === 'channel_not_found') throw error;
+        } catch {
           note = `chain unreachable at ${chain.rpcUrl}: settled amounts as last seen`;
           entries = await payments.channels.metering();
+        } finally {
+          await payments.stop();
         }
-      } finally {
-        await payments.stop();
       }
       if (options.identity)
         entries = entries.filter((entry) => entry.identity === options.identity);

@@ -1,0 +1,70 @@
+/** Types of the buyer payments service (SEAMS "Buyer <-> payments"). */
+import type { Address, Hex } from 'viem';
+import type { LocalAccount } from 'viem/accounts';
+import type { PaymentsContract } from '../../chain/index.js';
+import type { Logger } from '../../log/index.js';
+import type { MicroUsd, TokenPriceMicro, TokenUsage } from '../../money/index.js';
+import type { SellerTrailer } from '../../network/index.js';
+import type { Clock } from '../clock.js';
+import type { VoucherMessage } from '../wire.js';
+import type { ClaimCheck, ClaimTolerance } from './checkClaim.js';
+
+/** Where the buyer's wallets come from (an IdentityStore fits). */
+export interface IdentitySource {
+  load(name: string): { account: LocalAccount };
+  list(): { name: string; loadable: boolean }[];
+}
+
+export interface BuyerPaymentsOptions {
+  dataDir: string;
+  identities: IdentitySource;
+  contract: PaymentsContract;
+  logger: Logger;
+  clock?: Clock;
+  /** Lock of a new channel (more when one request needs more). Default 1 USD. */
+  channelLockMicro?: MicroUsd;
+  tolerance?: ClaimTolerance;
+  /** Deposit sweep period; 0 disables the timer (call `sweepOnce`). Default 15 s. */
+  sweepIntervalMs?: number;
+  /** How often channels are re-read from chain (to notice sellers' closes); 0 disables. Default 60 s. */
+  reconcileIntervalMs?: number;
+  /** Called when a seller's claim is refused, so routing can penalise it. */
+  onClaimRefused?: (event: ClaimRefusedEvent) => void;
+}
+
+export interface PrepareArgs {
+  identity: string;
+  peerId: string;
+  sellerAddress: Address;
+  price: TokenPriceMicro;
+  maxCostMicro: MicroUsd;
+  /** The buyer's request id; generated when absent (read it back from `payment.requestId`). */
+  requestId?: string;
+  /** The seller's advertised `capabilities.payments`; refused when it names another chain. */
+  sellerPayments?: { chainId: number; paymentsContract: string };
+}
+
+export interface CompleteArgs {
+  requestId: string;
+  peerId: string;
+  claimed: SellerTrailer | undefined;
+  estimatedUsage: TokenUsage;
+  price: TokenPriceMicro;
+}
+
+export interface CompleteResult {
+  claim: ClaimCheck;
+  amountMicro: MicroUsd;
+  cumulativeMicro: MicroUsd;
+  /** Send on `/svc/voucher/1` (also carried by the next request's payment object). */
+  voucher?: VoucherMessage;
+}
+
+export interface ClaimRefusedEvent {
+  peerId: string;
+  requestId: string;
+  channelId: Hex;
+  reason: string;
+  claimedMicro: MicroUsd;
+  estimatedMicro: MicroUsd;
+}
