@@ -1,6 +1,6 @@
 /**
  * Top-up faults on anvil with the real facilitator code path: facilitators that time out, error,
- * lose answers or reject; settlements reverting on chain; crashes; reconciliation.
+ * lose answers; settlements reverting on chain; crashes; store and chain outages.
  */
 import { decodePaymentResponseHeader, HTTPFacilitatorClient } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';

@@ -1,3 +1,4 @@
+/** Facilitator verdicts and the reconciliation of pending top-ups against the chain, on anvil. */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../money/index.js';
