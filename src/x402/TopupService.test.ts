@@ -202,6 +202,16 @@ describe('bad payments are refused before the facilitator', () => {
         ),
     },
     {
+      name: 'an authorization valid for a year',
+      reason: 'authorization_too_long',
+      make: async ({ required, payer }) =>
+        paymentHeader(
+          await craftedPayment(payer, required.accepts[0]!, {
+            validBefore: BigInt(Math.floor(Date.now() / 1000) + 365 * 86400),
+          }),
+        ),
+    },
+    {
       name: 'a wrong payee',
       reason: 'payee_mismatch',
       make: async ({ required, payer }) =>

@@ -4,7 +4,7 @@
  */
 import type { PaymentRequirements } from '@x402/core/types';
 import { getAddress, isAddressEqual, recoverTypedDataAddress } from 'viem';
-import { VALID_BEFORE_MARGIN_SECONDS } from './constants.js';
+import { VALID_BEFORE_MARGIN_SECONDS, VALID_BEFORE_SKEW_SECONDS } from './constants.js';
 import type { DecodedPayment } from './decodePayment.js';
 import { refusePayment } from './refusal.js';
 
@@ -66,6 +66,13 @@ export async function checkPayment(
     throw refusePayment(
       'authorization_expired',
       'The payment authorization has expired (validBefore is past).',
+    );
+  }
+  const latestValidBefore = nowSeconds + requirements.maxTimeoutSeconds + VALID_BEFORE_SKEW_SECONDS;
+  if (auth.validBefore > BigInt(latestValidBefore)) {
+    throw refusePayment(
+      'authorization_too_long',
+      `The payment authorization stays valid too long: validBefore may be at most ${requirements.maxTimeoutSeconds} s from now.`,
     );
   }
   if (auth.validAfter > BigInt(nowSeconds)) {

@@ -23,6 +23,12 @@ export const DEFAULT_MAX_TIMEOUT_SECONDS = 300;
  */
 export const VALID_BEFORE_MARGIN_SECONDS = 6;
 
+/**
+ * Clock skew allowed on top of `maxTimeoutSeconds` for validBefore. A longer-lived authorization
+ * is refused: if its settlement were lost, its row would stay pending until it expires.
+ */
+export const VALID_BEFORE_SKEW_SECONDS = 120;
+
 /** A stablecoin the top-up is paid in, with the EIP-712 domain its EIP-3009 signatures use. */
 export interface TopupAsset {
   chainId: number;

@@ -13,6 +13,7 @@ export type RefusalReason =
   | 'amount_mismatch'
   | 'authorization_expired'
   | 'authorization_not_yet_valid'
+  | 'authorization_too_long'
   | 'invalid_signature'
   | 'insufficient_funds'
   | 'authorization_used'
