@@ -73,6 +73,24 @@ describe('gateway authentication', () => {
     expect(view.data.id).toBe(key.id);
   });
 
+  it("a disabled member's keys are refused with 401 on the next request", async () => {
+    const member = await h.store.createMember({
+      id: 'mem_off',
+      name: 'off',
+      orgRole: 'none',
+      keyQuota: null,
+      createdAt: T0,
+    });
+    const ws = (await h.store.findWorkspaceByName('Default'))!;
+    await h.store.addMembership(member.id, ws.id, 'member');
+    const { secret } = await h.key({ member: 'off' });
+    expect((await h.call('/v1/key', { secret })).status).toBe(200);
+    await h.store.setMemberDisabled(member.id, true);
+    const response = await h.call('/v1/key', { secret });
+    expect(response.status).toBe(401);
+    expect((await jsonOf(response)).error.message).toMatch(/member has been disabled/);
+  });
+
   it('an expired key is refused with 401', async () => {
     const { secret } = await h.key({ expiresAt: T0 + 1000 });
     expect((await h.call('/v1/key', { secret })).status).toBe(200);

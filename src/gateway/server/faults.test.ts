@@ -42,6 +42,29 @@ describe('faults', () => {
     }
   });
 
+  it('a buyer error passes through; a request the buyer never routed costs nothing', async () => {
+    const h = await startHarness({ buyer: { errorStatus: 502 } });
+    try {
+      const { key, secret } = await h.key({ limits: { total: 1_000_000n } });
+      const response = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat(),
+      });
+      expect(response.status).toBe(502);
+      expect((await jsonOf(response)).error.code).toBe('model_not_found');
+      await eventually(async () => (await h.store.listReservations(Date.now() + 1)).length === 0);
+      expect(await h.store.ledgerTotal(key.id)).toBe(0n);
+      const rows = await eventually(async () => {
+        const all = await h.store.queryLogs({ keyId: key.id });
+        return all.length === 1 && all;
+      });
+      expect(rows[0]).toMatchObject({ status: 502, costMicro: 0n, errorCode: 'model_not_found' });
+    } finally {
+      await h.stop();
+    }
+  });
+
   it('a client leaving mid-stream is charged for the delivered part and logged', async () => {
     const h = await startHarness({
       buyer: { costUsd: '0.001000', streamChunks: 10, chunkDelayMs: 30 },

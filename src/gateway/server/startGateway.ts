@@ -14,6 +14,7 @@ import { ensureControlSecret } from './controlSecret.js';
 import type { GatewayDeps } from './deps.js';
 import { handleRequest } from './handleRequest.js';
 import { LogWriter } from './logWriter.js';
+import { recoverReservations } from './recoverReservations.js';
 
 export interface StartGatewayOptions {
   config: GatewayConfig;
@@ -85,8 +86,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const prune = async () => {
     try {
       await store.pruneLogs(now() - config.logRetentionDays * 24 * HOUR_MS);
+      await recoverReservations({ store, buyer, now: now(), staleAfterMs: HOUR_MS, logger });
     } catch (error) {
-      logger.warn({ err: error }, 'request log pruning failed');
+      logger.warn({ err: error }, 'request log pruning or reservation recovery failed');
     }
   };
   await prune();

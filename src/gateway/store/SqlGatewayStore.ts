@@ -182,6 +182,11 @@ export class SqlGatewayStore implements GatewayStore {
       false,
     );
   }
+  listReservations(
+    before: number,
+  ): Promise<Array<{ id: string; keyId: string; amountMicro: MicroUsd; createdAt: number }>> {
+    return budgets.listReservations(this.db, before);
+  }
   periodSpend(level: BudgetLevel, scopeId: string, now: number): Promise<PeriodSpend> {
     return budgets.periodSpend(this.db, level, scopeId, now);
   }

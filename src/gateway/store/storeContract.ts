@@ -212,6 +212,14 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
         refusal: { level: 'key', period: 'daily', limitMicro: 1_000_000n, spentMicro: 0n },
       });
       if (!first.ok || !second.ok) throw new Error('unreachable');
+      const held = (await store.listReservations(T0 + 1)).filter((r) => r.keyId === key.id);
+      expect(held.map((r) => r.id).sort()).toEqual(
+        [first.reservation.id, second.reservation.id].sort(),
+      );
+      expect(held.reduce((sum, r) => sum + r.amountMicro, 0n)).toBe(1_000_000n);
+      expect(await store.listReservations(T0)).not.toContainEqual(
+        expect.objectContaining({ keyId: key.id }),
+      );
       await store.settle({
         reservationId: first.reservation.id,
         requestId: 'a',

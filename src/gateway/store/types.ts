@@ -242,6 +242,10 @@ export interface GatewayStore {
   settle(input: SettleInput): Promise<void>;
   /** Gives a reservation back untouched (nothing was served); no ledger row. */
   release(reservationId: string): Promise<void>;
+  /** Reservations created before `before` (unix ms): candidates for crash recovery. */
+  listReservations(
+    before: number,
+  ): Promise<Array<{ id: string; keyId: string; amountMicro: MicroUsd; createdAt: number }>>;
   /** Spend (settled) per period of a scope at `now`. */
   periodSpend(level: BudgetLevel, scopeId: string, now: number): Promise<PeriodSpend>;
   keyUsage(keyId: string): Promise<KeyUsage>;
