@@ -63,6 +63,25 @@ describe('gateway authentication', () => {
     expect((await jsonOf(response)).error.code).toBe('key_revoked');
   });
 
+  it('the CLI (its own database connection) revokes, limits and rotates for the running gateway', async () => {
+    const { runCli } = await import('../../cli/testing/runCli.js');
+    const { key, secret } = await h.key();
+    const cli = (...args: string[]) =>
+      runCli(['--data-dir', h.dataDir, '--json', 'gateway', ...args]);
+    expect((await cli('key', 'limits', key.id, '--daily-limit', '0')).code).toBe(0);
+    const limited = await h.call('/v1/chat/completions', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify(chat),
+    });
+    expect(limited.status).toBe(402);
+    const rotated = JSON.parse((await cli('key', 'rotate', key.id)).stdout) as { secret: string };
+    expect((await h.call('/v1/key', { secret })).status).toBe(401);
+    expect((await h.call('/v1/key', { secret: rotated.secret })).status).toBe(200);
+    expect((await cli('key', 'revoke', key.id)).code).toBe(0);
+    expect((await h.call('/v1/key', { secret: rotated.secret })).status).toBe(401);
+  });
+
   it('rotating keeps the key and stops the old secret at once', async () => {
     const { key, secret } = await h.key();
     const { rotateKey } = await import('../admin/createKey.js');

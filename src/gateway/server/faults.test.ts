@@ -279,6 +279,20 @@ describe('routing policies through the gateway', () => {
         Buffer.from(last.headers['x-svc-routing-policy'] as string, 'base64url').toString(),
       );
       expect(policy).toEqual({ minTrustScore: 90, allowedModels: ['model-a'] });
+      const limited = await h.key({ models: ['model-a'] });
+      const unknownPreset = await h.call('/v1/chat/completions', {
+        secret: limited.secret,
+        method: 'POST',
+        body: chat({ model: '@preset/buyer-only' }),
+      });
+      expect(unknownPreset.status).toBe(403);
+      const open = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat({ model: '@preset/buyer-only' }),
+      });
+      expect(open.status).toBe(200);
+      expect(JSON.parse(h.buyer.received.at(-1)!.body).model).toBe('@preset/buyer-only');
     } finally {
       await h.stop();
     }
