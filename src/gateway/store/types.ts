@@ -1,5 +1,6 @@
 /** Records and the store interface of the gateway (keys, workspaces, members, budgets, logs). */
 import type { MicroUsd } from '../../money/index.js';
+import type { TopupLedger } from '../../x402/index.js';
 import type { RoutingPolicy } from '../policy/types.js';
 
 /** The four budget periods (UTC). */
@@ -182,6 +183,8 @@ export interface GatewayStore {
   readonly kind: 'sqlite' | 'postgres';
   migrate(): Promise<number>;
   close(): Promise<void>;
+  /** x402 top-up rows (src/x402 TopupLedger), crediting api_keys.topped_up. */
+  topupLedger(): TopupLedger;
 
   createWorkspace(input: {
     id: string;
