@@ -177,6 +177,15 @@ export function encodeFrame(type: FrameTypeValue, payload: Uint8Array): Uint8Arr
   return out;
 }
 
+/** Sends already-encoded frames, waiting for the stream to drain when its buffer is full. */
+export async function writeBytes(
+  stream: Stream,
+  bytes: Uint8Array,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (!stream.send(bytes)) await stream.onDrain({ signal });
+}
+
 /** Sends one frame, waiting for the stream to drain when its buffer is full (backpressure). */
 export async function writeFrame(
   stream: Stream,
