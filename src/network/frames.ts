@@ -130,12 +130,16 @@ export class FrameReader {
         if (atBoundary && this.buffered === 0) return false;
         throw new FrameError('eof', 'stream ended in the middle of a frame');
       }
+      let onAbort: (() => void) | undefined;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        signal?.addEventListener('abort', () => resolve(), { once: true });
+        onAbort = resolve;
+        signal?.addEventListener('abort', onAbort, { once: true });
         // Bytes queued before our listener existed are dispatched in a microtask.
         if (this.stream.readBufferLength > 0) queueMicrotask(resolve);
       });
+      // Long streams wait thousands of times on one signal: never leave listeners behind.
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
     return true;
   }
