@@ -7,6 +7,8 @@ import { registerConfigCommands } from './commands/config.js';
 import { registerGatewayCommands } from './commands/gateway/index.js';
 import { registerNetworkCommands } from './commands/network/index.js';
 import { registerSellerCommands } from './commands/seller.js';
+import { registerUpCommands } from './commands/up.js';
+import { registerX402Commands } from './commands/x402.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
 
@@ -20,6 +22,8 @@ const GROUPS: CommandGroup[] = [
   registerNetworkCommands,
   registerSellerCommands,
   registerGatewayCommands,
+  registerUpCommands,
+  registerX402Commands,
 ];
 
 /** Builds the program; `exitOverride` turns commander's exits into thrown CommanderErrors. */

@@ -20,10 +20,12 @@ export class ComponentProcess {
   /** Resolves with the exit code (or signal name) when the process ends. */
   readonly exited: Promise<number | string>;
   private exitedFlag = false;
+  private readonly detached: boolean;
 
   constructor(options: SpawnOptions) {
     this.name = options.name;
     this.logFile = options.logFile;
+    this.detached = options.detached ?? false;
     const log = openSync(options.logFile, 'a');
     try {
       this.child = spawn(options.command, options.args, {
@@ -44,7 +46,11 @@ export class ComponentProcess {
         resolve(error.message);
       });
     });
-    if (options.detached) this.child.unref();
+  }
+
+  /** Lets the parent exit while the component keeps running (`svc up --detach`). */
+  release(): void {
+    this.child.unref();
   }
 
   get pid(): number | undefined {
@@ -55,15 +61,28 @@ export class ComponentProcess {
     return !this.exitedFlag;
   }
 
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  /**
+   * SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. A component runs in
+   * its own process group, so the signal also reaches what it started (anvil under the chain).
+   */
   async stop(graceMs = 5000): Promise<void> {
     if (!this.running) return;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    this.signal('SIGTERM');
+    const timer = setTimeout(() => this.signal('SIGKILL'), graceMs);
     try {
       await this.exited;
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(this.detached ? -pid : pid, signal);
+    } catch {
+      // Already gone.
     }
   }
 

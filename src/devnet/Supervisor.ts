@@ -27,6 +27,17 @@ export interface ComponentSpec {
 export interface RunningComponent {
   spec: ComponentSpec;
   process: ComponentProcess;
+  /** Components started in the same step are stopped together. */
+  step: number;
+}
+
+/** A spec, or a function that builds it once the previous steps are ready. */
+export type SpecEntry = ComponentSpec | (() => Promise<ComponentSpec>);
+/** One step: a component, or several started at once. */
+export type StartStep = SpecEntry | SpecEntry[];
+
+async function resolveSpec(entry: SpecEntry): Promise<ComponentSpec> {
+  return typeof entry === 'function' ? entry() : entry;
 }
 
 export class ComponentStartError extends Error {
@@ -37,7 +48,6 @@ export interface SupervisorOptions {
   logDir: string;
   /** Progress output (one line per component). */
   print: (line: string) => void;
-  detached?: boolean;
 }
 
 export class Supervisor {
@@ -49,11 +59,16 @@ export class Supervisor {
   }
 
   /** Starts every spec in order; on any failure stops what started and throws. */
-  async startAll(specs: Array<ComponentSpec | (() => Promise<ComponentSpec>)>): Promise<void> {
-    for (const entry of specs) {
-      const spec = typeof entry === 'function' ? await entry() : entry;
+  async startAll(steps: StartStep[]): Promise<void> {
+    for (const [index, step] of steps.entries()) {
       try {
-        await this.start(spec);
+        const entries = Array.isArray(step) ? step : [step];
+        // Settle every start of a parallel step before stopping, so none is left behind.
+        const results = await Promise.allSettled(
+          entries.map(async (entry) => this.start(await resolveSpec(entry), index)),
+        );
+        const failure = results.find((result) => result.status === 'rejected');
+        if (failure) throw (failure as PromiseRejectedResult).reason;
       } catch (error) {
         await this.stopAll();
         throw error;
@@ -61,7 +76,7 @@ export class Supervisor {
     }
   }
 
-  private async start(spec: ComponentSpec): Promise<void> {
+  private async start(spec: ComponentSpec, step: number): Promise<void> {
     for (const port of spec.ports ?? []) {
       if (!(await isPortFree(port))) {
         const holder = describePortHolder(port);
@@ -78,9 +93,10 @@ export class Supervisor {
       args: spec.args,
       env: spec.env,
       logFile: join(this.options.logDir, `${spec.name}.log`),
-      detached: this.options.detached,
+      // Each component gets its own process group so stopping it also stops its children.
+      detached: true,
     });
-    this.running.push({ spec, process });
+    this.running.push({ spec, process, step });
     const exited = new AbortController();
     void process.exited.then((code) =>
       exited.abort(new ComponentStartError(`${spec.name} exited (${code}) before it was ready`)),
@@ -105,11 +121,13 @@ export class Supervisor {
     );
   }
 
-  /** Stops every started component, last first. */
+  /** Stops every started component, last step first; components of one step together. */
   async stopAll(): Promise<void> {
     while (this.running.length > 0) {
-      const { process } = this.running.pop()!;
-      await process.stop();
+      const step = this.running.at(-1)!.step;
+      const group = this.running.filter((component) => component.step === step);
+      this.running.splice(0, this.running.length, ...this.running.filter((c) => c.step !== step));
+      await Promise.all(group.map(({ process }) => process.stop()));
     }
   }
 }

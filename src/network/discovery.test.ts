@@ -120,12 +120,33 @@ describe('discovery on loopback', () => {
     await directory.start();
   });
 
-  it('marks a seller that disappears unreachable', async () => {
+  it('rejects and counts an oversized record', async () => {
+    const seller = sellers[1]!;
+    const good = seller.bytes;
+    seller.bytes = new Uint8Array(70 * 1024).fill(32);
+    await directory.refresh();
+    expect(directory.get(seller.node.peerId)?.reachable).toBe(false);
+    expect(directory.rejections().too_large).toBeGreaterThanOrEqual(1);
+    seller.bytes = good;
+    await directory.refresh();
+    expect(directory.get(seller.node.peerId)?.reachable).toBe(true);
+  });
+
+  it('marks a seller that disappears unreachable, then drops it after the TTL', async () => {
+    let clock = Date.now();
+    await directory.stop();
+    directory = new NetworkPeerDirectory({ node: buyer, dataDir, now: () => clock });
+    await directory.start();
     const seller = sellers.pop()!;
     await seller.announcer.stop();
     await seller.node.stop();
     await directory.refresh();
     expect(directory.get(seller.node.peerId)?.reachable).toBe(false);
+    expect(directory.get(seller.node.peerId)?.lastError).toBeTruthy();
+    clock += (buyer.config.peerTtlSeconds + 1) * 1000;
+    await directory.refresh();
+    expect(directory.get(seller.node.peerId)).toBeUndefined();
+    expect(directory.list().length).toBe(2);
   });
 });
 

@@ -20,6 +20,11 @@ export {
   peersFromNetwork,
 } from './browseSource.js';
 export {
+  type BuyerNetwork,
+  type StartBuyerNetworkOptions,
+  startBuyerNetwork,
+} from './buyerNetwork.js';
+export {
   type DirectoryHealth,
   NetworkPeerDirectory,
   type NetworkPeerDirectoryOptions,
@@ -45,5 +50,6 @@ export {
   serveRequests,
 } from './requestServer.js';
 export { MAX_HEAD_BYTES } from './requestWire.js';
+export * from './testing/index.js';
 export { LibP2pTransport, type LibP2pTransportOptions, type PeerRouter } from './transport.js';
 export * from './types.js';

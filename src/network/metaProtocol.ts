@@ -4,7 +4,7 @@
  */
 import type { PeerId as Libp2pPeerId, Stream } from '@libp2p/interface';
 import type { Multiaddr } from '@multiformats/multiaddr';
-import { FrameReader, FrameType, writeFrame } from './frames.js';
+import { FrameError, FrameReader, FrameType, writeFrame } from './frames.js';
 import { peerIdFromLibp2p } from './keys.js';
 import { MAX_METADATA_BYTES, type MetadataVerdict, verifyMetadata } from './metadata/index.js';
 import type { SvcNode } from './node.js';
@@ -38,7 +38,17 @@ export async function fetchMetadata(
   const stream = await connection.newStream(META_PROTOCOL, { signal });
   try {
     const reader = new FrameReader(stream);
-    const frame = await reader.read(() => MAX_METADATA_BYTES + 1, signal);
+    let frame: Awaited<ReturnType<FrameReader['read']>>;
+    try {
+      frame = await reader.read(() => MAX_METADATA_BYTES, signal);
+    } catch (error) {
+      // An oversized record is the peer's fault, not the network's: reject and count it.
+      if (error instanceof FrameError && error.kind === 'too_large') {
+        const verdict: MetadataVerdict = { ok: false, reason: 'too_large', message: error.message };
+        return { verdict, remote, addresses: [connection.remoteAddr.toString()] };
+      }
+      throw error;
+    }
     if (frame === undefined || frame.type !== FrameType.head) {
       throw new Error('peer closed the metadata stream without a record');
     }

@@ -75,22 +75,27 @@ async function readRequest(
   if (first?.type !== FrameType.head) throw new FrameError('protocol', 'expected a request head');
   const head = parseFrame(requestHeadSchema, first.payload, 'request head');
   if (head.bodyLength > uploadLimit) return { head, tooLarge: true };
-  const body = new Uint8Array(head.bodyLength);
+  // Collected as it arrives (never pre-allocated from the declared length: a hostile head
+  // could otherwise make us reserve the whole upload limit per stream without sending a byte).
+  const chunks: Uint8Array[] = [];
   let received = 0;
   for (;;) {
     const frame = await reader.read(frameLimit, signal);
     if (frame === undefined) throw new FrameError('eof', 'request ended before its END frame');
     if (frame.type === FrameType.end) break;
-    if (frame.type !== FrameType.data)
+    if (frame.type !== FrameType.data) {
       throw new FrameError('protocol', 'unexpected frame in request body');
+    }
     if (received + frame.payload.byteLength > head.bodyLength) {
       throw new FrameError('protocol', 'request body longer than its declared bodyLength');
     }
-    body.set(frame.payload, received);
+    chunks.push(frame.payload);
     received += frame.payload.byteLength;
   }
-  if (received !== head.bodyLength)
+  if (received !== head.bodyLength) {
     throw new FrameError('protocol', 'request body shorter than declared');
+  }
+  const body: Uint8Array = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   return { head, body };
 }
 

@@ -118,7 +118,11 @@ export class LibP2pTransport implements PeerTransport {
 
     let stream: Stream;
     try {
-      if (route.addresses.length > 0) {
+      // Only teach the peer store addresses when a dial is needed (it is a datastore write).
+      if (
+        route.addresses.length > 0 &&
+        this.node.libp2p.getConnections(route.libp2pPeerId).length === 0
+      ) {
         await this.node.libp2p.peerStore
           .merge(route.libp2pPeerId, { multiaddrs: route.addresses })
           .catch(() => undefined);

@@ -17,9 +17,10 @@ import type {
 } from '../network/index.js';
 import { demoAnswer } from './demo.js';
 import { providerName } from './metadata.js';
+import { multipartBoundary, multipartField, replaceMultipartField } from './multipart.js';
 import type { SellerOffer, SellerPayments } from './payments.js';
 import { PROVIDER_KINDS, type ProviderKind } from './providers.js';
-import { relay } from './relay.js';
+import { type RelayInput, relay } from './relay.js';
 import { type MeterResult, UsageMeter } from './usage.js';
 
 /** A configured provider with its key resolved and its live load. */
@@ -85,14 +86,24 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
   if (!providers.some((p) => request.path in p.kind.paths)) {
     throw new SvcError('not_found', { message: `This seller does not relay ${request.path}.` });
   }
+  const contentType = Object.entries(request.headers).find(
+    ([name]) => name.toLowerCase() === 'content-type',
+  )?.[1];
+  const boundary = multipartBoundary(contentType);
   let body: Json;
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(request.body).toString('utf8'));
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new Error('not an object');
-    body = parsed as Json;
-  } catch {
-    throw new SvcError('invalid_json');
+  if (boundary !== undefined) {
+    // Image edits: multipart; only the model field is read (and rewritten below).
+    const model = multipartField(request.body, boundary, 'model');
+    body = model !== undefined ? { model } : {};
+  } else {
+    try {
+      const parsed: unknown = JSON.parse(Buffer.from(request.body).toString('utf8'));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new Error('not an object');
+      body = parsed as Json;
+    } catch {
+      throw new SvcError('invalid_json');
+    }
   }
   const model = body.model;
   if (typeof model !== 'string' || model === '') {
@@ -171,12 +182,22 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
         trailer: (bodyError) => finishTrailer({ usage: answer.usage, complete: true }, bodyError),
       };
     }
-    const upstreamBody: Json = { ...body, model: service.upstreamModel ?? model };
-    if (protocol === 'openai-chat-completions' && body.stream === true) {
-      upstreamBody.stream_options = {
-        ...((body.stream_options as Json | undefined) ?? {}),
-        include_usage: true,
+    const upstreamModel = service.upstreamModel ?? model;
+    let upstreamBody: RelayInput['body'];
+    if (boundary !== undefined) {
+      upstreamBody = {
+        raw: replaceMultipartField(request.body, boundary, 'model', upstreamModel),
+        contentType: contentType ?? '',
       };
+    } else {
+      const json: Json = { ...body, model: upstreamModel };
+      if (protocol === 'openai-chat-completions' && body.stream === true) {
+        json.stream_options = {
+          ...((body.stream_options as Json | undefined) ?? {}),
+          include_usage: true,
+        };
+      }
+      upstreamBody = json;
     }
     const result = await relay({
       kind: provider.kind,

@@ -23,7 +23,8 @@ export interface RelayInput {
   path: string;
   protocol: ApiProtocol;
   headers: Record<string, string>;
-  body: Record<string, unknown>;
+  /** A JSON body, or raw bytes with their content type (multipart image edits). */
+  body: Record<string, unknown> | { raw: Uint8Array; contentType: string };
   signal: AbortSignal;
 }
 
@@ -46,14 +47,15 @@ export async function relay(input: RelayInput): Promise<RelayResult> {
     ...(input.kind.defaults ?? {}),
     ...forwardableRequestHeaders(input.headers),
     ...(input.apiKey !== undefined ? input.kind.auth(input.apiKey) : {}),
-    'content-type': 'application/json',
+    'content-type': 'raw' in input.body ? String(input.body.contentType) : 'application/json',
   };
+  const payload = 'raw' in input.body ? (input.body.raw as Uint8Array) : JSON.stringify(input.body);
   let response: Awaited<ReturnType<typeof undiciRequest>>;
   try {
     response = await undiciRequest(upstreamUrl(input.baseUrl, input.path), {
       method: 'POST',
       headers,
-      body: JSON.stringify(input.body),
+      body: payload,
       signal: input.signal,
     });
   } catch (error) {

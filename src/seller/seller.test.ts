@@ -2,12 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SellerConfig } from '../config/index.js';
 import { costOfUsage, toPriceMicro } from '../money/index.js';
 import {
-  LibP2pTransport,
-  NetworkPeerDirectory,
+  type BuyerNetwork,
+  type LibP2pTransport,
+  loopbackNetworkConfig,
+  type NetworkPeerDirectory,
+  randomIdentity,
   type SellerResponse,
   type SvcNode,
+  startBuyerNetwork,
+  startLoopbackNode,
+  waitFor,
 } from '../network/index.js';
-import { startLoopbackNode, waitFor } from '../network/testing/loopback.js';
 import { type SellerHandle, startSeller } from './startSeller.js';
 import { type FakeUpstream, startFakeUpstream } from './testing/fakeUpstreams.js';
 import { SseParser } from './wire/sse.js';
@@ -54,6 +59,15 @@ function sellerConfig(upstream: FakeUpstream, overrides: Partial<SellerConfig> =
         maxConcurrency: 4,
       },
       {
+        type: 'openai-images',
+        name: 'images',
+        baseUrl: upstream.baseUrl,
+        apiKeyEnv: 'FAKE_OPENAI_KEY',
+        services: { 'image-test': { upstreamModel: 'gpt-image-upstream', categories: ['image'] } },
+        defaultPricing: PRICE,
+        maxConcurrency: 2,
+      },
+      {
         type: 'demo',
         services: { 'demo-chat': { categories: ['demo'] } },
         defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
@@ -68,9 +82,9 @@ describe('seller node', () => {
   let upstream: FakeUpstream;
   let bootstrap: SvcNode;
   let seller: SellerHandle;
-  let buyer: SvcNode;
   let directory: NetworkPeerDirectory;
   let transport: LibP2pTransport;
+  let buyerNetwork: BuyerNetwork;
   const env = { FAKE_OPENAI_KEY: 'sk-seller-openai', FAKE_ANTHROPIC_KEY: 'sk-seller-anthropic' };
 
   const post = (
@@ -90,19 +104,20 @@ describe('seller node', () => {
   beforeAll(async () => {
     upstream = await startFakeUpstream({ text: 'alpha beta gamma', requireApiKey: undefined });
     bootstrap = await startLoopbackNode('bootstrap');
-    const network = (await import('../network/testing/loopback.js')).loopbackNetworkConfig({
+    const network = loopbackNetworkConfig({
       bootstrap: [bootstrap.multiaddrs()[0]!],
     });
     seller = await startSeller({
-      identity: (await import('../network/testing/loopback.js')).randomIdentity(),
+      identity: randomIdentity(),
       seller: sellerConfig(upstream),
       network,
       env,
     });
-    buyer = await startLoopbackNode('buyer', { bootstrap: [bootstrap.multiaddrs()[0]!] });
-    directory = new NetworkPeerDirectory({ node: buyer });
-    await directory.start();
-    transport = new LibP2pTransport({ node: buyer, router: directory });
+    buyerNetwork = await startBuyerNetwork({
+      identity: randomIdentity(),
+      config: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
+    });
+    ({ directory, transport } = buyerNetwork);
     await waitFor(
       async () => {
         await directory.refresh();
@@ -114,9 +129,8 @@ describe('seller node', () => {
   });
 
   afterAll(async () => {
-    await directory?.stop();
+    await buyerNetwork?.stop();
     await seller?.stop();
-    await buyer?.stop();
     await bootstrap?.stop();
     await upstream?.close();
   });
@@ -128,12 +142,13 @@ describe('seller node', () => {
       'openai',
       'anthropic',
       'openai-responses',
+      'images',
       'demo',
     ]);
     expect(metadata.providers[0]!.serviceApiProtocols).toEqual({
       'gpt-test': ['openai-chat-completions'],
     });
-    expect(metadata.providers[3]!.serviceApiProtocols?.['demo-chat']).toEqual([
+    expect(metadata.providers[4]!.serviceApiProtocols?.['demo-chat']).toEqual([
       'openai-chat-completions',
       'openai-responses',
       'anthropic-messages',
@@ -240,6 +255,48 @@ describe('seller node', () => {
     expect(trailer?.costMicroUsd).toBe('0');
   });
 
+  it('relays image generations (JSON) and image edits (multipart, model rewritten in place)', async () => {
+    const generated = await post('/v1/images/generations', {
+      model: 'image-test',
+      prompt: 'a cat',
+      n: 2,
+    });
+    expect(generated.status).toBe(200);
+    expect(JSON.parse(await text(generated)).data).toHaveLength(2);
+    expect(upstream.requests.at(-1)!.body).toMatchObject({ model: 'gpt-image-upstream', n: 2 });
+    expect((await generated.trailer)?.usage).toEqual({
+      inputTokens: 12,
+      cachedInputTokens: 0,
+      outputTokens: 3,
+    });
+
+    const form = new FormData();
+    form.append('model', 'image-test');
+    form.append('prompt', 'add a hat');
+    form.append(
+      'image',
+      new Blob([new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 255, 13, 10])], { type: 'image/png' }),
+      'cat.png',
+    );
+    const encoded = new Response(form);
+    const bytes = new Uint8Array(await encoded.arrayBuffer());
+    const edited = await transport.request(seller.node.peerId, {
+      method: 'POST',
+      path: '/v1/images/edits',
+      headers: { 'content-type': encoded.headers.get('content-type')! },
+      body: bytes,
+    });
+    expect(edited.status).toBe(200);
+    await text(edited);
+    const seen = upstream.requests.at(-1)!;
+    expect(seen.path).toBe('/v1/images/edits');
+    expect(String(seen.headers['content-type'])).toMatch(/^multipart\/form-data; boundary=/);
+    const raw = seen.rawBody.toString('latin1');
+    expect(raw).toContain('gpt-image-upstream');
+    expect(raw).not.toContain('image-test');
+    expect(seen.rawBody.includes(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 255, 13, 10]))).toBe(true);
+  });
+
   it('refuses paths outside the allow-list and models it does not offer', async () => {
     const path = await post('/v1/embeddings', { model: 'gpt-test', input: 'x' });
     expect(path.status).toBe(404);
@@ -318,10 +375,10 @@ describe('seller node', () => {
 
   it('shows a price change to buyers after a refresh', async () => {
     const config = sellerConfig(upstream);
-    config.providers[3]!.defaultPricing = { inputUsdPerMillion: 0.5, outputUsdPerMillion: 1.5 };
+    config.providers[4]!.defaultPricing = { inputUsdPerMillion: 0.5, outputUsdPerMillion: 1.5 };
     await seller.updateConfig(config);
     await directory.refresh();
-    expect(directory.get(seller.node.peerId)!.metadata.providers[3]!.defaultPricing).toEqual({
+    expect(directory.get(seller.node.peerId)!.metadata.providers[4]!.defaultPricing).toEqual({
       inputUsdPerMillion: 0.5,
       outputUsdPerMillion: 1.5,
     });
@@ -338,9 +395,9 @@ describe('seller node', () => {
   it('will not start without the upstream key variable', async () => {
     await expect(
       startSeller({
-        identity: (await import('../network/testing/loopback.js')).randomIdentity(),
+        identity: randomIdentity(),
         seller: sellerConfig(upstream),
-        network: (await import('../network/testing/loopback.js')).loopbackNetworkConfig(),
+        network: loopbackNetworkConfig(),
         env: {},
       }),
     ).rejects.toThrow(/FAKE_OPENAI_KEY \(apiKeyEnv\) is not set/);

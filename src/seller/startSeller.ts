@@ -50,7 +50,8 @@ export interface SellerHandle {
   stop(): Promise<void>;
 }
 
-const LOAD_DEBOUNCE_MS = 100;
+/** Load changes are re-signed at most this often (signing costs CPU; buyers poll slower). */
+const LOAD_DEBOUNCE_MS = 500;
 
 /** Resolves keys and base URLs; fails loudly on a missing key variable or base URL. */
 export function runtimeProviders(seller: SellerConfig, env: NodeJS.ProcessEnv): RuntimeProvider[] {
@@ -144,7 +145,7 @@ export async function startSeller(options: StartSellerOptions): Promise<SellerHa
   }
   const resign = setInterval(() => void republish(), options.resignIntervalMs ?? 10 * 60_000);
   resign.unref();
-  logger.info({ peerId: node.peerId, addresses: node.multiaddrs() }, 'seller started');
+  logger.debug({ peerId: node.peerId, addresses: node.multiaddrs() }, 'seller started');
 
   return {
     node,

@@ -2,6 +2,7 @@
 import { SvcError } from '../../errors/index.js';
 import type { IdentityStore } from '../../identity/index.js';
 import { hashSecret, newKeyId, newSecret } from '../keys/secrets.js';
+import { ensureControlSecret } from '../server/controlSecret.js';
 import { type GatewayStore, type KeyRecord, type Limits, NO_LIMITS } from '../store/types.js';
 import { defaultWorkspace, requireWorkspace, workspaceForIdentity } from './workspaces.js';
 
@@ -77,6 +78,8 @@ export async function createKey(
     }
     memberId = member.id;
   }
+  // SEAMS.md: the control secret exists from the first key on, so the buyer starts checking it.
+  ensureControlSecret(identities.dataDir);
   const secret = newSecret();
   const key = await store.createKey({
     id,

@@ -63,6 +63,25 @@ describe('gateway authentication', () => {
     expect((await jsonOf(response)).error.code).toBe('key_revoked');
   });
 
+  it('the CLI (its own database connection) revokes, limits and rotates for the running gateway', async () => {
+    const { runCli } = await import('../../cli/testing/runCli.js');
+    const { key, secret } = await h.key();
+    const cli = (...args: string[]) =>
+      runCli(['--data-dir', h.dataDir, '--json', 'gateway', ...args]);
+    expect((await cli('key', 'limits', key.id, '--daily-limit', '0')).code).toBe(0);
+    const limited = await h.call('/v1/chat/completions', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify(chat),
+    });
+    expect(limited.status).toBe(402);
+    const rotated = JSON.parse((await cli('key', 'rotate', key.id)).stdout) as { secret: string };
+    expect((await h.call('/v1/key', { secret })).status).toBe(401);
+    expect((await h.call('/v1/key', { secret: rotated.secret })).status).toBe(200);
+    expect((await cli('key', 'revoke', key.id)).code).toBe(0);
+    expect((await h.call('/v1/key', { secret: rotated.secret })).status).toBe(401);
+  });
+
   it('rotating keeps the key and stops the old secret at once', async () => {
     const { key, secret } = await h.key();
     const { rotateKey } = await import('../admin/createKey.js');
@@ -71,6 +90,24 @@ describe('gateway authentication', () => {
     expect((await h.call('/v1/key', { secret })).status).toBe(401);
     const view = await jsonOf(await h.call('/v1/key', { secret: rotated.secret }));
     expect(view.data.id).toBe(key.id);
+  });
+
+  it("a disabled member's keys are refused with 401 on the next request", async () => {
+    const member = await h.store.createMember({
+      id: 'mem_off',
+      name: 'off',
+      orgRole: 'none',
+      keyQuota: null,
+      createdAt: T0,
+    });
+    const ws = (await h.store.findWorkspaceByName('Default'))!;
+    await h.store.addMembership(member.id, ws.id, 'member');
+    const { secret } = await h.key({ member: 'off' });
+    expect((await h.call('/v1/key', { secret })).status).toBe(200);
+    await h.store.setMemberDisabled(member.id, true);
+    const response = await h.call('/v1/key', { secret });
+    expect(response.status).toBe(401);
+    expect((await jsonOf(response)).error.message).toMatch(/member has been disabled/);
   });
 
   it('an expired key is refused with 401', async () => {

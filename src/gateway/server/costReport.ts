@@ -82,10 +82,12 @@ export class SseUsageScanner {
 const recordSchema = z.object({
   completed: z.boolean(),
   costUsd: z.string(),
-  peerId: z.string().optional(),
-  provider: z.string().optional(),
-  serviceId: z.string().optional(),
-  model: z.string().optional(),
+  peerId: z.string().nullish(),
+  provider: z.string().nullish(),
+  serviceId: z.string().nullish(),
+  model: z.string().nullish(),
+  /** Set when the buyer answered with an error: the request is over, at the recorded cost. */
+  errorCode: z.string().nullish(),
   usage: z.object({
     inputTokens: z.number(),
     cachedInputTokens: z.number().default(0),
@@ -100,13 +102,20 @@ export interface LookupOptions {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Asks the buyer what `requestId` cost, polling until it completes; null when it cannot say. */
+/** The buyer has no record of the request: it never routed it, so it paid nobody for it. */
+export const UNKNOWN_TO_BUYER = 'unknown' as const;
+
+/**
+ * Asks the buyer what `requestId` cost, polling until it completes. Returns the report,
+ * `UNKNOWN_TO_BUYER` when the buyer answered 404 every time, or null when it cannot say.
+ */
 export async function lookupCost(
   buyer: Dispatcher,
   requestId: string,
   options: LookupOptions = {},
-): Promise<CostReport | null> {
+): Promise<CostReport | typeof UNKNOWN_TO_BUYER | null> {
   const attempts = options.attempts ?? 20;
+  let unknown = true;
   for (let attempt = 0; attempt < attempts; attempt++) {
     if (attempt > 0) await sleep(options.intervalMs ?? 50);
     try {
@@ -118,9 +127,11 @@ export async function lookupCost(
       });
       const text = await response.body.text();
       if (response.statusCode === 404) continue;
+      unknown = false;
       if (response.statusCode !== 200) return null;
       const record = recordSchema.parse(JSON.parse(text));
-      if (!record.completed) continue;
+      // A request still streaming is neither completed nor failed yet: ask again.
+      if (!record.completed && !record.errorCode) continue;
       return {
         costMicro: parseUsd(record.costUsd),
         usage: {
@@ -133,5 +144,10 @@ export async function lookupCost(
       return null;
     }
   }
-  return null;
+  return unknown ? UNKNOWN_TO_BUYER : null;
+}
+
+/** A report, or null when the lookup could not produce one. */
+export function reportOf(result: CostReport | typeof UNKNOWN_TO_BUYER | null): CostReport | null {
+  return result === null || result === UNKNOWN_TO_BUYER ? null : result;
 }

@@ -42,6 +42,29 @@ describe('faults', () => {
     }
   });
 
+  it('a buyer error passes through; a request the buyer never routed costs nothing', async () => {
+    const h = await startHarness({ buyer: { errorStatus: 502 } });
+    try {
+      const { key, secret } = await h.key({ limits: { total: 1_000_000n } });
+      const response = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat(),
+      });
+      expect(response.status).toBe(502);
+      expect((await jsonOf(response)).error.code).toBe('model_not_found');
+      await eventually(async () => (await h.store.listReservations(Date.now() + 1)).length === 0);
+      expect(await h.store.ledgerTotal(key.id)).toBe(0n);
+      const rows = await eventually(async () => {
+        const all = await h.store.queryLogs({ keyId: key.id });
+        return all.length === 1 && all;
+      });
+      expect(rows[0]).toMatchObject({ status: 502, costMicro: 0n, errorCode: 'model_not_found' });
+    } finally {
+      await h.stop();
+    }
+  });
+
   it('a client leaving mid-stream is charged for the delivered part and logged', async () => {
     const h = await startHarness({
       buyer: { costUsd: '0.001000', streamChunks: 10, chunkDelayMs: 30 },
@@ -86,6 +109,35 @@ describe('faults', () => {
       expect(charged).toBeGreaterThan(0n);
       expect(charged).toBeLessThan(1000n);
       expect(await h.store.ledgerTotal(key.id)).toBe(charged);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a buyer dying mid-stream closes the client connection and charges the delivered part', async () => {
+    const h = await startHarness({
+      buyer: { costUsd: '0.001000', streamChunks: 10, cutStreamAfter: 3 },
+    });
+    try {
+      const { key, secret } = await h.key({ limits: { daily: 1_000_000n } });
+      const response = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat({ stream: true }),
+      });
+      expect(response.status).toBe(200);
+      await expect(response.text()).rejects.toThrow();
+      const rows = await eventually(async () => {
+        const all = await h.store.queryLogs({ keyId: key.id });
+        return all.length === 1 && all;
+      });
+      expect(rows[0]).toMatchObject({
+        status: 502,
+        errorCode: 'buyer_unavailable',
+        streamed: true,
+        costMicro: 300n,
+      });
+      expect(await h.store.ledgerTotal(key.id)).toBe(300n);
     } finally {
       await h.stop();
     }
@@ -256,6 +308,20 @@ describe('routing policies through the gateway', () => {
         Buffer.from(last.headers['x-svc-routing-policy'] as string, 'base64url').toString(),
       );
       expect(policy).toEqual({ minTrustScore: 90, allowedModels: ['model-a'] });
+      const limited = await h.key({ models: ['model-a'] });
+      const unknownPreset = await h.call('/v1/chat/completions', {
+        secret: limited.secret,
+        method: 'POST',
+        body: chat({ model: '@preset/buyer-only' }),
+      });
+      expect(unknownPreset.status).toBe(403);
+      const open = await h.call('/v1/chat/completions', {
+        secret,
+        method: 'POST',
+        body: chat({ model: '@preset/buyer-only' }),
+      });
+      expect(open.status).toBe(200);
+      expect(JSON.parse(h.buyer.received.at(-1)!.body).model).toBe('@preset/buyer-only');
     } finally {
       await h.stop();
     }

@@ -177,6 +177,51 @@ describe('forwarding to the buyer', () => {
     }
   });
 
+  it('forwards multipart image edits byte for byte, billed', async () => {
+    const { key, secret } = await h.key();
+    const form = new FormData();
+    form.set('model', 'model-a');
+    form.set('prompt', 'make it blue');
+    form.set(
+      'image',
+      new Blob([new Uint8Array([137, 80, 78, 71, 0, 255])], { type: 'image/png' }),
+      'a.png',
+    );
+    const response = await fetch(`${h.gateway.url}/v1/images/edits`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}` },
+      body: form,
+    });
+    expect(response.status).toBe(200);
+    const got = lastReceived('/v1/images/edits');
+    expect(String(got.headers['content-type'])).toMatch(/^multipart\/form-data; boundary=/);
+    expect(got.body).toContain('make it blue');
+    expect(got.body).toContain('filename="a.png"');
+    await eventually(async () => (await h.store.keyUsage(key.id)).requests === 1);
+  });
+
+  it('applies member policies too', async () => {
+    const member = await h.store.createMember({
+      id: 'mem_pol',
+      name: 'polly',
+      orgRole: 'none',
+      keyQuota: null,
+      createdAt: Date.now(),
+    });
+    const ws = (await h.store.findWorkspaceByName('Default'))!;
+    await h.store.addMembership(member.id, ws.id, 'member');
+    await h.store.setMemberPolicy(member.id, { allowedModels: ['model-b'] });
+    const { secret } = await h.key({ member: 'polly' });
+    const refused = await h.call('/v1/chat/completions', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify({ model: 'model-a', messages: [] }),
+    });
+    expect(refused.status).toBe(403);
+    const models = await jsonOf(await h.call('/v1/models', { secret }));
+    expect(models.data.map((m: { id: string }) => m.id)).toEqual(['model-b']);
+  });
+
   it('answers 400 to a body that is not JSON', async () => {
     const { secret } = await h.key();
     const response = await h.call('/v1/chat/completions', {

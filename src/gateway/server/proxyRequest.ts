@@ -11,12 +11,21 @@ import { formatUsd } from '../../money/index.js';
 import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
 import type { LogRow, Reservation } from '../store/types.js';
 import { type Caller, storeCall } from './authenticate.js';
-import { type CostReport, costFromHeaders, lookupCost, SseUsageScanner } from './costReport.js';
+import {
+  type CostReport,
+  costFromHeaders,
+  lookupCost,
+  reportOf,
+  SseUsageScanner,
+  UNKNOWN_TO_BUYER,
+} from './costReport.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
 import { readBody, writeChunk } from './httpIo.js';
 import { resolvePolicy } from './resolvePolicy.js';
 import type { Route } from './routes.js';
+
+const NO_TOKENS = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
 
 interface ParsedBody {
   json: Record<string, unknown> | null;
@@ -133,9 +142,13 @@ export async function proxyRequest(
   log.streamed = streamed;
 
   let report: CostReport | null = streamed ? null : costFromHeaders(upstream.headers);
-  if (!streamed && !report && reservation?.limited) {
+  if (!streamed && !report && reservation && upstream.statusCode >= 400) {
+    // An error without a cost: a request the buyer never routed cost nothing.
+    const looked = await lookupCost(deps.buyer, requestId, { attempts: 3 });
+    report = looked === UNKNOWN_TO_BUYER ? { costMicro: 0n, usage: NO_TOKENS } : looked;
+  } else if (!streamed && !report && reservation?.limited) {
     // Fail closed: a limited key is never answered when its spend cannot be determined.
-    report = await lookupCost(deps.buyer, requestId);
+    report = reportOf(await lookupCost(deps.buyer, requestId));
     if (!report) {
       await upstream.body.dump();
       await settle(deps, reservation, requestId, null, log);
@@ -145,25 +158,50 @@ export async function proxyRequest(
 
   res.writeHead(upstream.statusCode, responseHeaders(upstream.headers));
   const scanner = streamed ? new SseUsageScanner() : null;
+  let buyerBroke = false;
   try {
+    const errorBody: Buffer[] | null = upstream.statusCode >= 400 && !streamed ? [] : null;
     for await (const chunk of upstream.body) {
       scanner?.push(chunk as Buffer);
+      if (errorBody && errorBody.length < 16) errorBody.push(chunk as Buffer);
       if (!(await writeChunk(res, chunk as Buffer))) break;
     }
     if (!res.destroyed) res.end();
+    if (errorBody) log.errorCode = errorCodeOf(Buffer.concat(errorBody));
   } catch {
-    // the client went away (or the buyer cut the stream): settle what was delivered
+    // The client went away, or the buyer cut the stream: settle what was delivered.
+    if (!res.destroyed && !res.writableEnded) {
+      // Mid-answer there is no way to send an error: close the connection so the client sees it.
+      buyerBroke = true;
+      res.destroy();
+    }
   }
-  if (res.destroyed && !res.writableFinished) {
+  if (buyerBroke) {
+    log.status = 502;
+    log.errorCode = 'buyer_unavailable';
+  } else if (res.destroyed && !res.writableFinished) {
     log.status = 499;
     log.errorCode = 'request_cancelled';
     upstream.body.destroy();
   }
   if (reservation) {
-    report ??= scanner?.report ?? (await lookupCost(deps.buyer, requestId));
+    report ??= scanner?.report ?? reportOf(await lookupCost(deps.buyer, requestId));
     await settle(deps, reservation, requestId, report, log);
   } else if (report) {
     applyReport(log, report);
+  }
+}
+
+/** The `code` of an OpenAI- or Anthropic-style error body, for the log. */
+function errorCodeOf(body: Buffer): string | null {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as {
+      error?: { code?: unknown; type?: unknown };
+    };
+    const code = parsed.error?.code ?? parsed.error?.type;
+    return typeof code === 'string' ? code.slice(0, 64) : null;
+  } catch {
+    return null;
   }
 }
 

@@ -44,6 +44,12 @@ export async function resolvePolicy(
     const refusal = modelRefusal(policy, model);
     if (refusal)
       throw new SvcError('model_not_allowed', { message: `${refusal}.`, details: { model } });
+  } else if (model && policy.allowedModels) {
+    // A preset only the buyer knows could name any model: a key limited to models cannot use it.
+    throw new SvcError('model_not_allowed', {
+      message: `preset "${model}" is not defined on this gateway, and this key may only use certain models.`,
+      details: { model },
+    });
   }
   return { policy, model };
 }

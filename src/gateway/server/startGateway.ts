@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../../config/index.js';
 import { IdentityStore } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseUsd } from '../../money/index.js';
+import type { TopupService } from '../../x402/index.js';
 import { createStore } from '../store/createStore.js';
 import type { GatewayStore } from '../store/types.js';
 import { AuthThrottle } from './authThrottle.js';
@@ -13,6 +14,7 @@ import { ensureControlSecret } from './controlSecret.js';
 import type { GatewayDeps } from './deps.js';
 import { handleRequest } from './handleRequest.js';
 import { LogWriter } from './logWriter.js';
+import { recoverReservations } from './recoverReservations.js';
 
 export interface StartGatewayOptions {
   config: GatewayConfig;
@@ -24,6 +26,11 @@ export interface StartGatewayOptions {
   logger: Logger;
   /** Environment for identity references (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Builds the x402 top-up service once the store is open (see createTopupService in src/x402);
+   * started (pending top-ups reconciled) before listening, stopped on stop.
+   */
+  topups?: (store: GatewayStore) => Promise<TopupService | undefined>;
 }
 
 export interface RunningGateway {
@@ -42,6 +49,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const ownsStore = !options.store;
   const store =
     options.store ?? (await createStore({ dataDir, databaseUrl: config.databaseUrl, now }));
+  let topups: TopupService | undefined;
+  try {
+    topups = options.topups ? await options.topups(store) : undefined;
+    await topups?.start();
+  } catch (error) {
+    if (ownsStore) await store.close();
+    throw error;
+  }
   const identities = new IdentityStore(dataDir, options.env ?? process.env);
   const addresses = new Map<string, string>();
   const buyer = new Pool(config.buyerUrl, { connections: 128, pipelining: 1 });
@@ -54,6 +69,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     now,
     logger,
     throttle: new AuthThrottle(config.authFailuresPerMinute, now),
+    topups,
     logs: new LogWriter(store, logger),
     buyerAddress: (identity) => {
       let address = addresses.get(identity);
@@ -70,8 +86,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const prune = async () => {
     try {
       await store.pruneLogs(now() - config.logRetentionDays * 24 * HOUR_MS);
+      await recoverReservations({ store, buyer, now: now(), staleAfterMs: HOUR_MS, logger });
     } catch (error) {
-      logger.warn({ err: error }, 'request log pruning failed');
+      logger.warn({ err: error }, 'request log pruning or reservation recovery failed');
     }
   };
   await prune();
@@ -95,6 +112,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     store,
     async stop() {
       clearInterval(pruneTimer);
+      await topups?.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await buyer.close();

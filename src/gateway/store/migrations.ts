@@ -4,6 +4,7 @@
  * Append new versions; never edit an applied one.
  */
 import type { SqlDb } from './sql/SqlDb.js';
+import { TOPUP_MIGRATION } from './sql/topups.js';
 
 const LIMIT_COLUMNS = (prefix: string) =>
   ['daily', 'weekly', 'monthly', 'total']
@@ -56,6 +57,7 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; statements: string[] }
       'CREATE INDEX request_log_key ON request_log (key_id, at)',
     ],
   },
+  { version: 2, statements: TOPUP_MIGRATION },
 ];
 
 /** Brings the schema up to the newest version; safe when several gateways start at once. */

@@ -1,6 +1,7 @@
 /** The one contract suite every GatewayStore implementation runs (STYLE.md #6). */
 import { describe, expect, it } from 'vitest';
 import { periodStart } from '../budget/periods.js';
+import { MIGRATIONS } from './migrations.js';
 import { type GatewayStore, type LogRow, type NewKey, NO_LIMITS } from './types.js';
 
 const T0 = Date.UTC(2026, 2, 18, 12, 0, 0); // Wednesday 18 March 2026, 12:00 UTC
@@ -95,8 +96,9 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
   describe(`GatewayStore contract: ${name}`, () => {
     it('migrates idempotently', async () => {
       const store = await open();
-      expect(await store.migrate()).toBe(1);
-      expect(await store.migrate()).toBe(1);
+      const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+      expect(await store.migrate()).toBe(latest);
+      expect(await store.migrate()).toBe(latest);
     });
 
     it('stores workspaces, members and memberships', async () => {
@@ -210,6 +212,14 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
         refusal: { level: 'key', period: 'daily', limitMicro: 1_000_000n, spentMicro: 0n },
       });
       if (!first.ok || !second.ok) throw new Error('unreachable');
+      const held = (await store.listReservations(T0 + 1)).filter((r) => r.keyId === key.id);
+      expect(held.map((r) => r.id).sort()).toEqual(
+        [first.reservation.id, second.reservation.id].sort(),
+      );
+      expect(held.reduce((sum, r) => sum + r.amountMicro, 0n)).toBe(1_000_000n);
+      expect(await store.listReservations(T0)).not.toContainEqual(
+        expect.objectContaining({ keyId: key.id }),
+      );
       await store.settle({
         reservationId: first.reservation.id,
         requestId: 'a',

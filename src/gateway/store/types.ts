@@ -1,5 +1,6 @@
 /** Records and the store interface of the gateway (keys, workspaces, members, budgets, logs). */
 import type { MicroUsd } from '../../money/index.js';
+import type { TopupLedger } from '../../x402/index.js';
 import type { RoutingPolicy } from '../policy/types.js';
 
 /** The four budget periods (UTC). */
@@ -182,6 +183,8 @@ export interface GatewayStore {
   readonly kind: 'sqlite' | 'postgres';
   migrate(): Promise<number>;
   close(): Promise<void>;
+  /** x402 top-up rows (src/x402 TopupLedger), crediting api_keys.topped_up. */
+  topupLedger(): TopupLedger;
 
   createWorkspace(input: {
     id: string;
@@ -239,6 +242,10 @@ export interface GatewayStore {
   settle(input: SettleInput): Promise<void>;
   /** Gives a reservation back untouched (nothing was served); no ledger row. */
   release(reservationId: string): Promise<void>;
+  /** Reservations created before `before` (unix ms): candidates for crash recovery. */
+  listReservations(
+    before: number,
+  ): Promise<Array<{ id: string; keyId: string; amountMicro: MicroUsd; createdAt: number }>>;
   /** Spend (settled) per period of a scope at `now`. */
   periodSpend(level: BudgetLevel, scopeId: string, now: number): Promise<PeriodSpend>;
   keyUsage(keyId: string): Promise<KeyUsage>;

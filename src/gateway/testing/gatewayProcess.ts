@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 export interface GatewayProcess {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -56,6 +57,7 @@ export async function startGatewayProcess(args: {
   });
   return {
     url,
+    pid: child.pid ?? 0,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

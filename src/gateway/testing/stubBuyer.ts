@@ -20,6 +20,10 @@ export interface StubBuyerOptions {
   omitCost?: boolean;
   /** Answer `GET /_svc/requests/<id>` with 503. */
   lookupDown?: boolean;
+  /** Answer model requests with this error status (no cost header, no record), like a routing failure. */
+  errorStatus?: number;
+  /** Cut the connection after this many SSE chunks (a buyer dying mid-stream). */
+  cutStreamAfter?: number;
   /** Models of `GET /v1/models`. */
   models?: string[];
 }
@@ -192,6 +196,19 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       // multipart or empty bodies are answered as non-streaming
     }
     const model = parsed.model ?? 'model-a';
+    if (options.errorStatus) {
+      const error = {
+        error: {
+          message: 'no seller offers this model',
+          type: 'api_error',
+          code: 'model_not_found',
+          param: null,
+        },
+      };
+      return void res
+        .writeHead(options.errorStatus, { 'content-type': 'application/json' })
+        .end(JSON.stringify(error));
+    }
     const requestId = String(req.headers['x-svc-request-id'] ?? `req_${randomUUID()}`);
     const maxHeader = req.headers['x-svc-max-cost-usd'] as string | undefined;
     const common = {
@@ -264,6 +281,11 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       if (res.destroyed) return;
       res.write(chunkEvent(path, model, requestId, index));
       sent++;
+      if (options.cutStreamAfter !== undefined && sent >= options.cutStreamAfter) {
+        await sleep(10);
+        res.socket?.destroy();
+        return;
+      }
       if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
     }
     if (res.destroyed) return;

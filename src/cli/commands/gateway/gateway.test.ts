@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +55,7 @@ describe('svc gateway key', () => {
       JSON.stringify(stored, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
     ).not.toContain(created.secret);
     expect(stored?.secretHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(statSync(join(dataDir, 'gateway', 'control.secret')).mode & 0o777).toBe(0o600);
     const listed = await svcJson('key', 'list');
     expect(listed.find((k: { id: string }) => k.id === created.id)).not.toHaveProperty('secret');
     const table = await svc('key', 'list');

@@ -227,6 +227,63 @@ describe('svc network on a live loopback network', () => {
     }
   });
 
+  it('runs `svc seller start` from a config written by `svc seller setup`, until Ctrl-C', async () => {
+    const sellerDir = join(dataDir, 'seller');
+    const setup = await runCli(
+      [
+        '--data-dir',
+        sellerDir,
+        'seller',
+        'setup',
+        '--provider',
+        'demo',
+        '--replace',
+        '--display-name',
+        'cli seller',
+      ],
+      {},
+    );
+    expect(setup.code, setup.stderr).toBe(0);
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--data-dir',
+        sellerDir,
+        'seller',
+        'start',
+        '--port',
+        '0',
+        '--bootstrap',
+        bootstrapAddress,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    try {
+      const peerId = await waitFor(
+        () => /seller ([0-9a-f]{40}) \(cli seller\) running/.exec(output)?.[1],
+        30_000,
+        'seller start',
+      );
+      const found = await svc('network', 'peer', peerId, '--json');
+      expect(found.code, found.stderr).toBe(0);
+      expect(JSON.parse(found.stdout).peer).toMatchObject({
+        displayName: 'cli seller',
+        capabilities: { demo: true },
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(output).toContain('seller stopped');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
   it('stops the bootstrap node on Ctrl-C', async () => {
     const exited = new Promise<number | null>((resolve) => bootstrapProcess.once('exit', resolve));
     bootstrapProcess.kill('SIGINT');

@@ -238,3 +238,20 @@ export async function keyUsage(db: SqlExecutor, keyId: string): Promise<KeyUsage
     outputTokens: numberOf(row.output),
   };
 }
+
+/** Reservations older than `before`, oldest first. */
+export async function listReservations(
+  db: SqlExecutor,
+  before: number,
+): Promise<Array<{ id: string; keyId: string; amountMicro: MicroUsd; createdAt: number }>> {
+  const rows = await db.query(
+    'SELECT id, key_id, amount, created_at FROM reservations WHERE created_at < $1 ORDER BY created_at, id',
+    [before],
+  );
+  return rows.map((row) => ({
+    id: textOf(row.id),
+    keyId: textOf(row.key_id),
+    amountMicro: bigintOf(row.amount),
+    createdAt: numberOf(row.created_at),
+  }));
+}

@@ -80,7 +80,7 @@ export class SqliteDb implements SqlDb {
   async transaction<T>(body: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const release = await this.mutex.lock();
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      this.prepared('BEGIN IMMEDIATE').run();
       const tx: SqlExecutor = {
         forUpdate: '',
         query: async (sql, params = []) => this.queryNow(sql, params),
@@ -88,7 +88,7 @@ export class SqliteDb implements SqlDb {
       };
       try {
         const result = await body(tx);
-        this.db.exec('COMMIT');
+        this.prepared('COMMIT').run();
         return result;
       } catch (error) {
         if (this.db.isTransaction) this.db.exec('ROLLBACK');

@@ -1,0 +1,112 @@
+/** `svc up`, `svc down`, `svc status`: run the whole network locally. */
+import type { Command } from 'commander';
+import { DEFAULT_DEV_PORTS, devnetStatus, startDevnet, stopDevnet } from '../../devnet/index.js';
+import { CliContext } from '../context.js';
+import { CliError } from '../index.js';
+import type { CliIo } from '../io.js';
+import { printJson, printTable } from '../output.js';
+
+function port(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535)
+    throw new CliError(`"${value}" is not a port`, 2);
+  return parsed;
+}
+
+function count(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 20)
+    throw new CliError(`--sellers must be 1..20, got "${value}"`, 2);
+  return parsed;
+}
+
+interface UpFlags {
+  sellers: number;
+  fresh?: boolean;
+  detach?: boolean;
+  buyerPort: number;
+  gatewayPort: number;
+  chainPort: number;
+  bootstrapPort: number;
+}
+
+export function registerUpCommands(program: Command, io: CliIo): void {
+  program
+    .command('up')
+    .description('run the whole network locally: chain, bootstrap, sellers, buyer, gateway')
+    .option('--sellers <n>', 'demo sellers to start (1..20)', count, 3)
+    .option('--fresh', 'wipe <data-dir>/dev first (new keys, new chain)')
+    .option('--detach', 'return once ready and leave it running (stop with `svc down`)')
+    .option('--buyer-port <port>', 'buyer proxy port', port, DEFAULT_DEV_PORTS.buyer)
+    .option('--gateway-port <port>', 'gateway port', port, DEFAULT_DEV_PORTS.gateway)
+    .option('--chain-port <port>', 'anvil RPC port', port, DEFAULT_DEV_PORTS.chain)
+    .option('--bootstrap-port <port>', 'bootstrap node TCP port', port, DEFAULT_DEV_PORTS.bootstrap)
+    .addHelpText(
+      'after',
+      '\nState lives in <data-dir>/dev/: a second `svc up` resumes with the same keys and balances.\nSellers for OpenAI / Anthropic join too when OPENAI_API_KEY / ANTHROPIC_API_KEY are set.\nExamples:\n  svc up\n  svc up --sellers 5 --fresh\n  svc up --detach && svc status && svc down',
+    )
+    .action(async (flags: UpFlags, command: Command) => {
+      const ctx = CliContext.of(command, io);
+      const print = (line: string) => io.stdout(`${line}\n`);
+      let network: Awaited<ReturnType<typeof startDevnet>>;
+      try {
+        network = await startDevnet({
+          dataDir: ctx.dataDir,
+          sellers: flags.sellers,
+          fresh: Boolean(flags.fresh),
+          detach: Boolean(flags.detach),
+          ports: {
+            buyer: flags.buyerPort,
+            gateway: flags.gatewayPort,
+            chain: flags.chainPort,
+            bootstrap: flags.bootstrapPort,
+          },
+          env: io.env,
+          print,
+        });
+      } catch (error) {
+        throw new CliError((error as Error).message);
+      }
+      if (flags.detach) return;
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await network.stop();
+    });
+
+  program
+    .command('down')
+    .description('stop a local network started by `svc up` (in reverse order)')
+    .action(async (_options, command: Command) => {
+      const ctx = CliContext.of(command, io);
+      const stopped = await stopDevnet(ctx.dataDir, (line) => io.stdout(`${line}\n`));
+      if (ctx.json) printJson(io, { stopped });
+      else io.stdout(stopped.length ? 'local network stopped\n' : 'no local network is running\n');
+    });
+
+  program
+    .command('status')
+    .description('show what `svc up` runs: each component, its pid and health')
+    .action(async (_options, command: Command) => {
+      const ctx = CliContext.of(command, io);
+      const status = await devnetStatus(ctx.dataDir);
+      if (ctx.json) return printJson(io, status);
+      if (!status.state)
+        return void io.stdout('no local network is running (start one with `svc up`)\n');
+      printTable(
+        io,
+        ['COMPONENT', 'PID', 'STATE', 'ADDRESS'],
+        status.components.map((c) => [
+          c.name,
+          String(c.pid),
+          c.alive ? 'running' : 'exited',
+          c.url ?? '',
+        ]),
+      );
+      io.stdout(
+        `buyer ${status.buyerHealthy ? 'healthy' : 'not answering'} at ${status.state.buyerUrl}; gateway ${status.gatewayHealthy ? 'healthy' : 'not answering'} at ${status.state.gatewayUrl}\n`,
+      );
+    });
+}

@@ -1,0 +1,117 @@
+/** The component specs of the local network: how each is started and how its health is checked. */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import type { DevLayout, DevPorts } from './layout.js';
+import type { ComponentSpec } from './Supervisor.js';
+import { httpReady } from './waitFor.js';
+
+/** The svc binary (same relative place from src/ and dist/). */
+export const SVC_BIN = new URL('../../bin/svc.js', import.meta.url).pathname;
+
+function svc(dataDir: string, args: string[]): { command: string; args: string[] } {
+  return { command: process.execPath, args: [SVC_BIN, '--data-dir', dataDir, ...args] };
+}
+
+/** True when a TCP connection to 127.0.0.1:port succeeds. */
+export function tcpReady(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+function logContains(path: string, text: string): boolean {
+  try {
+    return readFileSync(path, 'utf8').includes(text);
+  } catch {
+    return false;
+  }
+}
+
+export function chainSpec(
+  layout: DevLayout,
+  ports: DevPorts,
+  deploymentFile: string,
+): ComponentSpec {
+  const startedAt = Date.now();
+  return {
+    name: 'chain',
+    label: 'chain (anvil + USDC + payments contract)',
+    ...svc(layout.chain, [
+      'chain',
+      'start',
+      '--port',
+      String(ports.chain),
+      '--state',
+      layout.chainState,
+    ]),
+    ports: [ports.chain],
+    detail: `http://127.0.0.1:${ports.chain}`,
+    ready: async () =>
+      existsSync(deploymentFile) &&
+      statSync(deploymentFile).mtimeMs >= startedAt - 1000 &&
+      tcpReady(ports.chain),
+  };
+}
+
+export function bootstrapSpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
+  return {
+    name: 'bootstrap',
+    label: 'bootstrap node',
+    ...svc(layout.bootstrap, ['network', 'bootstrap', '--port', String(ports.bootstrap)]),
+    ports: [ports.bootstrap],
+    detail: `/ip4/127.0.0.1/tcp/${ports.bootstrap}`,
+    ready: () => tcpReady(ports.bootstrap),
+  };
+}
+
+export function sellerSpec(
+  layout: DevLayout,
+  index: number,
+  label: string,
+  logDir: string,
+): ComponentSpec {
+  const name = `seller-${index}`;
+  return {
+    name,
+    label: `seller ${index}: ${label}`,
+    ...svc(layout.seller(index), ['seller', 'start']),
+    ready: async () => logContains(`${logDir}/${name}.log`, ') running'),
+  };
+}
+
+export function buyerSpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
+  const url = `http://127.0.0.1:${ports.buyer}`;
+  return {
+    name: 'buyer',
+    label: 'buyer proxy',
+    ...svc(layout.buyer, ['buyer', 'start', '--port', String(ports.buyer)]),
+    ports: [ports.buyer],
+    detail: url,
+    ready: () => httpReady(`${url}/_svc/status`).catch(() => false),
+  };
+}
+
+export function gatewaySpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
+  const url = `http://127.0.0.1:${ports.gateway}`;
+  return {
+    name: 'gateway',
+    label: 'gateway',
+    ...svc(layout.buyer, [
+      'gateway',
+      'start',
+      '--port',
+      String(ports.gateway),
+      '--buyer-url',
+      `http://127.0.0.1:${ports.buyer}`,
+    ]),
+    ports: [ports.gateway],
+    detail: url,
+    // Any answer below 500 (401 without a key) means it is serving.
+    ready: () => httpReady(`${url}/v1/models`).catch(() => false),
+  };
+}

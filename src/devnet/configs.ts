@@ -1,0 +1,63 @@
+/** The config files `svc up` writes for its components (managed: rewritten on every start). */
+import { join } from 'node:path';
+import type { Deployment } from '../chain/index.js';
+import { ensureDir, writeConfigFile } from '../config/index.js';
+import type { DevSeller } from './sellers.js';
+
+/** The dev buyer admits sellers without on-chain history; `svc up` says so when it starts. */
+export const DEV_MIN_TRUST_SCORE = 0;
+
+function chainSection(rpcUrl: string, deployment: Deployment) {
+  return {
+    network: 'local' as const,
+    rpcUrl,
+    paymentsAddress: deployment.paymentsAddress,
+    usdcAddress: deployment.usdcAddress,
+  };
+}
+
+function write(dir: string, config: Record<string, unknown>): void {
+  ensureDir(dir);
+  writeConfigFile(join(dir, 'config.json'), config, dir);
+}
+
+export function writeBootstrapConfig(dir: string, port: number): void {
+  write(dir, { network: { listen: [`/ip4/127.0.0.1/tcp/${port}`] } });
+}
+
+export function writeSellerConfig(
+  dir: string,
+  seller: DevSeller,
+  bootstrap: string,
+  rpcUrl: string,
+  deployment: Deployment,
+): void {
+  write(dir, {
+    seller: { displayName: seller.displayName, providers: seller.providers },
+    network: {
+      bootstrap: [bootstrap],
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      refreshIntervalSeconds: 30,
+    },
+    chain: chainSection(rpcUrl, deployment),
+  });
+}
+
+export function writeBuyerConfig(
+  dir: string,
+  ports: { buyer: number; gateway: number },
+  bootstrap: string,
+  rpcUrl: string,
+  deployment: Deployment,
+): void {
+  write(dir, {
+    buyer: { port: ports.buyer, routingPreferences: { minTrustScore: DEV_MIN_TRUST_SCORE } },
+    gateway: { port: ports.gateway, buyerUrl: `http://127.0.0.1:${ports.buyer}` },
+    network: {
+      bootstrap: [bootstrap],
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      refreshIntervalSeconds: 15,
+    },
+    chain: chainSection(rpcUrl, deployment),
+  });
+}

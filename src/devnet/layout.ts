@@ -1,0 +1,35 @@
+/** Where `svc up` keeps each component's state, and which ports it uses. */
+import { join } from 'node:path';
+
+export interface DevPorts {
+  chain: number;
+  bootstrap: number;
+  buyer: number;
+  gateway: number;
+}
+
+/** Defaults: the product's well-known ports; the chain and bootstrap next to them. */
+export const DEFAULT_DEV_PORTS: DevPorts = {
+  chain: 8545,
+  bootstrap: 8378,
+  buyer: 8377,
+  gateway: 8379,
+};
+
+/** Paths under `<data-dir>/dev/`. Buyer and gateway share one data dir (the control secret). */
+export function devLayout(dataDir: string) {
+  const root = join(dataDir, 'dev');
+  return {
+    root,
+    logs: join(root, 'logs'),
+    state: join(root, 'state.json'),
+    devKey: join(root, 'gateway-key.json'),
+    chain: join(root, 'chain'),
+    chainState: join(root, 'chain', 'anvil-state.json'),
+    bootstrap: join(root, 'bootstrap'),
+    buyer: join(root, 'buyer'),
+    seller: (index: number) => join(root, `seller-${index}`),
+  };
+}
+
+export type DevLayout = ReturnType<typeof devLayout>;

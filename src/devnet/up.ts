@@ -1,0 +1,258 @@
+/**
+ * `svc up`: the whole network on one machine — chain, bootstrap, sellers, buyer, gateway —
+ * each a process of its own, started in order with a health check before the next.
+ */
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { createChainClients, deploymentPath, readDeployment, runFaucet } from '../chain/index.js';
+import { IdentityStore } from '../identity/index.js';
+import { formatUsd, parseUsd } from '../money/index.js';
+import { libp2pPeerIdFromIdentity } from '../network/index.js';
+import { isAlive } from './ChildProcess.js';
+import { bootstrapSpec, buyerSpec, chainSpec, gatewaySpec, sellerSpec } from './components.js';
+import {
+  DEV_MIN_TRUST_SCORE,
+  writeBootstrapConfig,
+  writeBuyerConfig,
+  writeSellerConfig,
+} from './configs.js';
+import { type DevKey, ensureDevKey } from './devKey.js';
+import { type DevLayout, type DevPorts, devLayout } from './layout.js';
+import { ComponentStartError, Supervisor } from './Supervisor.js';
+import { demoSeller, realSellers } from './sellers.js';
+import { clearDevState, type DevState, readDevState, writeDevState } from './state.js';
+import { waitFor } from './waitFor.js';
+
+export interface UpOptions {
+  dataDir: string;
+  sellers: number;
+  fresh: boolean;
+  detach: boolean;
+  ports: DevPorts;
+  env: NodeJS.ProcessEnv;
+  print: (line: string) => void;
+}
+
+/** A running local network (attached mode). */
+export interface RunningDevnet {
+  state: DevState;
+  devKey: DevKey;
+  stop(): Promise<void>;
+}
+
+const FUND_BUYER_USDC = parseUsd('100');
+const FUND_ETH_WEI = 10n ** 19n;
+
+/** Refuses to start over a network that is still running. */
+function assertNotRunning(layout: DevLayout): void {
+  const previous = readDevState(layout.state);
+  if (!previous) return;
+  const alive = previous.components.filter((component) => isAlive(component.pid));
+  if (previous.upPid && isAlive(previous.upPid)) {
+    throw new ComponentStartError(
+      `a local network is already running (svc up, pid ${previous.upPid}); stop it with Ctrl-C there or \`svc down\``,
+    );
+  }
+  if (alive.length > 0) {
+    throw new ComponentStartError(
+      `a local network is already running (${alive.map((c) => `${c.name} pid ${c.pid}`).join(', ')}); run \`svc down\` first`,
+    );
+  }
+  clearDevState(layout.state);
+}
+
+/** Starts the local network; resolves once everything is ready. */
+export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
+  const started = Date.now();
+  const layout = devLayout(options.dataDir);
+  assertNotRunning(layout);
+  if (options.fresh) rmSync(layout.root, { recursive: true, force: true });
+  for (const dir of [layout.root, layout.logs, layout.chain, layout.bootstrap, layout.buyer]) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+  const firstRun = !existsSync(deploymentPath(layout.chain));
+  options.print(
+    `svc local network in ${layout.root}${firstRun ? '' : ' (resuming: same keys, same balances)'}`,
+  );
+
+  const bootstrapIdentity = new IdentityStore(layout.bootstrap).loadDefault();
+  const bootstrapAddr = `/ip4/127.0.0.1/tcp/${options.ports.bootstrap}/p2p/${libp2pPeerIdFromIdentity(bootstrapIdentity.privateKey).toString()}`;
+  writeBootstrapConfig(layout.bootstrap, options.ports.bootstrap);
+  const buyerAddress = new IdentityStore(layout.buyer).loadDefault().record.address;
+  const rpcUrl = `http://127.0.0.1:${options.ports.chain}`;
+  const sellers = [
+    ...Array.from({ length: options.sellers }, (_, i) => demoSeller(i)),
+    ...realSellers(options.env),
+  ];
+
+  const supervisor = new Supervisor({ logDir: layout.logs, print: options.print });
+  const steps = [
+    chainSpec(layout, options.ports, deploymentPath(layout.chain)),
+    async () => {
+      const deployment = readDeployment(layout.chain)!;
+      if (firstRun) await fundWallets(rpcUrl, layout, sellers.length, buyerAddress);
+      for (const [index, seller] of sellers.entries()) {
+        writeSellerConfig(layout.seller(index + 1), seller, bootstrapAddr, rpcUrl, deployment);
+      }
+      writeBuyerConfig(layout.buyer, options.ports, bootstrapAddr, rpcUrl, deployment);
+      return bootstrapSpec(layout, options.ports);
+    },
+    sellers.map((seller, index) => sellerSpec(layout, index + 1, seller.summary, layout.logs)),
+    buyerSpec(layout, options.ports),
+    gatewaySpec(layout, options.ports),
+  ];
+  const buyerUrl = `http://127.0.0.1:${options.ports.buyer}`;
+  const gatewayUrl = `http://127.0.0.1:${options.ports.gateway}`;
+  await supervisor.startAll(steps);
+
+  let devKey: DevKey;
+  try {
+    await waitForSellers(buyerUrl, sellers.length, options.print);
+    devKey = await ensureDevKey(layout.buyer, layout.devKey);
+  } catch (error) {
+    await supervisor.stopAll();
+    throw error;
+  }
+
+  const state: DevState = {
+    ...(options.detach ? {} : { upPid: process.pid }),
+    startedAt: new Date().toISOString(),
+    detached: options.detach,
+    buyerUrl,
+    gatewayUrl,
+    chainRpcUrl: rpcUrl,
+    components: supervisor.running.map(({ spec, process, step }) => ({
+      name: spec.name,
+      step,
+      label: spec.label,
+      pid: process.pid!,
+      logFile: process.logFile,
+      ...(spec.detail ? { url: spec.detail } : {}),
+    })),
+  };
+  writeDevState(layout.state, state);
+  await smokeTest(gatewayUrl, devKey, options.print);
+  printSummary(options, layout, state, devKey, sellers.length, (Date.now() - started) / 1000);
+
+  if (options.detach) for (const { process } of supervisor.running) process.release();
+  return {
+    state,
+    devKey,
+    stop: async () => {
+      options.print('stopping the local network ...');
+      await supervisor.stopAll();
+      clearDevState(layout.state);
+      options.print('stopped; every component has exited');
+    },
+  };
+}
+
+async function fundWallets(
+  rpcUrl: string,
+  layout: DevLayout,
+  sellerCount: number,
+  buyer: `0x${string}`,
+): Promise<void> {
+  const deployment = readDeployment(layout.chain)!;
+  const clients = createChainClients({
+    network: 'local',
+    rpcUrls: [rpcUrl],
+    chainId: deployment.chainId,
+  });
+  await runFaucet(clients, deployment, buyer, { usdcMicro: FUND_BUYER_USDC, ethWei: FUND_ETH_WEI });
+  for (let index = 1; index <= sellerCount; index++) {
+    const seller = new IdentityStore(layout.seller(index)).loadDefault().record.address;
+    await runFaucet(clients, deployment, seller, { ethWei: FUND_ETH_WEI });
+  }
+}
+
+/** Waits until the buyer has discovered every seller (bounded). */
+async function waitForSellers(
+  buyerUrl: string,
+  count: number,
+  print: (line: string) => void,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      await fetch(`${buyerUrl}/_svc/peers/refresh`, { method: 'POST' }).then((r) =>
+        r.body?.cancel(),
+      );
+      const status = (await (await fetch(`${buyerUrl}/_svc/status`)).json()) as {
+        reachablePeerCount?: number;
+      };
+      return (status.reachablePeerCount ?? 0) >= count;
+    },
+    { timeoutMs: 30_000, intervalMs: 500, what: `discovery of ${count} sellers by the buyer` },
+  );
+  print(`  ready    discovery: the buyer sees all ${count} sellers`);
+}
+
+/** One request through the gateway, to show the whole path working (never fatal). */
+async function smokeTest(
+  gatewayUrl: string,
+  key: DevKey,
+  print: (line: string) => void,
+): Promise<void> {
+  try {
+    const response = await fetch(`${gatewayUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'svc-demo-fast',
+        messages: [{ role: 'user', content: 'Say hello to svc.' }],
+      }),
+    });
+    const body = (await response.json()) as { error?: { message?: string } };
+    if (response.ok) {
+      const peer = response.headers.get('x-svc-peer-id');
+      const cost = response.headers.get('x-svc-estimated-cost-usd');
+      print(`  check    a request through the gateway was served by ${peer} for ${cost} USD`);
+    } else {
+      print(
+        `  check    a request through the gateway failed: ${response.status} ${body.error?.message ?? ''}`,
+      );
+    }
+  } catch (error) {
+    print(`  check    a request through the gateway failed: ${(error as Error).message}`);
+  }
+}
+
+function printSummary(
+  options: UpOptions,
+  layout: DevLayout,
+  state: DevState,
+  key: DevKey,
+  sellerCount: number,
+  seconds: number,
+): void {
+  const { buyerUrl, gatewayUrl } = state;
+  const p = options.print;
+  const weekly = formatUsd(parseUsd(key.weeklyLimitUsd));
+  p('');
+  p(`svc local network ready in ${seconds.toFixed(1)} s (${sellerCount} sellers)`);
+  p(
+    `  buyer     ${buyerUrl}      OpenAI base ${buyerUrl}/v1, Anthropic base ${buyerUrl} (no key needed)`,
+  );
+  p(`  gateway   ${gatewayUrl}      OpenAI base ${gatewayUrl}/v1, Anthropic base ${gatewayUrl}`);
+  p(`  key       ${key.secret}  (${key.id}, Default workspace, weekly budget ${weekly} USD)`);
+  p(`  chain     ${state.chainRpcUrl}  (local anvil; the buyer wallet was funded with test USDC)`);
+  p(
+    `  routing   dev network: buyer.routingPreferences.minTrustScore is ${DEV_MIN_TRUST_SCORE} in ${layout.buyer}/config.json, because new local sellers have no on-chain history yet (the default, 60, would exclude them all)`,
+  );
+  p('');
+  p('Try it:');
+  p(
+    `  curl ${gatewayUrl}/v1/chat/completions -H "authorization: Bearer ${key.secret}" -H "content-type: application/json" -d '{"model":"svc-demo-fast","messages":[{"role":"user","content":"hi"}]}'`,
+  );
+  p(
+    `  curl ${gatewayUrl}/v1/responses -H "authorization: Bearer ${key.secret}" -H "content-type: application/json" -d '{"model":"svc-demo-smart","input":"hi"}'`,
+  );
+  p(
+    `  curl ${gatewayUrl}/v1/messages -H "authorization: Bearer ${key.secret}" -H "content-type: application/json" -d '{"model":"svc-demo-reasoning","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}'`,
+  );
+  p(`  curl ${buyerUrl}/v1/models          # the network-wide catalog`);
+  p(`  curl ${gatewayUrl}/v1/key -H "authorization: Bearer ${key.secret}"   # spend and limits`);
+  p('');
+  p(
+    `Logs in ${layout.logs}. ${options.detach ? 'Stop with `svc down`.' : 'Press Ctrl-C to stop everything.'}`,
+  );
+}

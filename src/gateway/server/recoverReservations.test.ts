@@ -1,0 +1,65 @@
+import { Pool } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../log/index.js';
+import { startHarness } from '../testing/harness.js';
+import { recoverReservations } from './recoverReservations.js';
+
+const HOUR = 3_600_000;
+
+describe('orphaned reservations', () => {
+  it('settles stale ones with the buyer-reported cost, or the whole reservation when unknown', async () => {
+    const h = await startHarness({ buyer: { costUsd: '0.000250' } });
+    const buyer = new Pool(h.buyer.url);
+    try {
+      const { key } = await h.key({ limits: { total: 10_000n } });
+      const now = Date.now();
+      await h.store.reserve({
+        reservationId: 'req_known',
+        keyId: key.id,
+        maxAmountMicro: 1_000n,
+        now: now - 2 * HOUR,
+      });
+      await h.store.reserve({
+        reservationId: 'req_lost',
+        keyId: key.id,
+        maxAmountMicro: 1_000n,
+        now: now - 2 * HOUR,
+      });
+      await h.store.reserve({
+        reservationId: 'req_fresh',
+        keyId: key.id,
+        maxAmountMicro: 1_000n,
+        now,
+      });
+      // The buyer served req_known before the gateway died.
+      await fetch(`${h.buyer.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-request-id': 'req_known' },
+        body: JSON.stringify({ model: 'model-a', messages: [] }),
+      }).then((r) => r.arrayBuffer());
+      const settled = await recoverReservations({
+        store: h.store,
+        buyer,
+        now,
+        staleAfterMs: HOUR,
+        logger: silentLogger(),
+      });
+      expect(settled).toBe(2);
+      expect(await h.store.ledgerTotal(key.id)).toBe(250n + 1_000n);
+      expect((await h.store.listReservations(now + 1)).map((r) => r.id)).toEqual(['req_fresh']);
+      const next = await h.store.reserve({
+        reservationId: 'probe',
+        keyId: key.id,
+        maxAmountMicro: 100_000n,
+        now,
+      });
+      expect(next).toMatchObject({
+        ok: true,
+        reservation: { amountMicro: 10_000n - 1_250n - 1_000n },
+      });
+    } finally {
+      await buyer.close();
+      await h.stop();
+    }
+  });
+});
