@@ -1,11 +1,50 @@
 /** `svc buyer start`: the local buyer proxy on 127.0.0.1 (spec 4.2, 4.4). */
 import type { Command } from 'commander';
-import { runBuyerNode } from '../../../buyer/index.js';
+import { CachedReputation, runBuyerNode } from '../../../buyer/index.js';
+import { connectChain } from '../../../chain/index.js';
+import type { SvcConfig } from '../../../config/index.js';
 import { SvcError } from '../../../errors/index.js';
+import {
+  type BuyerPayments as ChannelPayments,
+  createBuyerPayments,
+  ReputationReader,
+} from '../../../payments/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson } from '../../output.js';
 import { packageVersion } from '../../version.js';
+
+/**
+ * Payments and on-chain reputation when a chain is configured and reachable; otherwise the buyer
+ * serves free offers only (paid ones answer 402 insufficient_deposits) and says so.
+ */
+async function openPayments(
+  ctx: CliContext,
+  config: SvcConfig,
+): Promise<{ payments: ChannelPayments; reputation: CachedReputation } | undefined> {
+  try {
+    const chain = connectChain(config.chain, ctx.dataDir);
+    const payments = createBuyerPayments({
+      dataDir: ctx.dataDir,
+      identities: ctx.identities(),
+      chain: chain.contract,
+      logger: ctx.logger,
+      config: config.chain.payments,
+    });
+    await payments.start();
+    const reputation = new CachedReputation(new ReputationReader({ contract: chain.contract }), {
+      onError: (error) =>
+        ctx.logger.warn({ err: String(error) }, 'reading seller reputation failed'),
+    });
+    return { payments, reputation };
+  } catch (error) {
+    ctx.logger.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'payments unavailable: serving free offers only',
+    );
+    return undefined;
+  }
+}
 
 export function registerStartCommand(buyer: Command, io: CliIo): void {
   buyer
@@ -32,13 +71,21 @@ export function registerStartCommand(buyer: Command, io: CliIo): void {
       }
       const { config } = ctx.loadConfig(flags);
       const identity = ctx.identities().loadDefault();
-      const running = await runBuyerNode({
-        config,
-        dataDir: ctx.dataDir,
-        identity,
-        logger: ctx.logger,
-        version: packageVersion(),
-      });
+      const chain = await openPayments(ctx, config);
+      let running: Awaited<ReturnType<typeof runBuyerNode>>;
+      try {
+        running = await runBuyerNode({
+          config,
+          dataDir: ctx.dataDir,
+          identity,
+          logger: ctx.logger,
+          version: packageVersion(),
+          ...(chain ? { payments: chain.payments, reputation: chain.reputation } : {}),
+        });
+      } catch (error) {
+        await chain?.payments.stop();
+        throw error;
+      }
       const info = {
         url: running.url,
         peerId: running.node.peerId,
@@ -58,6 +105,7 @@ export function registerStartCommand(buyer: Command, io: CliIo): void {
         process.once('SIGTERM', stop);
       });
       await running.stop();
+      await chain?.payments.stop();
       if (!ctx.json) io.stdout('buyer stopped\n');
     });
 }
