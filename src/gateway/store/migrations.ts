@@ -67,7 +67,7 @@ export const MIGRATIONS: ReadonlyArray<{
       'CREATE INDEX request_log_key ON request_log (key_id, at)',
     ],
   },
-  { version: 2, statements: TOPUP_MIGRATION },
+  { version: 2, statements: () => TOPUP_MIGRATION },
 ];
 
 /** Brings the schema up to the newest version; safe when several gateways start at once. */
