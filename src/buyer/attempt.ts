@@ -177,6 +177,7 @@ export async function attemptSeller(
     return counted;
   };
   let payment: Record<string, unknown> | undefined;
+  let paid = false;
   try {
     if (!offer.free) {
       let maxCostMicro: MicroUsd;
@@ -197,14 +198,17 @@ export async function attemptSeller(
           DEFAULT_MAX_OUTPUT;
         maxCostMicro = maxCostOfRequest(inputTokens(), maxOut, offer.price);
       }
-      payment = await deps.payments.prepare({
+      const prepared = await deps.payments.prepare({
         identity: ctx.access.identity,
         peerId: offer.peerId,
         sellerAddress: addressFromPeerId(offer.peerId),
-        price: offer.pricing,
+        price: offer.price,
         maxCostMicro,
         requestId: ctx.requestId,
+        ...(offer.sellerPayments ? { sellerPayments: offer.sellerPayments } : {}),
       });
+      paid = true;
+      if (prepared) payment = prepared as Record<string, unknown>;
     }
   } catch (error) {
     const svcError = isSvcError(error) ? error : new SvcError('payment_failed', { cause: error });
@@ -273,7 +277,7 @@ export async function attemptSeller(
       response,
       controller,
       release,
-      paid: payment !== undefined,
+      paid,
       inputTokens,
     };
   }

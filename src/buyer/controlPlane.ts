@@ -105,7 +105,7 @@ export async function handleControl(
     return true;
   }
   if (method === 'GET' && path === '/_svc/channels') {
-    const channels = (await service.deps.payments.channels?.()) ?? [];
+    const channels = (await service.deps.payments.listChannels?.()) ?? [];
     sendJson(res, 200, { channels, total: channels.length });
     return true;
   }

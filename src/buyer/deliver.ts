@@ -95,7 +95,7 @@ async function afterSuccess(
         peerId: candidate.offer.peerId,
         claimed,
         estimatedUsage: estimate(),
-        price: candidate.offer.pricing,
+        price: candidate.offer.price,
       });
     } catch (error) {
       service.deps.logger.warn(

@@ -4,17 +4,19 @@
  */
 import { SvcError } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
-import type { MicroUsd, TokenPricing, TokenUsage } from '../money/index.js';
+import type { MicroUsd, TokenPriceMicro, TokenUsage } from '../money/index.js';
 import type { SellerTrailer } from '../network/index.js';
 
 export interface PrepareInput {
   identity: string;
   peerId: PeerId;
   sellerAddress: `0x${string}`;
-  price: TokenPricing;
+  price: TokenPriceMicro;
   maxCostMicro: MicroUsd;
-  /** The buyer's request id (the same for every attempt of one request). */
-  requestId?: string;
+  /** The buyer's request id; `complete` is called with the same one. */
+  requestId: string;
+  /** The seller's advertised `capabilities.payments`, when it has one. */
+  sellerPayments?: { chainId: number; paymentsContract: string };
 }
 
 export interface CompleteInput {
@@ -22,22 +24,25 @@ export interface CompleteInput {
   peerId: PeerId;
   claimed: SellerTrailer | undefined;
   estimatedUsage: TokenUsage;
-  price: TokenPricing;
+  price: TokenPriceMicro;
 }
 
 /** Implemented by the payments capability. */
 export interface BuyerPayments {
-  /** The opaque payment object for SellerRequest.payment; throws `insufficient_deposits`. */
-  prepare(input: PrepareInput): Promise<Record<string, unknown>>;
+  /**
+   * The opaque payment object for SellerRequest.payment (undefined: send none); throws
+   * `insufficient_deposits`. src/payments' `BuyerPayments` class satisfies this interface.
+   */
+  prepare(input: PrepareInput): Promise<object | undefined>;
   /** Checks the seller's claim and signs the cumulative voucher. */
-  complete(input: CompleteInput): Promise<void>;
+  complete(input: CompleteInput): Promise<unknown>;
   /** Frees a prepared payment whose attempt delivered nothing (the seller's error, if any). */
   release?(
     requestId: string,
     sellerError?: { code?: string; details?: Record<string, unknown> },
   ): void;
   /** Open channels for `GET /_svc/channels` (spec 4.6); absent when payments are not set up. */
-  channels?(): Promise<Record<string, unknown>[]>;
+  listChannels?(): Promise<Record<string, unknown>[]>;
 }
 
 /** The default until payments is wired: free offers only; paid offers get 402. */
@@ -48,7 +53,7 @@ export const NO_PAYMENTS: BuyerPayments = {
       details: { neededUsd: null, peerId: input.peerId },
     });
   },
-  complete: async () => {},
+  complete: async () => undefined,
 };
 
 /**
@@ -56,6 +61,6 @@ export const NO_PAYMENTS: BuyerPayments = {
  * all. Sellers that check payments refuse them; the local demo network does not.
  */
 export const UNPAID_DEV_PAYMENTS: BuyerPayments = {
-  prepare: async () => ({}),
-  complete: async () => {},
+  prepare: async () => undefined,
+  complete: async () => undefined,
 };

@@ -40,6 +40,8 @@ export interface Offer {
   capabilities: ServiceCapabilities | undefined;
   reachable: boolean;
   uploadLimitBytes: number;
+  /** Where the seller is paid (`capabilities.payments`); absent for free-only sellers. */
+  sellerPayments: { chainId: number; paymentsContract: string } | undefined;
   /** Ordinal of the seller in the directory (stable tie-break). */
   displayName: string;
 }
@@ -136,6 +138,7 @@ export function offersOfPeer(peer: KnownPeer): Offer[] {
           capabilities,
           reachable: peer.reachable,
           uploadLimitBytes: metadata.capabilities.uploadLimitBytes,
+          sellerPayments: metadata.capabilities.payments,
           displayName: metadata.displayName,
         };
       } catch {

@@ -8,6 +8,7 @@ import { registerGatewayCommands } from './commands/gateway/index.js';
 import { registerNetworkCommands } from './commands/network/index.js';
 import { registerSellerCommands } from './commands/seller.js';
 import { registerUpCommands } from './commands/up.js';
+import { registerX402Commands } from './commands/x402.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
 
@@ -22,6 +23,7 @@ const GROUPS: CommandGroup[] = [
   registerSellerCommands,
   registerGatewayCommands,
   registerUpCommands,
+  registerX402Commands,
 ];
 
 /** Builds the program; `exitOverride` turns commander's exits into thrown CommanderErrors. */

@@ -172,6 +172,23 @@ export const ERROR_CODES = {
     message: 'The seller cannot reach its upstream API. Retry, or pick another seller.',
   },
 
+  // --- x402 top-ups (src/x402) ---
+  topup_payment_invalid: {
+    status: 402,
+    message:
+      'The PAYMENT-SIGNATURE does not pay this top-up. Sign the PAYMENT-REQUIRED challenge of this response and retry.',
+  },
+  topup_payment_replayed: {
+    status: 409,
+    message:
+      'This payment authorization was already used for a top-up and is credited once only. Sign a new payment.',
+  },
+  topup_pending: {
+    status: 503,
+    message:
+      'The payment is being settled; it will be credited once it confirms on chain. Check topped_up_usd in GET /v1/key.',
+  },
+
   // --- gateway (issue 7) ---
   topup_not_implemented: {
     status: 501,

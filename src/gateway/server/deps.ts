@@ -3,6 +3,7 @@ import type { Pool } from 'undici';
 import type { GatewayConfig } from '../../config/index.js';
 import type { Logger } from '../../log/index.js';
 import type { MicroUsd } from '../../money/index.js';
+import type { TopupService } from '../../x402/index.js';
 import type { GatewayStore } from '../store/types.js';
 import type { AuthThrottle } from './authThrottle.js';
 import type { LogWriter } from './logWriter.js';
@@ -19,4 +20,6 @@ export interface GatewayDeps {
   logs: LogWriter;
   /** Wallet address of an identity (for `GET /v1/key`). */
   buyerAddress: (identity: string) => string;
+  /** x402 key top-ups; undefined = not configured (the route answers 501). */
+  topups?: TopupService | undefined;
 }

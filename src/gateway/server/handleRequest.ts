@@ -9,6 +9,7 @@ import { listModels } from './listModels.js';
 import { proxyRequest } from './proxyRequest.js';
 import { newLogRow } from './requestLog.js';
 import { matchRoute } from './routes.js';
+import { topupRoute } from './topupRoute.js';
 
 /** Handles one HTTP request end to end; never throws. */
 export async function handleRequest(
@@ -52,7 +53,8 @@ export async function handleRequest(
         break;
       }
       case 'topup':
-        throw new SvcError('topup_not_implemented');
+        await topupRoute(deps, caller, req, res, log);
+        break;
       case 'models':
         await listModels(deps, caller, req, res, log);
         break;

@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../../config/index.js';
 import { IdentityStore } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseUsd } from '../../money/index.js';
+import type { TopupService } from '../../x402/index.js';
 import { createStore } from '../store/createStore.js';
 import type { GatewayStore } from '../store/types.js';
 import { AuthThrottle } from './authThrottle.js';
@@ -25,6 +26,11 @@ export interface StartGatewayOptions {
   logger: Logger;
   /** Environment for identity references (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Builds the x402 top-up service once the store is open (see createTopupService in src/x402);
+   * started (pending top-ups reconciled) before listening, stopped on stop.
+   */
+  topups?: (store: GatewayStore) => Promise<TopupService | undefined>;
 }
 
 export interface RunningGateway {
@@ -43,6 +49,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const ownsStore = !options.store;
   const store =
     options.store ?? (await createStore({ dataDir, databaseUrl: config.databaseUrl, now }));
+  let topups: TopupService | undefined;
+  try {
+    topups = options.topups ? await options.topups(store) : undefined;
+    await topups?.start();
+  } catch (error) {
+    if (ownsStore) await store.close();
+    throw error;
+  }
   const identities = new IdentityStore(dataDir, options.env ?? process.env);
   const addresses = new Map<string, string>();
   const buyer = new Pool(config.buyerUrl, { connections: 128, pipelining: 1 });
@@ -55,6 +69,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     now,
     logger,
     throttle: new AuthThrottle(config.authFailuresPerMinute, now),
+    topups,
     logs: new LogWriter(store, logger),
     buyerAddress: (identity) => {
       let address = addresses.get(identity);
@@ -97,6 +112,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     store,
     async stop() {
       clearInterval(pruneTimer);
+      await topups?.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await buyer.close();

@@ -1,5 +1,6 @@
 /** GatewayStore over any SqlDb: the one implementation of the entity SQL, two drivers below it. */
 import type { MicroUsd } from '../../money/index.js';
+import type { TopupLedger } from '../../x402/index.js';
 import type { RoutingPolicy } from '../policy/types.js';
 import { migrate } from './migrations.js';
 import * as budgets from './sql/budgets.js';
@@ -8,6 +9,7 @@ import * as logs from './sql/logs.js';
 import * as members from './sql/members.js';
 import * as presets from './sql/presets.js';
 import type { SqlDb } from './sql/SqlDb.js';
+import { SqlTopupLedger } from './sql/topups.js';
 import * as workspaces from './sql/workspaces.js';
 import type {
   BudgetLevel,
@@ -46,6 +48,9 @@ export class SqlGatewayStore implements GatewayStore {
   }
   close(): Promise<void> {
     return this.db.close();
+  }
+  topupLedger(): TopupLedger {
+    return new SqlTopupLedger(this.db);
   }
 
   createWorkspace(input: {
@@ -138,6 +143,10 @@ export class SqlGatewayStore implements GatewayStore {
   }
   setKeyPolicy(id: string, policy: RoutingPolicy | null): Promise<void> {
     return keys.setKeyFlag(this.db, id, { policy });
+  }
+
+  addKeyTopUp(id: string, amountMicro: MicroUsd): Promise<void> {
+    return keys.addKeyTopUp(this.db, id, amountMicro);
   }
 
   upsertPreset(preset: PresetRecord): Promise<void> {

@@ -1,5 +1,6 @@
 /** Records and the store interface of the gateway (keys, workspaces, members, budgets, logs). */
 import type { MicroUsd } from '../../money/index.js';
+import type { TopupLedger } from '../../x402/index.js';
 import type { RoutingPolicy } from '../policy/types.js';
 
 /** The four budget periods (UTC). */
@@ -182,6 +183,8 @@ export interface GatewayStore {
   readonly kind: 'sqlite' | 'postgres';
   migrate(): Promise<number>;
   close(): Promise<void>;
+  /** x402 top-up rows (src/x402 TopupLedger), crediting api_keys.topped_up. */
+  topupLedger(): TopupLedger;
 
   createWorkspace(input: {
     id: string;
@@ -222,6 +225,8 @@ export interface GatewayStore {
   setKeyLimits(id: string, who: 'admin' | 'owner', limits: Partial<Limits>): Promise<void>;
   setKeyTopup(id: string, enabled: boolean): Promise<void>;
   setKeyPolicy(id: string, policy: RoutingPolicy | null): Promise<void>;
+  /** Adds a settled x402 top-up to the key's `topped_up_usd` (for the top-up issue). */
+  addKeyTopUp(id: string, amountMicro: MicroUsd): Promise<void>;
 
   upsertPreset(preset: PresetRecord): Promise<void>;
   getPreset(name: string, owner: string): Promise<PresetRecord | null>;

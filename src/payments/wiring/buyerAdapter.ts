@@ -12,7 +12,7 @@ import type {
 } from '../../buyer/index.js';
 import type { PeerId } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
-import { formatUsd, toPriceMicro } from '../../money/index.js';
+import { formatUsd } from '../../money/index.js';
 import type { BuyerPayments } from '../buyer/BuyerPayments.js';
 import type { BuyerChannelRow } from '../buyer/store.js';
 import type { VoucherMessage, VoucherReply } from '../wire.js';
@@ -57,19 +57,10 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
     this.options = options;
   }
 
-  async prepare(input: PrepareInput): Promise<Record<string, unknown>> {
-    const requestId = input.requestId ?? crypto.randomUUID();
+  async prepare(input: PrepareInput): Promise<object | undefined> {
     // A failover attempt of the same request: the earlier attempt's reservation is void.
-    this.options.payments.release(requestId);
-    const payment = await this.options.payments.prepare({
-      identity: input.identity,
-      peerId: input.peerId,
-      sellerAddress: input.sellerAddress,
-      price: toPriceMicro(input.price),
-      maxCostMicro: input.maxCostMicro,
-      requestId,
-    });
-    return (payment ?? {}) as unknown as Record<string, unknown>;
+    this.options.payments.release(input.requestId);
+    return this.options.payments.prepare(input);
   }
 
   async complete(input: CompleteInput): Promise<void> {
@@ -78,7 +69,7 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
       peerId: input.peerId,
       claimed: input.claimed,
       estimatedUsage: input.estimatedUsage,
-      price: toPriceMicro(input.price),
+      price: input.price,
     });
     const { deliver } = this.options;
     if (!result.voucher || !deliver) return;
@@ -111,7 +102,7 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
     this.options.payments.release(requestId, sellerError);
   }
 
-  async channels(): Promise<Record<string, unknown>[]> {
+  async listChannels(): Promise<Record<string, unknown>[]> {
     return this.options.payments.channels
       .list({ status: ['open', 'closing'] })
       .map((row) => channelView(row));

@@ -1,6 +1,7 @@
 /** `svc gateway start`: runs the gateway until interrupted. */
 import type { Command } from 'commander';
 import { startGateway } from '../../../gateway/index.js';
+import { topupsFromConfig } from '../../../x402/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import type { GatewayGroupOptions } from './shared.js';
@@ -9,6 +10,9 @@ interface StartOptions {
   host?: string;
   port?: string;
   buyerUrl?: string;
+  x402Facilitator?: string;
+  topupMinUsd?: string;
+  topupMaxUsd?: string;
 }
 
 export function registerStartCommand(gateway: Command, io: CliIo): void {
@@ -18,9 +22,15 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
     .option('--host <host>', 'interface to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port (default 8379; 0 picks a free one)')
     .option('--buyer-url <url>', 'where the buyer listens (default http://127.0.0.1:8377)')
+    .option(
+      '--x402-facilitator <value>',
+      'x402 facilitator for key top-ups: cdp, x402.org, local or a base URL (default: local on the local chain)',
+    )
+    .option('--topup-min-usd <usd>', 'smallest top-up (default 2)')
+    .option('--topup-max-usd <usd>', 'largest top-up (default 500)')
     .addHelpText(
       'after',
-      '\nExamples:\n  svc gateway start\n  svc gateway start --host 0.0.0.0 --database-url postgres://gw@db/gateway',
+      '\nExamples:\n  svc gateway start\n  svc gateway start --host 0.0.0.0 --database-url postgres://gw@db/gateway\n  FACILITATOR_API_KEY_ID=... FACILITATOR_API_KEY_SECRET=... svc gateway start --x402-facilitator cdp',
     )
     .action(async (options: StartOptions, command: Command) => {
       const ctx = CliContext.of(command, io);
@@ -30,12 +40,16 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
       if (options.port !== undefined) flags['gateway.port'] = Number(options.port);
       if (options.buyerUrl) flags['gateway.buyerUrl'] = options.buyerUrl;
       if (databaseUrl) flags['gateway.databaseUrl'] = databaseUrl;
+      if (options.x402Facilitator) flags['gateway.x402Facilitator'] = options.x402Facilitator;
+      if (options.topupMinUsd) flags['gateway.topupMinUsd'] = options.topupMinUsd;
+      if (options.topupMaxUsd) flags['gateway.topupMaxUsd'] = options.topupMaxUsd;
       const { config } = ctx.loadConfig(flags);
       const gateway = await startGateway({
         config: config.gateway,
         dataDir: ctx.dataDir,
         logger: ctx.logger,
         env: io.env,
+        topups: topupsFromConfig({ config, dataDir: ctx.dataDir, env: io.env, logger: ctx.logger }),
       });
       io.stdout(
         `gateway listening on ${gateway.url} (OpenAI base ${gateway.url}/v1, Anthropic base ${gateway.url})\n`,

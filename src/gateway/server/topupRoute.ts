@@ -1,0 +1,63 @@
+/**
+ * `POST /v1/key/topup` (spec 4.3): hands the authenticated key to the x402 TopupService
+ * (src/x402) and copies its reply — status, PAYMENT-REQUIRED / PAYMENT-RESPONSE headers, body.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SvcError } from '../../errors/index.js';
+import { PAYMENT_SIGNATURE_HEADER } from '../../x402/index.js';
+import type { LogRow } from '../store/types.js';
+import type { Caller } from './authenticate.js';
+import type { GatewayDeps } from './deps.js';
+import { readBody } from './httpIo.js';
+
+const TOPUP_BODY_LIMIT_BYTES = 16 * 1024;
+
+/** Browsers may read the x402 headers (x402 clients in web pages). */
+const EXPOSE = { 'access-control-expose-headers': 'PAYMENT-REQUIRED, PAYMENT-RESPONSE' };
+
+export async function topupRoute(
+  deps: GatewayDeps,
+  caller: Caller,
+  req: IncomingMessage,
+  res: ServerResponse,
+  log: LogRow,
+): Promise<void> {
+  if (!deps.topups) throw new SvcError('topup_not_implemented');
+  const raw = await readBody(req, TOPUP_BODY_LIMIT_BYTES);
+  let body: unknown;
+  try {
+    body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new SvcError('invalid_json');
+  }
+  const walletAddress = deps.buyerAddress(caller.key.identity);
+  if (!/^0x[0-9a-fA-F]{40}$/.test(walletAddress)) {
+    throw new SvcError('identity_error', {
+      message: `The wallet of identity "${caller.key.identity}" cannot be loaded, so it cannot receive a top-up.`,
+    });
+  }
+  const signature = req.headers[PAYMENT_SIGNATURE_HEADER.toLowerCase()];
+  const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+  const reply = await deps.topups.handle({
+    key: {
+      keyId: caller.key.id,
+      identity: caller.key.identity,
+      ownWallet: caller.key.ownIdentity,
+      walletAddress: walletAddress as `0x${string}`,
+      topupEnabled: caller.key.topupEnabled,
+    },
+    body,
+    paymentSignature: typeof signature === 'string' ? signature : undefined,
+    resourceUrl: `${proto}://${req.headers.host ?? '127.0.0.1'}/v1/key/topup`,
+  });
+  const text = JSON.stringify(reply.body);
+  res.writeHead(reply.status, {
+    ...reply.headers,
+    ...EXPOSE,
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+  log.status = reply.status;
+  const code = (reply.body as { error?: { code?: unknown } }).error?.code;
+  log.errorCode = typeof code === 'string' ? code : null;
+}

@@ -1,0 +1,11 @@
+import { MemoryTopupLedger } from './MemoryTopupLedger.js';
+import { topupLedgerContract } from './topupLedgerContract.js';
+
+let keys = 0;
+topupLedgerContract('memory', async () => ({
+  ledger: new MemoryTopupLedger(),
+  newKeyId: async () => {
+    keys += 1;
+    return `key_memory${keys}`;
+  },
+}));
