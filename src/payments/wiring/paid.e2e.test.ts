@@ -339,6 +339,44 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     expect(peer.reputation.volumeUsd).toBe(formatUsd(expected));
   }, 90_000);
 
+  it('--free: a priced seller without a chain serves unpaid and advertises no payments', async () => {
+    const free = await startPaidSeller({
+      identity: randomIdentity(),
+      seller: sellerConfig(upstream),
+      network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
+      env: { FAKE_OPENAI_KEY: 'sk-fake' },
+      dataDir: tempDir('free-seller'),
+      chain: undefined,
+      free: true,
+    });
+    try {
+      expect(free.payments).toBeUndefined();
+      expect(free.metadata().capabilities.payments).toBeUndefined();
+      await waitFor(
+        async () => {
+          await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
+          return buyer.directory.get(free.node.peerId)?.reachable;
+        },
+        45_000,
+        'free seller discovered',
+      );
+      const answer = await buyer.service.deps.transport.request(free.node.peerId, {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: { 'content-type': 'application/json' },
+        body: new TextEncoder().encode(
+          JSON.stringify({ model: 'gpt-paid', messages: [{ role: 'user', content: 'hi' }] }),
+        ),
+      });
+      for await (const _ of answer.body) {
+        // drain
+      }
+      expect(answer.status).toBe(200);
+    } finally {
+      await free.stop();
+    }
+  }, 60_000);
+
   it('pays its own count for an inflated usage claim and ranks that seller lower', async () => {
     const inflating = await startFakeUpstream({
       text: TEXT,
