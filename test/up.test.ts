@@ -188,6 +188,7 @@ describe('svc up', () => {
       'seller-1',
       'seller-2',
       'buyer',
+      'facilitator',
       'gateway',
     ]);
     expect(status.components.every((c) => c.alive)).toBe(true);
