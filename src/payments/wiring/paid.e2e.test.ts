@@ -93,6 +93,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
   let buyer: PaidBuyerNode;
   let openai: OpenAI;
   let buyerAddress: `0x${string}`;
+  let identities: IdentityStore;
   const sellerClock = manualClock();
   const dirs: string[] = [];
   const tempDir = (prefix: string) => {
@@ -126,7 +127,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     seller = await startPaidSeller(sellerOptions);
 
     const buyerDir = tempDir('paid-buyer');
-    const identities = new IdentityStore(buyerDir, {});
+    identities = new IdentityStore(buyerDir, {});
     const identity = identities.loadDefault();
     buyerAddress = identity.account.address;
     await chain.faucet(buyerAddress, { ethWei: DEFAULT_FAUCET_ETH });
@@ -338,6 +339,47 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     expect(peer.reputationScore).toBe(score);
     expect(peer.reputation.volumeUsd).toBe(formatUsd(expected));
   }, 90_000);
+
+  it('x-svc-buyer-identity picks the wallet that pays (its own deposit and channel)', async () => {
+    const teamA = identities.create('team-a').address as `0x${string}`;
+    await chain.faucet(teamA, { usdcMicro: 1_000_000n, ethWei: DEFAULT_FAUCET_ETH });
+    await waitFor(
+      async () => (await chain.contract.creditsOf(teamA)) === 1_000_000n,
+      20_000,
+      'team-a deposit swept',
+    );
+    // The seller restarted on a new port in the previous test: let the buyer find it again.
+    const current = seller.node.multiaddrs();
+    await waitFor(
+      async () => {
+        await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
+        const route = buyer.directory.route(seller.node.peerId);
+        return route?.addresses.some((address) => current.includes(address.toString()));
+      },
+      45_000,
+      'restarted seller rediscovered',
+    );
+    const client = new OpenAI({
+      apiKey: 'any',
+      baseURL: `${buyer.url}/v1`,
+      maxRetries: 0,
+      defaultHeaders: { 'x-svc-buyer-identity': 'team-a' },
+    });
+    const { response } = await client.chat.completions
+      .create({ model: 'gpt-paid', messages: [{ role: 'user', content: 'Bill team A.' }] })
+      .withResponse();
+    expect(response.headers.get('x-svc-estimated-cost-usd')).toBe(formatUsd(PER_REQUEST));
+    const row = await waitFor(
+      async () =>
+        (await channels()).find(
+          (channel) => (channel as Channel & { identity: string }).identity === 'team-a',
+        ) as (Channel & { buyer: string }) | undefined,
+      10_000,
+      'team-a channel',
+    );
+    expect(row.buyer.toLowerCase()).toBe(teamA.toLowerCase());
+    expect(parseUsd(row.signedUsd)).toBe(PER_REQUEST);
+  }, 60_000);
 
   it('--free: a priced seller without a chain serves unpaid and advertises no payments', async () => {
     const free = await startPaidSeller({
