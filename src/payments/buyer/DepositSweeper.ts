@@ -92,7 +92,7 @@ export class DepositSweeper {
     if (only === undefined && this.running) return this.running;
     const previous = this.running;
     const pass = async () => {
-      await previous;
+      await previous?.catch(() => undefined);
       return this.sweep(only);
     };
     const run = pass().finally(() => {
