@@ -239,7 +239,7 @@ export async function deliver(
     scanner.usage,
     claimed,
     ok.inputTokens,
-    () => scanner.text,
+    () => scanner.streamedText,
   );
   void source;
   const cost = costOf(usage);
