@@ -28,6 +28,8 @@ export class StreamUsageScanner {
   private readonly text = new TextDecoder();
   private readonly accumulator: StreamUsageAccumulator | undefined;
   private readonly parts: string[] = [];
+  /** The responses API id of the streamed response (from `response.created`). */
+  responseId: string | undefined;
 
   constructor(protocol: ApiProtocol) {
     const format = formatOfProtocol(protocol);
@@ -38,6 +40,14 @@ export class StreamUsageScanner {
     for (const event of this.decoder.push(this.text.decode(chunk, { stream: true }))) {
       this.accumulator?.push(event);
       if (event.data.startsWith('{')) this.parts.push(event.data);
+      if (this.responseId === undefined && event.data.includes('"response.created"')) {
+        try {
+          const id = (JSON.parse(event.data) as { response?: { id?: unknown } }).response?.id;
+          if (typeof id === 'string') this.responseId = id;
+        } catch {
+          // not JSON: no id
+        }
+      }
     }
   }
 
