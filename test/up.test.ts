@@ -21,7 +21,13 @@ const USD = /^\d+\.\d{6}$/;
 let dataDir: string;
 let child: ChildProcess;
 let output = '';
-let ports: { buyer: number; gateway: number; chain: number; bootstrap: number };
+let ports: {
+  buyer: number;
+  gateway: number;
+  chain: number;
+  bootstrap: number;
+  facilitator: number;
+};
 let key: string;
 
 function isAlive(pid: number): boolean {
@@ -38,6 +44,7 @@ beforeAll(async () => {
   ports = {
     buyer: await freePort(),
     gateway: await freePort(),
+    facilitator: await freePort(),
     chain: await freePort(),
     bootstrap: await freePort(),
   };
@@ -58,6 +65,8 @@ beforeAll(async () => {
       String(ports.chain),
       '--bootstrap-port',
       String(ports.bootstrap),
+      '--facilitator-port',
+      String(ports.facilitator),
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -179,6 +188,7 @@ describe('svc up', () => {
       'seller-1',
       'seller-2',
       'buyer',
+      'facilitator',
       'gateway',
     ]);
     expect(status.components.every((c) => c.alive)).toBe(true);

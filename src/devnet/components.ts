@@ -115,3 +115,22 @@ export function gatewaySpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
     ready: () => httpReady(`${url}/v1/models`).catch(() => false),
   };
 }
+
+export function facilitatorSpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
+  const url = `http://127.0.0.1:${ports.facilitator}`;
+  return {
+    name: 'facilitator',
+    label: 'x402 facilitator (key top-ups)',
+    ...svc(layout.facilitator, [
+      'x402',
+      'facilitator',
+      '--port',
+      String(ports.facilitator),
+      '--rpc-url',
+      `http://127.0.0.1:${ports.chain}`,
+    ]),
+    ports: [ports.facilitator],
+    detail: url,
+    ready: () => httpReady(`${url}/supported`).catch(() => false),
+  };
+}

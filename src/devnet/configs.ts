@@ -45,14 +45,18 @@ export function writeSellerConfig(
 
 export function writeBuyerConfig(
   dir: string,
-  ports: { buyer: number; gateway: number },
+  ports: { buyer: number; gateway: number; facilitator: number },
   bootstrap: string,
   rpcUrl: string,
   deployment: Deployment,
 ): void {
   write(dir, {
     buyer: { port: ports.buyer, routingPreferences: { minTrustScore: DEV_MIN_TRUST_SCORE } },
-    gateway: { port: ports.gateway, buyerUrl: `http://127.0.0.1:${ports.buyer}` },
+    gateway: {
+      port: ports.gateway,
+      buyerUrl: `http://127.0.0.1:${ports.buyer}`,
+      x402Facilitator: `http://127.0.0.1:${ports.facilitator}`,
+    },
     network: {
       bootstrap: [bootstrap],
       listen: ['/ip4/127.0.0.1/tcp/0'],

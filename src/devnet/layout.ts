@@ -6,6 +6,8 @@ export interface DevPorts {
   bootstrap: number;
   buyer: number;
   gateway: number;
+  /** Local x402 facilitator (settles key top-ups on the local chain). */
+  facilitator: number;
 }
 
 /** Defaults: the product's well-known ports; the chain and bootstrap next to them. */
@@ -14,6 +16,7 @@ export const DEFAULT_DEV_PORTS: DevPorts = {
   bootstrap: 8378,
   buyer: 8377,
   gateway: 8379,
+  facilitator: 8402,
 };
 
 /** Paths under `<data-dir>/dev/`. Buyer and gateway share one data dir (the control secret). */
@@ -27,6 +30,7 @@ export function devLayout(dataDir: string) {
     chain: join(root, 'chain'),
     chainState: join(root, 'chain', 'anvil-state.json'),
     bootstrap: join(root, 'bootstrap'),
+    facilitator: join(root, 'facilitator'),
     buyer: join(root, 'buyer'),
     seller: (index: number) => join(root, `seller-${index}`),
   };

@@ -8,7 +8,14 @@ import { IdentityStore } from '../identity/index.js';
 import { formatUsd, parseUsd } from '../money/index.js';
 import { libp2pPeerIdFromIdentity } from '../network/index.js';
 import { isAlive } from './ChildProcess.js';
-import { bootstrapSpec, buyerSpec, chainSpec, gatewaySpec, sellerSpec } from './components.js';
+import {
+  bootstrapSpec,
+  buyerSpec,
+  chainSpec,
+  facilitatorSpec,
+  gatewaySpec,
+  sellerSpec,
+} from './components.js';
 import {
   DEV_MIN_TRUST_SCORE,
   writeBootstrapConfig,
@@ -17,7 +24,7 @@ import {
 } from './configs.js';
 import { type DevKey, ensureDevKey } from './devKey.js';
 import { type DevLayout, type DevPorts, devLayout } from './layout.js';
-import { ComponentStartError, Supervisor } from './Supervisor.js';
+import { ComponentStartError, type StartStep, Supervisor } from './Supervisor.js';
 import { demoSeller, realSellers } from './sellers.js';
 import { clearDevState, type DevState, readDevState, writeDevState } from './state.js';
 import { waitFor } from './waitFor.js';
@@ -66,7 +73,14 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
   const layout = devLayout(options.dataDir);
   assertNotRunning(layout);
   if (options.fresh) rmSync(layout.root, { recursive: true, force: true });
-  for (const dir of [layout.root, layout.logs, layout.chain, layout.bootstrap, layout.buyer]) {
+  for (const dir of [
+    layout.root,
+    layout.logs,
+    layout.chain,
+    layout.bootstrap,
+    layout.buyer,
+    layout.facilitator,
+  ]) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
   const firstRun = !existsSync(deploymentPath(layout.chain));
@@ -85,19 +99,31 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
   ];
 
   const supervisor = new Supervisor({ logDir: layout.logs, print: options.print });
-  const steps = [
-    chainSpec(layout, options.ports, deploymentPath(layout.chain)),
-    async () => {
-      const deployment = readDeployment(layout.chain)!;
-      if (firstRun) await fundWallets(rpcUrl, layout, sellers.length, buyerAddress);
-      for (const [index, seller] of sellers.entries()) {
-        writeSellerConfig(layout.seller(index + 1), seller, bootstrapAddr, rpcUrl, deployment);
-      }
-      writeBuyerConfig(layout.buyer, options.ports, bootstrapAddr, rpcUrl, deployment);
-      return bootstrapSpec(layout, options.ports);
-    },
-    sellers.map((seller, index) => sellerSpec(layout, index + 1, seller.summary, layout.logs)),
-    buyerSpec(layout, options.ports),
+  // Sellers and buyer need the chain's addresses in their configs, so they are written (and
+  // wallets funded) once the chain is up; independent components start side by side.
+  let configuring: Promise<void> | undefined;
+  const configure = async () => {
+    const deployment = readDeployment(layout.chain)!;
+    if (firstRun) await fundWallets(rpcUrl, layout, sellers.length, buyerAddress);
+    for (const [index, seller] of sellers.entries()) {
+      writeSellerConfig(layout.seller(index + 1), seller, bootstrapAddr, rpcUrl, deployment);
+    }
+    writeBuyerConfig(layout.buyer, options.ports, bootstrapAddr, rpcUrl, deployment);
+  };
+  const configured = () => {
+    configuring ??= configure();
+    return configuring;
+  };
+  const steps: StartStep[] = [
+    [
+      chainSpec(layout, options.ports, deploymentPath(layout.chain)),
+      bootstrapSpec(layout, options.ports),
+    ],
+    sellers.map((seller, index) => async () => {
+      await configured();
+      return sellerSpec(layout, index + 1, seller.summary, layout.logs);
+    }),
+    [buyerSpec(layout, options.ports), facilitatorSpec(layout, options.ports)],
     gatewaySpec(layout, options.ports),
   ];
   const buyerUrl = `http://127.0.0.1:${options.ports.buyer}`;
@@ -251,6 +277,13 @@ function printSummary(
   );
   p(`  curl ${buyerUrl}/v1/models          # the network-wide catalog`);
   p(`  curl ${gatewayUrl}/v1/key -H "authorization: Bearer ${key.secret}"   # spend and limits`);
+  p('');
+  p('Top up a key of its own with x402 (settled on the local chain by the local facilitator):');
+  p(
+    `  svc --data-dir ${layout.buyer} gateway key create --label mine --new-identity --allow-topup`,
+  );
+  p(`  svc chain faucet <your wallet address> --usdc 10 --eth 1 --data-dir ${layout.chain}`);
+  p(`  svc x402 pay-topup 5 --key <svc_... of that key> --gateway-url ${gatewayUrl}`);
   p('');
   p(
     `Logs in ${layout.logs}. ${options.detach ? 'Stop with `svc down`.' : 'Press Ctrl-C to stop everything.'}`,

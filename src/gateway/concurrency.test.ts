@@ -93,5 +93,49 @@ describe('concurrency guarantee', () => {
         await h.stop();
       }
     });
+
+    it('a workspace budget shared by two keys holds across two gateways (no deadlocks)', async () => {
+      const databaseUrl = await pg.createDatabase('shared_workspace');
+      const h = await startHarness({
+        databaseUrl,
+        buyer: { costUsd: COST_USD },
+        gateway: { maxRequestCostUsd: COST_USD },
+      });
+      writeFileSync(
+        join(h.dataDir, 'config.json'),
+        JSON.stringify({ gateway: { maxRequestCostUsd: COST_USD } }),
+      );
+      const second = await startGatewayProcess({
+        dataDir: h.dataDir,
+        buyerUrl: h.buyer.url,
+        databaseUrl,
+      });
+      try {
+        const a = await h.key();
+        const b = await h.key();
+        await h.store.setWorkspaceLimits(a.key.workspaceId, { total: LIMIT_MICRO });
+        const urls = [h.gateway.url, second.url];
+        const statuses = (
+          await Promise.all([fire(urls, a.secret, 40), fire(urls.toReversed(), b.secret, 40)])
+        ).flat();
+        expect(statuses.filter((s) => s === 200)).toHaveLength(ROOM);
+        expect(statuses.filter((s) => s === 402)).toHaveLength(80 - ROOM);
+        await eventually(
+          async () =>
+            (await h.store.keyUsage(a.key.id)).requests +
+              (await h.store.keyUsage(b.key.id)).requests ===
+            ROOM,
+        );
+        const counter = (await h.store.periodSpend('workspace', a.key.workspaceId, Date.now()))
+          .daily;
+        expect(counter).toBe(LIMIT_MICRO);
+        expect((await h.store.ledgerTotal(a.key.id)) + (await h.store.ledgerTotal(b.key.id))).toBe(
+          counter,
+        );
+      } finally {
+        await second.stop();
+        await h.stop();
+      }
+    });
   });
 });

@@ -121,6 +121,11 @@ export class NetworkPeerDirectory implements PeerDirectory {
     };
   }
 
+  /** The libp2p PeerId (string form) of a cached peer: the reverse of `peerIdFromLibp2p`. */
+  libp2pPeerIdOf(peerId: PeerId): string | undefined {
+    return this.peers.get(peerId)?.libp2pPeerId;
+  }
+
   /** How many received records were refused, by reason. */
   rejections(): Partial<Record<MetadataRejection, number>> {
     return Object.fromEntries(this.rejectionCounts);

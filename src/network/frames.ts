@@ -130,12 +130,16 @@ export class FrameReader {
         if (atBoundary && this.buffered === 0) return false;
         throw new FrameError('eof', 'stream ended in the middle of a frame');
       }
+      let onAbort: (() => void) | undefined;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        signal?.addEventListener('abort', () => resolve(), { once: true });
+        onAbort = resolve;
+        signal?.addEventListener('abort', onAbort, { once: true });
         // Bytes queued before our listener existed are dispatched in a microtask.
         if (this.stream.readBufferLength > 0) queueMicrotask(resolve);
       });
+      // Long streams wait thousands of times on one signal: never leave listeners behind.
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
     return true;
   }
@@ -175,6 +179,15 @@ export function encodeFrame(type: FrameTypeValue, payload: Uint8Array): Uint8Arr
   new DataView(out.buffer).setUint32(1, payload.byteLength);
   out.set(payload, HEADER_BYTES);
   return out;
+}
+
+/** Sends already-encoded frames, waiting for the stream to drain when its buffer is full. */
+export async function writeBytes(
+  stream: Stream,
+  bytes: Uint8Array,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (!stream.send(bytes)) await stream.onDrain({ signal });
 }
 
 /** Sends one frame, waiting for the stream to drain when its buffer is full (backpressure). */

@@ -7,10 +7,13 @@
 import type { Connection, Stream } from '@libp2p/interface';
 import type { PeerId } from '../identity/index.js';
 import {
+  DATA_FRAME_BYTES,
+  encodeFrame,
   FrameError,
   FrameReader,
   FrameType,
   jsonPayload,
+  writeBytes,
   writeData,
   writeFrame,
 } from './frames.js';
@@ -100,16 +103,30 @@ async function readRequest(
 }
 
 async function sendReply(stream: Stream, reply: OutboundReply, signal: AbortSignal): Promise<void> {
-  await writeFrame(
-    stream,
+  const head = encodeFrame(
     FrameType.head,
     jsonPayload({ status: reply.status, headers: reply.headers }),
-    signal,
   );
+  if (
+    reply.body === undefined ||
+    (reply.body instanceof Uint8Array && reply.body.byteLength <= DATA_FRAME_BYTES)
+  ) {
+    // A small whole answer: head, body and trailer in one write (one muxer frame, one
+    // encryption, one packet) — this is most non-streaming answers.
+    const trailer = (await reply.trailer?.()) ?? {};
+    const frames = [head];
+    if (reply.body !== undefined && reply.body.byteLength > 0)
+      frames.push(encodeFrame(FrameType.data, reply.body));
+    frames.push(encodeFrame(FrameType.trailer, jsonPayload(trailer)));
+    await writeBytes(stream, Buffer.concat(frames), signal);
+    await stream.close({ signal });
+    return;
+  }
+  await writeBytes(stream, head, signal);
   let bodyError: Error | undefined;
   try {
     if (reply.body instanceof Uint8Array) await writeData(stream, reply.body, signal);
-    else if (reply.body !== undefined) {
+    else {
       for await (const chunk of reply.body) {
         if (signal.aborted) throw asError(signal.reason);
         await writeData(stream, chunk, signal);

@@ -8,12 +8,14 @@ import type { Stream } from '@libp2p/interface';
 import type { PeerId } from '../identity/index.js';
 import type { PeerRoute } from './directory.js';
 import {
+  DATA_FRAME_BYTES,
+  encodeFrame,
   FrameError,
   FrameReader,
   FrameType,
   jsonPayload,
+  writeBytes,
   writeData,
-  writeFrame,
 } from './frames.js';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
@@ -154,9 +156,20 @@ export class LibP2pTransport implements PeerTransport {
           bodyLength: body.byteLength,
           ...(payment ? { payment } : {}),
         };
-        await writeFrame(stream, FrameType.head, jsonPayload(sendHead), controller.signal);
-        await writeData(stream, body, controller.signal);
-        await writeFrame(stream, FrameType.end, new Uint8Array(0), controller.signal);
+        const headFrame = encodeFrame(FrameType.head, jsonPayload(sendHead));
+        const endFrame = encodeFrame(FrameType.end, new Uint8Array(0));
+        if (body.byteLength <= DATA_FRAME_BYTES) {
+          // Small requests go out in one write: one muxer frame, one encryption, one packet.
+          const frames =
+            body.byteLength > 0
+              ? [headFrame, encodeFrame(FrameType.data, body), endFrame]
+              : [headFrame, endFrame];
+          await writeBytes(stream, Buffer.concat(frames), controller.signal);
+        } else {
+          await writeBytes(stream, headFrame, controller.signal);
+          await writeData(stream, body, controller.signal);
+          await writeBytes(stream, endFrame, controller.signal);
+        }
         const headSignal = AbortSignal.any([
           controller.signal,
           AbortSignal.timeout(request.headTimeoutMs ?? this.headTimeoutMs),

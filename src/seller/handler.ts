@@ -176,9 +176,12 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
       return {
         status: answer.status,
         headers: { 'content-type': answer.contentType },
-        body: (async function* () {
-          for (const part of answer.parts) yield encoder.encode(part);
-        })(),
+        body:
+          body.stream === true
+            ? (async function* () {
+                for (const part of answer.parts) yield encoder.encode(part);
+              })()
+            : encoder.encode(answer.parts.join('')),
         trailer: (bodyError) => finishTrailer({ usage: answer.usage, complete: true }, bodyError),
       };
     }
@@ -221,19 +224,24 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
       };
     }
     const source = result.body;
+    if (source instanceof Uint8Array) {
+      // Whole answer known: metered now, sent in one go (the load is released in the trailer).
+      meter.push(source);
+      return {
+        status: result.status,
+        headers: result.headers,
+        body: source,
+        trailer: (bodyError) => finishTrailer(meter.finish(), bodyError),
+      };
+    }
     return {
       status: result.status,
       headers: result.headers,
       body: (async function* () {
         try {
-          if (source instanceof Uint8Array) {
-            meter.push(source);
-            yield source;
-          } else {
-            for await (const chunk of source) {
-              meter.push(chunk);
-              yield chunk;
-            }
+          for await (const chunk of source) {
+            meter.push(chunk);
+            yield chunk;
           }
         } finally {
           release();

@@ -28,6 +28,7 @@ interface UpFlags {
   gatewayPort: number;
   chainPort: number;
   bootstrapPort: number;
+  facilitatorPort: number;
 }
 
 export function registerUpCommands(program: Command, io: CliIo): void {
@@ -41,6 +42,12 @@ export function registerUpCommands(program: Command, io: CliIo): void {
     .option('--gateway-port <port>', 'gateway port', port, DEFAULT_DEV_PORTS.gateway)
     .option('--chain-port <port>', 'anvil RPC port', port, DEFAULT_DEV_PORTS.chain)
     .option('--bootstrap-port <port>', 'bootstrap node TCP port', port, DEFAULT_DEV_PORTS.bootstrap)
+    .option(
+      '--facilitator-port <port>',
+      'local x402 facilitator port',
+      port,
+      DEFAULT_DEV_PORTS.facilitator,
+    )
     .addHelpText(
       'after',
       '\nState lives in <data-dir>/dev/: a second `svc up` resumes with the same keys and balances.\nSellers for OpenAI / Anthropic join too when OPENAI_API_KEY / ANTHROPIC_API_KEY are set.\nExamples:\n  svc up\n  svc up --sellers 5 --fresh\n  svc up --detach && svc status && svc down',
@@ -60,6 +67,7 @@ export function registerUpCommands(program: Command, io: CliIo): void {
             gateway: flags.gatewayPort,
             chain: flags.chainPort,
             bootstrap: flags.bootstrapPort,
+            facilitator: flags.facilitatorPort,
           },
           env: io.env,
           print,

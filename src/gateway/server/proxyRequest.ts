@@ -25,6 +25,9 @@ import { readBody, writeChunk } from './httpIo.js';
 import { resolvePolicy } from './resolvePolicy.js';
 import type { Route } from './routes.js';
 
+/** Answers up to this size are sent in one write with their headers. */
+const SMALL_BODY_BYTES = 64 * 1024;
+
 const NO_TOKENS = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
 
 interface ParsedBody {
@@ -160,6 +163,14 @@ export async function proxyRequest(
   const scanner = streamed ? new SseUsageScanner() : null;
   let buyerBroke = false;
   try {
+    const declaredLength = Number(upstream.headers['content-length'] ?? Number.NaN);
+    if (!streamed && declaredLength <= SMALL_BODY_BYTES) {
+      // A small complete answer goes out with its headers in one write (no stream to keep open).
+      const body = Buffer.from(await upstream.body.arrayBuffer());
+      if (upstream.statusCode >= 400) log.errorCode = errorCodeOf(body);
+      res.end(body);
+      return await finish(deps, reservation, requestId, report, log);
+    }
     const errorBody: Buffer[] | null = upstream.statusCode >= 400 && !streamed ? [] : null;
     for await (const chunk of upstream.body) {
       scanner?.push(chunk as Buffer);
@@ -184,9 +195,20 @@ export async function proxyRequest(
     log.errorCode = 'request_cancelled';
     upstream.body.destroy();
   }
+  await finish(deps, reservation, requestId, report ?? scanner?.report ?? null, log);
+}
+
+/** Settles (asking the buyer when the answer carried no cost) or, for free routes, just logs. */
+async function finish(
+  deps: GatewayDeps,
+  reservation: Reservation | null,
+  requestId: string,
+  report: CostReport | null,
+  log: LogRow,
+): Promise<void> {
   if (reservation) {
-    report ??= scanner?.report ?? reportOf(await lookupCost(deps.buyer, requestId));
-    await settle(deps, reservation, requestId, report, log);
+    const known = report ?? reportOf(await lookupCost(deps.buyer, requestId));
+    await settle(deps, reservation, requestId, known, log);
   } else if (report) {
     applyReport(log, report);
   }

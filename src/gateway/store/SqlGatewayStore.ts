@@ -145,6 +145,10 @@ export class SqlGatewayStore implements GatewayStore {
     return keys.setKeyFlag(this.db, id, { policy });
   }
 
+  addKeyTopUp(id: string, amountMicro: MicroUsd): Promise<void> {
+    return keys.addKeyTopUp(this.db, id, amountMicro);
+  }
+
   upsertPreset(preset: PresetRecord): Promise<void> {
     return presets.upsertPreset(this.db, preset);
   }

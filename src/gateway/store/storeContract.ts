@@ -149,6 +149,9 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
       expect(edited?.ownerLimits).toEqual({ ...NO_LIMITS, weekly: 1_000_000n, daily: 10n });
       expect(edited?.topupEnabled).toBe(true);
       expect(edited?.policy).toEqual({ allowedModels: ['m1'] });
+      await store.addKeyTopUp(key.id, 2_500_000n);
+      await store.addKeyTopUp(key.id, 500_000n);
+      expect((await store.getKey(key.id))?.toppedUpMicro).toBe(3_000_000n);
       expect(await store.revokeKey(key.id, T0 + 1)).toBe(true);
       expect(await store.revokeKey(key.id, T0 + 2)).toBe(false);
       expect((await store.getKey(key.id))?.revokedAt).toBe(T0 + 1);

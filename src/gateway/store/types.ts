@@ -225,6 +225,8 @@ export interface GatewayStore {
   setKeyLimits(id: string, who: 'admin' | 'owner', limits: Partial<Limits>): Promise<void>;
   setKeyTopup(id: string, enabled: boolean): Promise<void>;
   setKeyPolicy(id: string, policy: RoutingPolicy | null): Promise<void>;
+  /** Adds a settled x402 top-up to the key's `topped_up_usd` (for the top-up issue). */
+  addKeyTopUp(id: string, amountMicro: MicroUsd): Promise<void>;
 
   upsertPreset(preset: PresetRecord): Promise<void>;
   getPreset(name: string, owner: string): Promise<PresetRecord | null>;

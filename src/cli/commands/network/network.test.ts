@@ -83,7 +83,7 @@ describe('svc network on a live loopback network', () => {
       );
     }
     env = { SVC_BOOTSTRAP: bootstrapAddress, SVC_BUYER_PORT: String(await freePort()) };
-  });
+  }, 120_000);
 
   afterAll(async () => {
     for (const seller of sellers) await seller.stop();
@@ -93,7 +93,9 @@ describe('svc network on a live loopback network', () => {
 
   const svc = (...args: string[]) => runCli(['--data-dir', join(dataDir, 'cli'), ...args], env);
 
-  it('browses the network directly with the spec 2.5 JSON shape, for every sort key', async () => {
+  it('browses the network directly with the spec 2.5 JSON shape, for every sort key', {
+    timeout: 90_000,
+  }, async () => {
     for (const sort of ['score', 'volume', 'sessions', 'price', 'recent']) {
       const run = await svc('network', 'browse', '--json', '--sort', sort);
       expect(run.code, run.stderr).toBe(0);
@@ -282,7 +284,7 @@ describe('svc network on a live loopback network', () => {
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-  });
+  }, 120_000);
 
   it('stops the bootstrap node on Ctrl-C', async () => {
     const exited = new Promise<number | null>((resolve) => bootstrapProcess.once('exit', resolve));

@@ -124,3 +124,7 @@ export async function setKeyFlag(
     await db.run('UPDATE api_keys SET policy = $2 WHERE id = $1', [id, policyText(change.policy)]);
   }
 }
+
+export async function addKeyTopUp(db: SqlExecutor, id: string, amountMicro: bigint): Promise<void> {
+  await db.run('UPDATE api_keys SET topped_up = topped_up + $2 WHERE id = $1', [id, amountMicro]);
+}

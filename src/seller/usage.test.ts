@@ -1,0 +1,71 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { UsageMeter } from './usage.js';
+import { messageJson, messageSse } from './wire/anthropicMessages.js';
+import { chatCompletionJson, chatCompletionSse } from './wire/openaiChat.js';
+import { responseJson, responseSse } from './wire/openaiResponses.js';
+
+const usage = { inputTokens: 120, cachedInputTokens: 20, outputTokens: 7 };
+const spec = { model: 'm', text: 'one two three four', usage };
+const encoder = new TextEncoder();
+
+function splitInto(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+  const out: Uint8Array[] = [];
+  let last = 0;
+  for (const point of [...points, bytes.length]) {
+    out.push(bytes.subarray(last, point));
+    last = point;
+  }
+  return out;
+}
+
+describe('usage meter', () => {
+  const streams = [
+    ['openai-chat-completions', chatCompletionSse(spec, { includeUsage: true })],
+    ['openai-responses', responseSse(spec)],
+    ['anthropic-messages', messageSse(spec)],
+  ] as const;
+
+  it.each(streams)('counts %s stream usage however the bytes are split', (protocol, events) => {
+    const bytes = encoder.encode(events.join(''));
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
+        const meter = new UsageMeter(protocol, true);
+        for (const chunk of splitInto(bytes, cuts)) meter.push(chunk);
+        expect(meter.finish()).toEqual({ usage, complete: true });
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it.each([
+    ['openai-chat-completions', chatCompletionJson(spec)],
+    ['openai-responses', responseJson(spec)],
+    ['anthropic-messages', messageJson(spec)],
+  ] as const)('counts %s JSON usage', (protocol, json) => {
+    const meter = new UsageMeter(protocol, false);
+    meter.push(encoder.encode(JSON.stringify(json)));
+    expect(meter.finish()).toEqual({ usage, complete: true });
+  });
+
+  it('reports a cut stream and malformed JSON instead of claiming completion', () => {
+    const events = messageSse(spec);
+    const cut = new UsageMeter('anthropic-messages', true);
+    for (const event of events.slice(0, 3)) cut.push(encoder.encode(event));
+    expect(cut.finish()).toMatchObject({
+      complete: false,
+      error: expect.stringContaining('before its final event'),
+    });
+    const chatWithoutUsage = new UsageMeter('openai-chat-completions', true);
+    for (const event of chatCompletionSse(spec, { includeUsage: false }))
+      chatWithoutUsage.push(encoder.encode(event));
+    expect(chatWithoutUsage.finish()).toEqual({ complete: true });
+    const garbage = new UsageMeter('openai-chat-completions', false);
+    garbage.push(encoder.encode('{"choices": ['));
+    expect(garbage.finish()).toEqual({
+      complete: false,
+      error: 'upstream returned malformed JSON',
+    });
+  });
+});
