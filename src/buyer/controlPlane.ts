@@ -79,6 +79,15 @@ export async function handleControl(
     sendJson(res, 200, peersBody(service));
     return true;
   }
+  if (method === 'GET' && path === '/_svc/channels') {
+    const channels = await service.deps.channels();
+    const body = JSON.stringify({ channels }, (_key, value) =>
+      typeof value === 'bigint' ? value.toString() : value,
+    );
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(body);
+    return true;
+  }
   if (method === 'POST' && path === '/_svc/peers/refresh') {
     await service.deps.directory.refresh();
     service.invalidateOffers();
