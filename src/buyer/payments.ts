@@ -41,8 +41,6 @@ export interface BuyerPayments {
     requestId: string,
     sellerError?: { code?: string; details?: Record<string, unknown> },
   ): void;
-  /** Open channels for `GET /_svc/channels` (spec 4.6); absent when payments are not set up. */
-  listChannels?(): Promise<Record<string, unknown>[]>;
 }
 
 /** The default until payments is wired: free offers only; paid offers get 402. */

@@ -3,7 +3,7 @@
  * reuses the identity's channel and returns the payment object; `complete` checks the seller's
  * claim against the buyer's own token count, signs the cumulative voucher and delivers it to the
  * seller on `/svc/voucher/1` (the next request's payment object carries it too); `release` frees
- * a request that delivered nothing; `channels` backs `GET /_svc/channels`.
+ * a request that delivered nothing.
  */
 import type {
   BuyerPayments as BuyerPaymentsSeam,
@@ -12,9 +12,7 @@ import type {
 } from '../../buyer/index.js';
 import type { PeerId } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
-import { formatUsd } from '../../money/index.js';
 import type { BuyerPayments } from '../buyer/BuyerPayments.js';
-import type { BuyerChannelRow } from '../buyer/store.js';
 import type { VoucherMessage, VoucherReply } from '../wire.js';
 
 export interface BuyerPaymentsAdapterOptions {
@@ -22,30 +20,6 @@ export interface BuyerPaymentsAdapterOptions {
   /** Sends a voucher to the seller (e.g. `sendVoucher` on the buyer's libp2p node). */
   deliver?: (peerId: PeerId, voucher: VoucherMessage) => Promise<VoucherReply>;
   logger: Logger;
-}
-
-/** One channel as `GET /_svc/channels` shows it. */
-export function channelView(row: BuyerChannelRow): Record<string, unknown> {
-  return {
-    channelId: row.channelId,
-    identity: row.identity,
-    buyer: row.buyer,
-    seller: row.seller,
-    status: row.status,
-    lockUsd: formatUsd(row.authorisedLockMicro),
-    confirmedLockUsd: formatUsd(row.confirmedLockMicro),
-    signedUsd: formatUsd(row.signedMicro),
-    settledUsd: formatUsd(row.settledMicro),
-    unspentUsd: formatUsd(
-      row.authorisedLockMicro > row.signedMicro ? row.authorisedLockMicro - row.signedMicro : 0n,
-    ),
-    requests: row.requests,
-    inputTokens: row.inputTokens,
-    cachedInputTokens: row.cachedInputTokens,
-    outputTokens: row.outputTokens,
-    refusedClaims: row.refusedClaims,
-    updatedAt: new Date(row.updatedAtMs).toISOString(),
-  };
 }
 
 /** Adapts `BuyerPayments` (src/payments) to the buyer's seam (src/buyer). */
@@ -100,12 +74,6 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
     sellerError?: { code?: string; details?: Record<string, unknown> },
   ): void {
     this.options.payments.release(requestId, sellerError);
-  }
-
-  async listChannels(): Promise<Record<string, unknown>[]> {
-    return this.options.payments.channels
-      .list({ status: ['open', 'closing'] })
-      .map((row) => channelView(row));
   }
 
   /** Waits for voucher deliveries under way (before shutdown). */

@@ -76,12 +76,16 @@ function sellerConfig(upstream: FakeUpstream): SellerConfig {
   };
 }
 
+/** `GET /_svc/channels` entries (amounts: micro-USD decimal strings). */
 interface Channel {
   channelId: string;
+  identity: string;
   status: string;
-  signedUsd: string;
+  signedMicro: string;
   requests: number;
   seller: string;
+  refusedClaims: number;
+  outputTokens: number;
 }
 
 describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', () => {
@@ -248,7 +252,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     let [channel] = await channels();
     expect(channel!.seller.toLowerCase()).toBe(`0x${seller.node.peerId}`);
     expect(channel!.status).toBe('open');
-    expect(parseUsd(channel!.signedUsd)).toBe(expected);
+    expect(BigInt(channel!.signedMicro)).toBe(expected);
 
     // A stream cancelled midway: billed for what was delivered (the buyer's record says what).
     upstream.configure({ text: TEXT, usage: USAGE, chunkDelayMs: 150 });
@@ -282,7 +286,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     expect(cancelledCost).toBeLessThanOrEqual(PER_REQUEST);
     expected += cancelledCost;
     [channel] = await channels();
-    expect(parseUsd(channel!.signedUsd)).toBe(expected);
+    expect(BigInt(channel!.signedMicro)).toBe(expected);
 
     // More than the credits cover: 402, and after another deposit the same request goes through.
     const big = ask(100_000); // up to 2 USD of output
@@ -370,15 +374,14 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
       .withResponse();
     expect(response.headers.get('x-svc-estimated-cost-usd')).toBe(formatUsd(PER_REQUEST));
     const row = await waitFor(
-      async () =>
-        (await channels()).find(
-          (channel) => (channel as Channel & { identity: string }).identity === 'team-a',
-        ) as (Channel & { buyer: string }) | undefined,
+      async () => (await channels()).find((channel) => channel.identity === 'team-a'),
       10_000,
       'team-a channel',
     );
-    expect(row.buyer.toLowerCase()).toBe(teamA.toLowerCase());
-    expect(parseUsd(row.signedUsd)).toBe(PER_REQUEST);
+    expect(row.seller.toLowerCase()).toBe(`0x${seller.node.peerId}`);
+    // Paid from team A's own credits: the lock left them, not the default identity's.
+    expect(await chain.contract.creditsOf(teamA)).toBeLessThan(1_000_000n);
+    expect(BigInt(row.signedMicro)).toBe(PER_REQUEST);
   }, 60_000);
 
   it('--free: a priced seller without a chain serves unpaid and advertises no payments', async () => {
@@ -458,11 +461,11 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
         10_000,
         'channel with the second seller',
       );
-      const row = channel as Channel & { refusedClaims: number; outputTokens: number };
+      const row = channel;
       expect(row.refusedClaims).toBe(1);
       // Paid for the buyer's own count of the 8 delivered words, not 900 tokens.
       expect(row.outputTokens).toBeLessThan(50);
-      expect(parseUsd(row.signedUsd)).toBeLessThan(
+      expect(BigInt(row.signedMicro)).toBeLessThan(
         costOfUsage({ inputTokens: 14, cachedInputTokens: 0, outputTokens: 900 }, PRICE),
       );
       const penalised = before === undefined ? 0 : Math.max(0, before - 25);

@@ -1,15 +1,17 @@
 /**
  * `svc buyer start` with payments (decision 072): when a chain is configured and reachable, the
  * buyer node pays sellers through channels (`BuyerPaymentsAdapter`), delivers vouchers over
- * `/svc/voucher/1` on its own libp2p node, sweeps wallet USDC into deposits, lists its channels
- * on `GET /_svc/channels`, and ranks sellers by on-chain trust (`ChainReputation`). Without a
+ * `/svc/voucher/1` on its own libp2p node, sweeps wallet USDC into deposits, lists its open
+ * channels on `GET /_svc/channels`, and ranks sellers by on-chain trust (`ChainReputation`). Without a
  * chain it runs as before: free offers only.
  */
 import type { RunBuyerNodeOptions, RunningBuyerNode } from '../../buyer/index.js';
 import { runBuyerNode } from '../../buyer/index.js';
 import type { PaymentsContract } from '../../chain/index.js';
 import type { PaymentsConfig } from '../../config/index.js';
+import { type MeteringEntry, readStoredChannels, toMeteringEntry } from '../buyer/BuyerChannels.js';
 import type { BuyerPayments } from '../buyer/BuyerPayments.js';
+import type { BuyerChannelRow } from '../buyer/store.js';
 import type { IdentitySource } from '../buyer/types.js';
 import type { Clock } from '../clock.js';
 import { createBuyerPayments } from '../factories.js';
@@ -39,6 +41,11 @@ export interface PaidBuyerNode extends RunningBuyerNode {
   paymentsProblem: string | undefined;
 }
 
+/** `GET /_svc/channels`: open and closing channels, as `svc buyer metering --json` shows them. */
+function openChannels(rows: BuyerChannelRow[]): MeteringEntry[] {
+  return rows.filter((row) => row.status !== 'closed').map(toMeteringEntry);
+}
+
 /** Starts the buyer node; paid when the chain answers, free offers only otherwise. */
 export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promise<PaidBuyerNode> {
   const { logger } = options;
@@ -53,7 +60,17 @@ export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promis
   }
   if (problem || !options.chain) {
     logger.warn({ problem }, 'buyer runs without payments: free offers only');
-    const running = await runBuyerNode(options);
+    const running = await runBuyerNode({
+      ...options,
+      // Channels of an earlier paid run stay listed (reclaim them with `svc buyer channels`).
+      channels: () => {
+        try {
+          return openChannels(readStoredChannels(options.dataDir));
+        } catch {
+          return [];
+        }
+      },
+    });
     return { ...running, payments: undefined, reputation: undefined, paymentsProblem: problem };
   }
   const chain = options.chain;
@@ -89,7 +106,12 @@ export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promis
     },
   });
   try {
-    node = await runBuyerNode({ ...options, payments: adapter, reputation });
+    node = await runBuyerNode({
+      ...options,
+      payments: adapter,
+      reputation,
+      channels: () => openChannels(payments.channels.list()),
+    });
   } catch (error) {
     await payments.stop();
     throw error;
