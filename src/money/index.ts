@@ -23,3 +23,4 @@ export {
   type TokenUsage,
   toPriceMicro,
 } from './pricing.js';
+export { unitPriceMicro, unitPricing, unitUsage } from './unitPricing.js';
