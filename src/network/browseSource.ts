@@ -7,7 +7,7 @@
 import { generatePrivateKey } from 'viem/accounts';
 import type { NetworkConfig } from '../config/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
-import type { BrowseInput } from './browse.js';
+import type { BrowseInput, PeerReputation } from './browse.js';
 import { NetworkPeerDirectory } from './directory.js';
 import { createSvcNode } from './node.js';
 
@@ -40,8 +40,14 @@ function looksLikePeer(value: unknown): value is BrowseInput {
   );
 }
 
+/** A buyer's `/_svc/peers` answer: its URL and the raw entries. */
+export interface BuyerPeerList {
+  url: string;
+  entries: unknown[];
+}
+
 /** Reads a running buyer's peer list, or undefined when none answers. */
-export async function peersFromBuyer(port: number): Promise<CollectedPeers | undefined> {
+export async function readBuyerPeers(port: number): Promise<BuyerPeerList | undefined> {
   const url = `http://127.0.0.1:${port}/_svc/peers`;
   let body: unknown;
   try {
@@ -56,8 +62,45 @@ export async function peersFromBuyer(port: number): Promise<CollectedPeers | und
     : typeof body === 'object' && body !== null
       ? ((body as { peers?: unknown; data?: unknown }).peers ?? (body as { data?: unknown }).data)
       : undefined;
-  if (!Array.isArray(list)) return undefined;
-  return { source: `buyer:${url}`, peers: list.filter(looksLikePeer) };
+  return Array.isArray(list) ? { url, entries: list } : undefined;
+}
+
+/** Reputation an entry carries: `reputation: {score, volumeUsd, sessions}` or `reputationScore`. */
+function reputationOf(entry: unknown): Partial<PeerReputation> | undefined {
+  if (typeof entry !== 'object' || entry === null) return undefined;
+  const { reputation, reputationScore } = entry as {
+    reputation?: unknown;
+    reputationScore?: unknown;
+  };
+  if (typeof reputation === 'object' && reputation !== null)
+    return reputation as Partial<PeerReputation>;
+  if (typeof reputationScore === 'number') return { score: reputationScore };
+  return undefined;
+}
+
+function peerIdOf(entry: unknown): string | undefined {
+  if (typeof entry !== 'object' || entry === null) return undefined;
+  const candidate = 'metadata' in entry ? (entry as { metadata: unknown }).metadata : entry;
+  const peerId = (candidate as { peerId?: unknown } | null)?.peerId;
+  return typeof peerId === 'string' ? peerId : undefined;
+}
+
+/** The buyer's list as browse input when it carries the signed records, else undefined. */
+export function peersFromBuyerList(list: BuyerPeerList): CollectedPeers | undefined {
+  if (!list.entries.every(looksLikePeer)) return undefined;
+  return {
+    source: `buyer:${list.url}`,
+    peers: list.entries.map((entry) => {
+      const reputation = reputationOf(entry);
+      return reputation ? { ...entry, reputation } : entry;
+    }),
+  };
+}
+
+/** Reads a running buyer's list; undefined when none answers or it lacks the signed records. */
+export async function peersFromBuyer(port: number): Promise<CollectedPeers | undefined> {
+  const list = await readBuyerPeers(port);
+  return list ? peersFromBuyerList(list) : undefined;
 }
 
 /** Asks the network directly with a throwaway client node. */
@@ -104,11 +147,35 @@ export async function peersFromNetwork(
   }
 }
 
-/** The buyer's list when a buyer answers, else the network directly. */
+/**
+ * The buyer's list when a buyer answers with signed records; when its list has only summaries,
+ * the records come from the network and the buyer's reputation scores are attached; with no
+ * buyer, the network alone.
+ */
 export async function collectPeers(options: CollectPeersOptions): Promise<CollectedPeers> {
-  if (!options.direct && options.buyerPort !== undefined) {
-    const fromBuyer = await peersFromBuyer(options.buyerPort);
+  const list =
+    !options.direct && options.buyerPort !== undefined
+      ? await readBuyerPeers(options.buyerPort)
+      : undefined;
+  if (list) {
+    const fromBuyer = peersFromBuyerList(list);
     if (fromBuyer) return fromBuyer;
   }
-  return peersFromNetwork(options.network, options.waitMs, options.logger);
+  const direct = await peersFromNetwork(options.network, options.waitMs, options.logger);
+  if (!list) return direct;
+  const scores = new Map<string, Partial<PeerReputation>>();
+  for (const entry of list.entries) {
+    const peerId = peerIdOf(entry);
+    const reputation = reputationOf(entry);
+    if (peerId !== undefined && reputation !== undefined)
+      scores.set(peerId.toLowerCase(), reputation);
+  }
+  return {
+    ...direct,
+    source: `${direct.source}+reputation:${list.url}`,
+    peers: direct.peers.map((peer) => {
+      const reputation = scores.get(peerIdOf(peer) ?? '');
+      return reputation ? { ...peer, reputation } : peer;
+    }),
+  };
 }

@@ -70,7 +70,7 @@ describe('discovery on loopback', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('finds every seller with verified metadata', async () => {
+  it('finds every seller with verified metadata', { timeout: 60_000 }, async () => {
     await waitFor(
       async () => {
         await directory.refresh();

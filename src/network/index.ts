@@ -13,11 +13,14 @@ export {
   servicePricing,
 } from './browse.js';
 export {
+  type BuyerPeerList,
   type CollectedPeers,
   type CollectPeersOptions,
   collectPeers,
   peersFromBuyer,
+  peersFromBuyerList,
   peersFromNetwork,
+  readBuyerPeers,
 } from './browseSource.js';
 export {
   type BuyerNetwork,

@@ -18,4 +18,8 @@ export {
 } from './startSeller.js';
 export * from './testing/index.js';
 export { type MeterResult, UsageMeter, usageFromJson } from './usage.js';
+export { messageJson, messageSse } from './wire/anthropicMessages.js';
+export { chatCompletionJson, chatCompletionSse } from './wire/openaiChat.js';
+export { responseJson, responseSse } from './wire/openaiResponses.js';
 export { encodeSse, type SseEvent, SseParser } from './wire/sse.js';
+export type { AnswerSpec } from './wire/types.js';

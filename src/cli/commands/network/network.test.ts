@@ -229,6 +229,42 @@ describe('svc network on a live loopback network', () => {
     }
   });
 
+  it('takes records from the network and scores from a buyer whose list has only summaries', async () => {
+    const [a, b] = sellers.map((s) => s.node.peerId);
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          total: 2,
+          peers: [
+            { peerId: a, displayName: 'cheap', reachable: true, reputationScore: 10, offers: [] },
+            { peerId: b, displayName: 'pricey', reachable: true, reputationScore: 75, offers: [] },
+          ],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const run = await runCli(
+        ['--data-dir', join(dataDir, 'cli'), 'network', 'browse', '--json'],
+        {
+          ...env,
+          SVC_BUYER_PORT: String(port),
+        },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const result = JSON.parse(run.stdout);
+      expect(result.source).toBe(`network:direct+reputation:http://127.0.0.1:${port}/_svc/peers`);
+      expect(
+        result.peers.map((p: { reputation: { score: number } }) => p.reputation.score),
+      ).toEqual([75, 10]);
+      expect(typeof result.peers[0].signature).toBe('string');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('runs `svc seller start` from a config written by `svc seller setup`, until Ctrl-C', async () => {
     const sellerDir = join(dataDir, 'seller');
     const setup = await runCli(
