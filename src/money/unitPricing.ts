@@ -2,7 +2,7 @@
  * Per-unit prices (one image, one video) in the token-price shape the payments seam speaks:
  * a unit is billed as one "output token" priced at `unit × 1,000,000` per million, so
  * `costOfUsage(unitUsage(n), unitPriceMicro(u)) === n × u` exactly, and buyer and seller
- * payments need no second pricing model (decision 095).
+ * payments need no second pricing model (decision 091).
  */
 import type { MicroUsd } from './microUsd.js';
 import type { TokenPriceMicro, TokenPricing, TokenUsage } from './pricing.js';

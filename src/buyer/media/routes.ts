@@ -1,5 +1,5 @@
 /**
- * The buyer's media routes (spec 4.2; decision 095): image generation (JSON) and edits
+ * The buyer's media routes (spec 4.2; decisions 090-093): image generation (JSON) and edits
  * (multipart, forwarded byte for byte), video jobs in two formats, and `/v1/systemone`
  * decision questions. Never translated: only sellers speaking the route's format qualify.
  */

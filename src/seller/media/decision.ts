@@ -1,6 +1,6 @@
 /**
  * The demo decision model behind a `systemone` provider without a baseUrl: a deterministic
- * answer to a typed question (decision 095 defines the body). With `options`, it picks the
+ * answer to a typed question (decision 093 defines the body). With `options`, it picks the
  * option sharing the most words with the question (first on ties); without, "yes" or "no".
  */
 import { createHash } from 'node:crypto';

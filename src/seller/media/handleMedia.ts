@@ -1,5 +1,5 @@
 /**
- * Seller side of the media routes (decision 095): images billed per image (`imageUsd`), video
+ * Seller side of the media routes (decisions 090, 092): images billed per image (`imageUsd`), video
  * jobs (queue free, the seller paid once when it delivers the mp4, `videoUsd`) and decision
  * questions (`systemone`, token-priced; a demo answer without a baseUrl). Bodies are relayed
  * as-is except the model, which becomes the upstream model (multipart edits included).
