@@ -44,20 +44,26 @@ export const serviceSchema = z.strictObject({
   videoUsd: usdNumberSchema.optional(),
 });
 
-export const providerSchema = z.strictObject({
-  type: z.enum(PROVIDER_TYPES),
-  /** Provider name shown to buyers (default: the type). */
-  name: z.string().min(1).optional(),
-  baseUrl: z.url().optional(),
-  /** Name of the environment variable holding the upstream API key (never the key itself). */
-  apiKeyEnv: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name')
-    .optional(),
-  services: z.record(z.string().min(1), serviceSchema),
-  defaultPricing: tokenPricingSchema,
-  maxConcurrency: z.number().int().positive().default(16),
-});
+export const providerSchema = z
+  .strictObject({
+    type: z.enum(PROVIDER_TYPES),
+    /** Provider name shown to buyers (default: the type). */
+    name: z.string().min(1).optional(),
+    baseUrl: z.url().optional(),
+    /** Name of the environment variable holding the upstream API key (never the key itself). */
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name')
+      .optional(),
+    services: z.record(z.string().min(1), serviceSchema),
+    defaultPricing: tokenPricingSchema,
+    maxConcurrency: z.number().int().positive().default(16),
+  })
+  // --- media: a video provider has no vendor default upstream ---
+  .refine((provider) => provider.type !== 'video' || provider.baseUrl !== undefined, {
+    message: 'a video provider needs baseUrl (its upstream video API root)',
+    path: ['baseUrl'],
+  });
 
 export const sellerSchema = z.strictObject({
   displayName: z.string().max(100).default('svc seller'),
