@@ -214,6 +214,7 @@ describe('media routes over libp2p with real sellers', () => {
     const form = new FormData();
     form.append('model', 'gpt-image-1');
     form.append('prompt', 'make it blue');
+    form.append('n', '2');
     form.append('image', new Blob([image], { type: 'image/png' }), 'in.png');
     const response = await fetch(`${buyer.url}/v1/images/edits`, {
       method: 'POST',
@@ -222,6 +223,8 @@ describe('media routes over libp2p with real sellers', () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('x-svc-peer-id')).toBe(big.node.peerId);
+    // The fake upstream answers one image for a multipart edit: billed one, not the two asked.
+    expect(response.headers.get('x-svc-estimated-cost-usd')).toBe('0.050000');
     const arrived = dearImages.requests.slice(before);
     expect(arrived).toHaveLength(1);
     expect(arrived[0]!.path).toBe('/v1/images/edits');
@@ -328,6 +331,12 @@ describe('media routes over libp2p with real sellers', () => {
     expect(body.error.code).toBe('video_price_above_ceiling');
     expect(body.error.message).toContain('6.000000 USD');
     expect(video.requests.length).toBe(before);
+    // Unpinned: every seller of the model is above the ceiling.
+    const automatic = await post('/api/v1/video/queue', { model: 'sora-pro', prompt: 'p' });
+    expect(automatic.status).toBe(402);
+    expect(((await automatic.json()) as { error: { message: string } }).error.message).toContain(
+      '6.000000 USD',
+    );
     const badDuration = await post('/api/v1/video/queue', {
       model: 'kling-2',
       prompt: 'p',

@@ -162,7 +162,8 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
       });
     }
     model = multipartField(raw, boundary, 'model');
-    ctx.body = model !== undefined ? { model } : {};
+    const n = Number(multipartField(raw, boundary, 'n') ?? '1');
+    ctx.body = { ...(model !== undefined ? { model } : {}), n: Number.isInteger(n) ? n : 1 };
     if (model && parsePinnedModel(model)) {
       throw new SvcError('invalid_request', {
         message:
@@ -241,7 +242,7 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
     bodyBytes: ctx.bodyBytes,
     maxCandidates: deps.config.maxAttempts,
   });
-  const units = route.kind === 'image' && typeof ctx.body.n === 'number' ? ctx.body.n : 1;
+  const units = route.type === 'image' && typeof ctx.body.n === 'number' ? ctx.body.n : 1;
   const build = (candidate: (typeof plan.candidates)[number]): MediaCall => {
     const { offer } = candidate;
     const headers = headersForSeller(req);
