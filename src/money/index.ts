@@ -23,4 +23,4 @@ export {
   type TokenUsage,
   toPriceMicro,
 } from './pricing.js';
-export { unitPriceMicro, unitPricing, unitUsage } from './unitPricing.js';
+export { UNIT_TOKENS, unitPriceMicro, unitPricing, unitsOf, unitUsage } from './unitPricing.js';

@@ -195,6 +195,7 @@ describe('media routes over libp2p with real sellers', () => {
       costUsd: '0.040000',
       peerId: small.node.peerId,
       completed: true,
+      usage: { outputTokens: 2 },
     });
   });
 

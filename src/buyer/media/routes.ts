@@ -14,6 +14,7 @@ import {
   parseUsd,
   type TokenUsage,
   unitPriceMicro,
+  unitsOf,
   unitUsage,
   usdNumberToMicro,
 } from '../../money/index.js';
@@ -305,6 +306,10 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
       queuedAt: deps.clock(),
     });
   }
+  const unitBilled =
+    (route.type === 'image' && offer.unitBilling?.imageUsd !== undefined) || route.type === 'video';
+  // Records show units (images, videos) as output "tokens"; payments see billing tokens.
+  const recorded = unitBilled ? { ...ZERO_USAGE, outputTokens: unitsOf(usage) } : usage;
   const cost = costOfUsage(usage, answer.price);
   const costUsd = formatUsd(cost);
   ctx.res.writeHead(answer.status, {
@@ -334,7 +339,7 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
     provider: offer.provider,
     serviceId: offer.serviceId,
     model: offer.modelName,
-    usage,
+    usage: recorded,
     costUsd,
   });
   if (answer.paid) {

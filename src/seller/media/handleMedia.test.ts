@@ -103,7 +103,7 @@ describe('seller media handling', () => {
     const json = JSON.parse((await bodyOf(reply)).toString('utf8')) as { data: unknown[] };
     expect(json.data).toHaveLength(3);
     const trailer = await reply.trailer!();
-    expect(trailer).toMatchObject({ costMicroUsd: '60000', usage: { outputTokens: 3 } });
+    expect(trailer).toMatchObject({ costMicroUsd: '60000', usage: { outputTokens: 3000 } });
     expect(admitted).toEqual([60_000n]);
     expect(recorded).toEqual([60_000n]);
     const tooMany = await send('/v1/images/generations', { model: 'img-1', prompt: 'p', n: 11 });
