@@ -138,7 +138,7 @@ describe('POST /v1/key/topup on the gateway', () => {
     expect(view.data.limits.total.limit_usd).toBeNull();
   });
 
-  it("the buyer's deposit sweep moves the topped-up USDC into the key identity's credits", async () => {
+  it("the running buyer's sweep deposits a top-up-only wallet (USDC, no ETH) into the key identity's credits", async () => {
     const { key, secret } = await createKey(
       store,
       identities,
@@ -154,21 +154,33 @@ describe('POST /v1/key/topup on the gateway', () => {
       account: payer,
     });
     expect(paid.status).toBe(200);
-    // The sweep's deposit transaction is paid by the identity's own wallet (see the report: an
-    // x402 top-up brings USDC only), so this test gives it gas.
-    await h.chain.faucet(wallet, { ethWei: parseEther('0.01') });
+    // The top-up brought USDC only: the key's wallet never holds ETH. The buyer's default
+    // identity is the relayer (decision 080) and pays the gas of the gasless deposit.
+    expect(await h.chain.clients.publicClient.getBalance({ address: wallet })).toBe(0n);
+    const relayer = identities.loadDefault().account.address;
+    await h.chain.faucet(relayer, { ethWei: parseEther('1') });
+    const relayerUsdc = await h.usdcBalance(relayer);
     const sweeper = new DepositSweeper({
       identities: new IdentityStore(dataDir, {}),
       contract: h.chain.contract,
       logger: silentLogger(),
-      intervalMs: 0,
+      // The first pass runs at start; the next would be a minute later.
+      intervalMs: 60_000,
     });
-    const results = await sweeper.sweepOnce();
-    expect(results.find((result) => result.identity === key.identity)).toMatchObject({
-      depositedMicro: parseUsd('6'),
-    });
+    sweeper.start();
+    try {
+      const deadline = Date.now() + 20_000;
+      while ((await h.chain.contract.creditsOf(wallet)) === 0n && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await sweeper.stop();
+    }
     expect(await h.chain.contract.creditsOf(wallet)).toBe(parseUsd('6'));
     expect(await h.usdcBalance(wallet)).toBe(0n);
+    expect(await h.chain.clients.publicClient.getBalance({ address: wallet })).toBe(0n);
+    expect(await h.usdcBalance(relayer)).toBe(relayerUsdc);
+    expect(await h.chain.contract.creditsOf(relayer)).toBe(0n);
   });
 
   it('a replayed PAYMENT-SIGNATURE is refused and credits nothing more', async () => {

@@ -28,6 +28,8 @@ export interface BuyerDependencies {
   logger: Logger;
   clock: () => number;
   version: string;
+  /** Payment channels for `GET /_svc/channels`. */
+  channels: () => unknown[] | Promise<unknown[]>;
 }
 
 /** Rebuild the offer index at most this often when the directory shows no change. */

@@ -38,9 +38,10 @@ export function peersBody(service: BuyerService): Record<string, unknown> {
   const { deps } = service;
   const peers = deps.directory.list().map((peer) => {
     const peerId = peer.metadata.peerId;
+    // The signed record itself (so `svc network browse` can use this list as its source),
+    // plus what the buyer knows about the peer.
     return {
-      peerId,
-      displayName: peer.metadata.displayName,
+      ...peer.metadata,
       region: peer.metadata.region ?? null,
       reachable: peer.reachable,
       lastSeenAt: peer.lastSeenAt,
@@ -48,7 +49,6 @@ export function peersBody(service: BuyerService): Record<string, unknown> {
       reputationScore: deps.reputation.score(peerId) ?? null,
       recentFailures: service.health.totalFailures(peerId),
       coolingDown: service.health.coolingDown(peerId),
-      capabilities: peer.metadata.capabilities,
       offers: offersOfPeer(peer).map((offer) => ({
         provider: offer.provider,
         serviceId: offer.serviceId,
@@ -77,6 +77,15 @@ export async function handleControl(
   }
   if (method === 'GET' && path === '/_svc/peers') {
     sendJson(res, 200, peersBody(service));
+    return true;
+  }
+  if (method === 'GET' && path === '/_svc/channels') {
+    const channels = await service.deps.channels();
+    const body = JSON.stringify({ channels }, (_key, value) =>
+      typeof value === 'bigint' ? value.toString() : value,
+    );
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(body);
     return true;
   }
   if (method === 'POST' && path === '/_svc/peers/refresh') {

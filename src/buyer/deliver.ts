@@ -81,10 +81,14 @@ async function afterSuccess(
   estimate: () => TokenUsage,
   trailerPromise: Promise<unknown>,
   affinityKey: string | undefined,
+  responseId: string | undefined,
 ): Promise<void> {
   const { service } = ctx;
   service.health.recordSuccess(candidate.offer.peerId);
   if (affinityKey) service.affinity.remember(affinityKey, candidate.offer.peerId);
+  // A later `previous_response_id` must reach the seller that holds that response.
+  if (responseId)
+    service.affinity.remember(responseAffinityKey(responseId), candidate.offer.peerId);
   if (ok.paid) {
     try {
       const claimed = (await trailerPromise) as Parameters<
@@ -183,7 +187,15 @@ export async function deliver(
     res.end(bytes);
     ctx.service.metrics.spend.inc(Number(cost));
     finishRequest(ctx, { ...base, status: response.status, completed: true, usage, costUsd });
-    await afterSuccess(ctx, candidate, ok, usage, estimate, trailer, affinityKey);
+    const responseId =
+      candidate.sellerProtocol === 'openai-responses' &&
+      ctx.route.protocol === 'openai-responses' &&
+      json &&
+      typeof json === 'object' &&
+      typeof (json as { id?: unknown }).id === 'string'
+        ? (json as { id: string }).id
+        : undefined;
+    await afterSuccess(ctx, candidate, ok, usage, estimate, trailer, affinityKey, responseId);
     return;
   }
 
@@ -239,7 +251,7 @@ export async function deliver(
     scanner.usage,
     claimed,
     ok.inputTokens,
-    () => scanner.text,
+    () => scanner.streamedText,
   );
   void source;
   const cost = costOf(usage);
@@ -264,5 +276,14 @@ export async function deliver(
     costUsd,
     ...(errorCode ? { errorCode } : {}),
   });
-  await afterSuccess(ctx, candidate, ok, usage, estimate, trailer, affinityKey);
+  const streamedResponseId =
+    candidate.sellerProtocol === 'openai-responses' && ctx.route.protocol === 'openai-responses'
+      ? scanner.responseId
+      : undefined;
+  await afterSuccess(ctx, candidate, ok, usage, estimate, trailer, affinityKey, streamedResponseId);
+}
+
+/** Affinity key of a stored response (responses API `previous_response_id`). */
+export function responseAffinityKey(responseId: string): string {
+  return `response|${responseId}`;
 }

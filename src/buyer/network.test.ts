@@ -2,7 +2,7 @@
  * The buyer on real libp2p nodes on loopback with real seller nodes (src/seller) relaying to
  * fake upstream APIs: discovery, ranking, failover, pins, streams, translation, cancel.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
@@ -27,7 +27,13 @@ import {
 import { type RunningBuyerNode, runBuyerNode } from './runBuyerNode.js';
 import { scoreAll } from './testing/testBuyer.js';
 
-function chatSeller(upstream: FakeUpstream, serviceId: string, price: number): SellerConfig {
+function chatSeller(
+  upstream: FakeUpstream,
+  serviceId: string,
+  price: number,
+  extra: SellerConfig['providers'][number]['services'] = {},
+  cachedPrice?: number,
+): SellerConfig {
   return {
     displayName: `seller ${serviceId}`,
     uploadLimitBytes: 1024 * 1024,
@@ -36,8 +42,12 @@ function chatSeller(upstream: FakeUpstream, serviceId: string, price: number): S
         type: 'openai-chat',
         name: 'openai',
         baseUrl: upstream.baseUrl,
-        services: { [serviceId]: { upstreamModel: 'gpt-4o-mini', categories: [] } },
-        defaultPricing: { inputUsdPerMillion: price, outputUsdPerMillion: price * 4 },
+        services: { [serviceId]: { upstreamModel: 'gpt-4o-mini', categories: [] }, ...extra },
+        defaultPricing: {
+          inputUsdPerMillion: price,
+          outputUsdPerMillion: price * 4,
+          ...(cachedPrice === undefined ? {} : { cachedInputUsdPerMillion: cachedPrice }),
+        },
         maxConcurrency: 8,
       },
     ],
@@ -67,7 +77,21 @@ describe('buyer over libp2p with real sellers', () => {
     });
     dearWorking = await startSeller({
       identity: randomIdentity(),
-      seller: chatSeller(good, 'openai/gpt-4o-mini-2024-07-18', 0.15),
+      // Two names for one model (the dearer alias must not become a second offer), and a
+      // cached-input price the other seller lacks (its effective reputation is halved).
+      seller: chatSeller(
+        good,
+        'openai/gpt-4o-mini-2024-07-18',
+        0.15,
+        {
+          'GPT-4o-mini': {
+            upstreamModel: 'gpt-4o-mini',
+            categories: [],
+            pricing: { inputUsdPerMillion: 1, outputUsdPerMillion: 4 },
+          },
+        },
+        0.075,
+      ),
       network,
     });
     buyer = await runBuyerNode({
@@ -100,13 +124,59 @@ describe('buyer over libp2p with real sellers', () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('lists both sellers of the model in rank order', async () => {
+  it('lists one offer per seller in rank order, with the cached-price rule applied', async () => {
     const model = await openai.models.retrieve('gpt-4o-mini');
-    const peers = (model as unknown as { peers: Array<{ peerId: string }> }).peers;
-    expect(peers.map((peer) => peer.peerId)).toEqual([
+    const entry = model as unknown as {
+      aliases: string[];
+      peers: Array<{
+        peerId: string;
+        serviceId: string;
+        reputationScore: number;
+        effectiveReputationScore: number;
+      }>;
+    };
+    expect(entry.peers.map((peer) => peer.peerId)).toEqual([
       cheapBroken.node.peerId,
       dearWorking.node.peerId,
     ]);
+    expect(entry.peers[1]!.serviceId).toBe('openai/gpt-4o-mini-2024-07-18');
+    expect(entry.aliases).toContain('GPT-4o-mini');
+    expect(entry.peers[0]).toMatchObject({ reputationScore: 80, effectiveReputationScore: 40 });
+    expect(entry.peers[1]).toMatchObject({ reputationScore: 80, effectiveReputationScore: 80 });
+  });
+
+  it('applies an authenticated gateway policy: block list, price caps, trust gate', async () => {
+    mkdirSync(join(dataDir, 'gateway'), { recursive: true });
+    writeFileSync(join(dataDir, 'gateway', 'control.secret'), 'cd'.repeat(32), { mode: 0o600 });
+    const policy = (value: object) => ({
+      'x-svc-gateway-auth': 'cd'.repeat(32),
+      'x-svc-routing-policy': Buffer.from(JSON.stringify(value)).toString('base64url'),
+    });
+    const call = (headers: Record<string, string>) =>
+      fetch(`${buyer.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        // A conversation of its own: affinity must not carry over to the tests below.
+        body: JSON.stringify({
+          model: 'gpt-4o-mini',
+          messages: [{ role: 'user', content: 'policy check' }],
+        }),
+      });
+    const blocked = await call(policy({ blockedPeerIds: [cheapBroken.node.peerId] }));
+    expect(blocked.status).toBe(200);
+    expect(blocked.headers.get('x-svc-attempts')).toBe('none');
+    const capped = await call(policy({ maxPricing: { outputUsdPerMillion: 0.5 } }));
+    // Only the broken seller is under the cap: its failure is the answer, nobody else is tried.
+    expect(capped.status).toBeGreaterThanOrEqual(500);
+    expect(capped.headers.get('x-svc-attempts')).toMatch(
+      new RegExp(`^${cheapBroken.node.peerId}@`),
+    );
+    const gated = await call(policy({ minTrustScore: 90 }));
+    expect(gated.status).toBe(502);
+    const body = (await gated.json()) as { error: { code: string; excluded: unknown[] } };
+    expect(body.error.code).toBe('model_not_found');
+    expect(body.error.excluded).toHaveLength(2);
+    rmSync(join(dataDir, 'gateway'), { recursive: true, force: true });
   });
 
   it('fails over from the cheaper seller whose upstream fails to the next one', async () => {

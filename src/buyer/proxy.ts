@@ -16,7 +16,7 @@ import {
 import { applyPreset } from './applyPreset.js';
 import { type AttemptOutcome, attemptSeller } from './attempt.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
-import { deliver } from './deliver.js';
+import { deliver, responseAffinityKey } from './deliver.js';
 import { sendError } from './http.js';
 
 function header(ctx: ProxyContext, name: string): string | undefined {
@@ -99,7 +99,14 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
     conversation && target.kind === 'automatic'
       ? `${normalizeModelName(target.model)}|${conversation}`
       : undefined;
-  const affinityPeerId = affinityKey ? service.affinity.get(affinityKey) : undefined;
+  // A responses-API follow-up goes back to the seller holding the previous response.
+  const previousResponse = body.previous_response_id;
+  const affinityPeerId =
+    typeof previousResponse === 'string'
+      ? service.affinity.get(responseAffinityKey(previousResponse))
+      : affinityKey
+        ? service.affinity.get(affinityKey)
+        : undefined;
   const plan = selectRoute({
     target,
     routeType: 'text',

@@ -176,6 +176,52 @@ describe('conversation affinity', () => {
   });
 });
 
+describe('responses API state', () => {
+  it('sends previous_response_id to the seller that produced that response', async () => {
+    const scores: Record<string, number> = { [peerIdFor('r1')]: 95, [peerIdFor('r2')]: 80 };
+    t = await startTestBuyer({ reputation: { score: (peerId) => scores[peerId] } });
+    const reply = (id: string) => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id,
+        object: 'response',
+        created_at: 1,
+        status: 'completed',
+        model: 'o3',
+        output: [
+          {
+            type: 'message',
+            id: `msg_${id}`,
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: id, annotations: [] }],
+          },
+        ],
+        usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
+      }),
+    });
+    const service = { id: 'o3', pricing: free, protocols: ['openai-responses' as const] };
+    const r1 = t.network.addSeller({ peerId: 'r1', services: [service] }, () => reply('resp_r1'));
+    const r2 = t.network.addSeller({ peerId: 'r2', services: [service] }, () => reply('resp_r2'));
+    const call = (body: Record<string, unknown>) =>
+      fetch(`${t!.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'o3', ...body }),
+      });
+    const first = await call({ input: 'start' });
+    expect(first.headers.get('x-svc-peer-id')).toBe(r1);
+    // r2 now ranks first for anything new...
+    scores[peerIdFor('r1')] = 70;
+    scores[peerIdFor('r2')] = 99;
+    expect((await call({ input: 'unrelated' })).headers.get('x-svc-peer-id')).toBe(r2);
+    // ...but the follow-up of r1's stored response goes to r1.
+    const followUp = await call({ input: 'and then?', previous_response_id: 'resp_r1' });
+    expect(followUp.headers.get('x-svc-peer-id')).toBe(r1);
+  });
+});
+
 describe('gateway headers', () => {
   function secret(dataDir: string): string {
     mkdirSync(join(dataDir, 'gateway'), { recursive: true });

@@ -25,6 +25,7 @@ export interface RunBuyerNodeOptions {
   payments?: BuyerPayments | 'unpaid-dev';
   reputation?: ReputationSource;
   version?: string;
+  channels?: () => unknown[] | Promise<unknown[]>;
 }
 
 export interface RunningBuyerNode extends RunningBuyer {
@@ -54,6 +55,7 @@ export async function runBuyerNode(options: RunBuyerNodeOptions): Promise<Runnin
       ...(options.payments ? { payments: options.payments } : {}),
       ...(options.reputation ? { reputation: options.reputation } : {}),
       ...(options.version ? { version: options.version } : {}),
+      ...(options.channels ? { channels: options.channels } : {}),
     });
     return {
       ...buyer,

@@ -242,6 +242,7 @@ describe('control plane', () => {
     const refreshes = t.network.refreshCount;
     expect((await fetch(`${t.url}/_svc/peers/refresh`, { method: 'POST' })).status).toBe(200);
     expect(t.network.refreshCount).toBe(refreshes + 1);
+    expect(await (await fetch(`${t.url}/_svc/channels`)).json()).toEqual({ channels: [] });
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
     expect(metrics).toContain('svc_buyer_requests_total{route="chat_completions",status="200"}');
     expect(metrics).toContain('svc_buyer_tokens_total{kind="input"}');

@@ -81,7 +81,8 @@ export function createHandler(service: BuyerService, url: () => string) {
         service.deps.logger.error({ err: error, path }, 'buyer request failed');
       }
       sendError(res, svcError, style);
-      if (svcError.headers?.connection === 'close') req.destroy();
+      // The unread body is dropped once the answer is out.
+      if (svcError.headers?.connection === 'close') res.once('finish', () => req.destroy());
     }
   };
 }
@@ -140,6 +141,6 @@ async function handleProxy(
       service.deps.logger.error({ err: error }, 'proxy request failed');
     }
     failRequest(ctx, svcError);
-    if (svcError.headers?.connection === 'close') req.destroy();
+    if (svcError.headers?.connection === 'close') res.once('finish', () => req.destroy());
   }
 }

@@ -28,6 +28,8 @@ export interface StartBuyerOptions {
   translator?: Translator;
   logger: Logger;
   clock?: () => number;
+  /** Payment channels for `GET /_svc/channels` (spec 4.6); default: none. */
+  channels?: () => unknown[] | Promise<unknown[]>;
   /** Overrides config.port (0 picks a free port). */
   port?: number;
   version?: string;
@@ -61,6 +63,7 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
     logger: options.logger,
     clock: options.clock ?? Date.now,
     version: options.version ?? '0.0.0',
+    channels: options.channels ?? (() => []),
   });
   let url = '';
   const server = createServer(

@@ -1,15 +1,10 @@
-/** Local token counts with a real tokenizer (js-tiktoken, o200k_base), loaded on first use. */
-import { Tiktoken } from 'js-tiktoken/lite';
-import o200kBase from 'js-tiktoken/ranks/o200k_base';
+/**
+ * Local token estimates (o200k_base through src/formats' tokenizer, so one encoder is loaded):
+ * the payment bound of a request and the estimate when a seller reports no usage.
+ */
+import { countTextTokens } from '../formats/index.js';
 
-let encoder: Tiktoken | undefined;
-
-/** Tokens of `text` in o200k_base. */
-export function countTextTokens(text: string): number {
-  if (text.length === 0) return 0;
-  encoder ??= new Tiktoken(o200kBase);
-  return encoder.encode(text).length;
-}
+export { countTextTokens };
 
 const TEXT_KEYS = new Set([
   'content',

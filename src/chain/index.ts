@@ -11,6 +11,18 @@ export {
   writeDeployment,
 } from './deployment.js';
 export {
+  type DepositAuthorization,
+  depositAuthorizationGasWei,
+  ethBalanceOf,
+  isAuthorizationUsed,
+  newAuthorizationNonce,
+  RECEIVE_WITH_AUTHORIZATION_TYPES,
+  signDepositAuthorization,
+  submitDepositAuthorization,
+  type TokenDomain,
+  usdcTokenDomain,
+} from './depositAuthorization.js';
+export {
   ANVIL_DEPLOYER_KEY,
   DEFAULT_FAUCET_ETH,
   type LocalChain,

@@ -233,6 +233,13 @@ export const ERROR_CODES = {
     status: 404,
     message: 'This buyer did not queue a video job with that queue_id.',
   },
+
+  // --- gasless deposit sweep (decision 080; owned by the sweep helper) ---
+  deposit_gas_unavailable: {
+    status: 503,
+    message:
+      'Wallet USDC cannot be deposited yet: neither the wallet nor the relayer identity holds ETH for gas. Send a little ETH to the address named.',
+  },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 /** A stable machine-readable error code. */

@@ -40,6 +40,7 @@ export function createBuyerPayments(options: CreateBuyerPaymentsOptions): BuyerP
       slackTokens: config.claimSlackTokens ?? 16,
     },
     sweepIntervalMs: options.sweepIntervalMs ?? (config.sweepIntervalSeconds ?? 15) * 1000,
+    relayerIdentity: config.relayerIdentity,
     onClaimRefused: options.onClaimRefused,
     reconcileIntervalMs: options.reconcileIntervalMs,
   });

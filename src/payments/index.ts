@@ -17,7 +17,17 @@ export {
   type ClaimTolerance,
   checkClaim,
 } from './buyer/checkClaim.js';
-export { DepositSweeper, type SweepResult } from './buyer/DepositSweeper.js';
+export {
+  DepositSweeper,
+  type DepositSweeperOptions,
+  type SweepPlan,
+  type SweepResult,
+} from './buyer/DepositSweeper.js';
+export type {
+  GasPayer,
+  GasShortfall,
+  RelayerResolution,
+} from './buyer/depositGas.js';
 export type { BuyerChannelRow, BuyerChannelStatus } from './buyer/store.js';
 export type {
   BuyerPaymentsOptions,

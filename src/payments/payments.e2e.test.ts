@@ -158,7 +158,7 @@ describe('payments end to end on anvil', () => {
     const { buyer, address: buyerAddress } = await newBuyer();
     await chain.faucet(buyerAddress, { usdcMicro: 2_000_000n });
     const swept = await buyer.sweeper.sweepOnce();
-    expect(swept).toEqual([{ identity: 'default', depositedMicro: 2_000_000n }]);
+    expect(swept).toEqual([{ identity: 'default', depositedMicro: 2_000_000n, gasPaidBy: 'self' }]);
     expect(await chain.contract.creditsOf(buyerAddress)).toBe(2_000_000n);
 
     // Seller A: plain, streamed and one cancelled request, a restart midway.

@@ -16,6 +16,14 @@ export const paymentsSchema = z.strictObject({
   claimSlackTokens: z.number().int().min(0).default(16),
   /** How often the running buyer sweeps wallet USDC into credits (spec: within a minute). */
   sweepIntervalSeconds: z.number().int().min(1).max(60).default(15),
+  /**
+   * Identity whose wallet pays the gas of gasless deposits for wallets holding USDC but no ETH
+   * (e.g. funded by an x402 top-up); decision 080.
+   */
+  relayerIdentity: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'expected an identity name')
+    .default('default'),
   /** Seller settles once this much is unsettled... */
   settleThresholdUsd: usd.default('0.50'),
   /** ...or when a channel with unsettled vouchers has been idle this long. */

@@ -77,6 +77,7 @@ export class BuyerPayments {
       contract: options.contract,
       logger: options.logger,
       intervalMs: options.sweepIntervalMs ?? 15_000,
+      relayerIdentity: options.relayerIdentity,
     });
   }
 

@@ -26,6 +26,8 @@ export interface BuyerPaymentsOptions {
   tolerance?: ClaimTolerance;
   /** Deposit sweep period; 0 disables the timer (call `sweepOnce`). Default 15 s. */
   sweepIntervalMs?: number;
+  /** Identity paying the gas of deposits for wallets without ETH (decision 080). Default "default". */
+  relayerIdentity?: string;
   /** How often channels are re-read from chain (to notice sellers' closes); 0 disables. Default 60 s. */
   reconcileIntervalMs?: number;
   /** Called when a seller's claim is refused, so routing can penalise it. */

@@ -1,8 +1,11 @@
 /** `svc buyer deposit`: where to send USDC, current wallet and credits, and an optional deposit now. */
 import { createRequire } from 'node:module';
 import type { Command } from 'commander';
+import { SvcError } from '../../../errors/index.js';
 import { DEFAULT_IDENTITY } from '../../../identity/index.js';
+import { silentLogger } from '../../../log/index.js';
 import { formatUsd } from '../../../money/index.js';
+import { DepositSweeper, type SweepPlan } from '../../../payments/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson } from '../../output.js';
@@ -10,6 +13,25 @@ import { readBalance, tryConnect } from './balances.js';
 
 interface QrTerminal {
   generate(text: string, options: { small: boolean }, callback: (qr: string) => void): void;
+}
+
+/** Who pays the gas of the next deposit of this wallet, for `--json` and the text view. */
+interface DepositGasView {
+  payer: 'self' | 'relayer' | 'none';
+  relayerIdentity: string;
+  relayerAddress?: string;
+  /** Set when payer is "none": send ETH here. */
+  fundAddress?: string;
+  message?: string;
+}
+
+function gasView(plan: SweepPlan | undefined, relayerIdentity: string): DepositGasView | undefined {
+  const gas = plan?.gas;
+  if (!gas) return undefined;
+  if (gas.kind === 'self') return { payer: 'self', relayerIdentity };
+  if (gas.kind === 'relayer')
+    return { payer: 'relayer', relayerIdentity: gas.identity, relayerAddress: gas.address };
+  return { payer: 'none', relayerIdentity, fundAddress: gas.fundAddress, message: gas.message };
 }
 
 function qrCode(text: string): string {
@@ -33,22 +55,43 @@ export function registerDepositCommand(buyer: Command, io: CliIo): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  svc buyer deposit\n  svc buyer deposit --identity team-a --json\n  svc buyer deposit --now\n\nSend USDC (on the configured chain) to the address; the running buyer moves it into\ncredits within a minute. The wallet also needs a little ETH for gas.',
+      '\nExamples:\n  svc buyer deposit\n  svc buyer deposit --identity team-a --json\n  svc buyer deposit --now\n\nSend USDC (on the configured chain) to the address; the running buyer moves it into\ncredits within a minute. The wallet needs no ETH: when it has none, the relayer identity\n(chain.payments.relayerIdentity, default "default") pays the gas of the deposit.',
     )
     .action(
       async (options: { identity: string; now?: boolean; qr?: boolean }, command: Command) => {
         const ctx = CliContext.of(command, io);
-        const identity = ctx.identities().load(options.identity);
+        const identities = ctx.identities();
+        const identity = identities.load(options.identity);
         const address = identity.account.address;
         const config = ctx.loadConfig().config.chain;
+        const relayerIdentity = config.payments.relayerIdentity;
         const chain = tryConnect(ctx);
         let deposited: string | undefined;
-        if (options.now && !('error' in chain)) {
-          const wallet = await chain.contract.usdcBalanceOf(address);
-          if (wallet > 0n) {
-            await chain.contract.deposit(identity.account, wallet);
-            deposited = formatUsd(wallet);
+        let gas: DepositGasView | undefined;
+        if (!('error' in chain)) {
+          // The same sweep the running buyer does (decision 080), for this identity only.
+          const sweeper = new DepositSweeper({
+            identities,
+            contract: chain.contract,
+            logger: silentLogger(),
+            intervalMs: 0,
+            relayerIdentity,
+          });
+          if (options.now) {
+            const [result] = await sweeper.sweepOnce(options.identity);
+            if (result?.error && result.fundAddress) {
+              throw new SvcError('deposit_gas_unavailable', {
+                message: result.error,
+                details: { fundAddress: result.fundAddress, identity: options.identity },
+              });
+            }
+            if (result?.error) throw new Error(result.error);
+            if (result && result.depositedMicro > 0n) deposited = formatUsd(result.depositedMicro);
           }
+          gas = gasView(
+            await sweeper.plan(options.identity).catch(() => undefined),
+            relayerIdentity,
+          );
         }
         const balance =
           'error' in chain
@@ -64,6 +107,7 @@ export function registerDepositCommand(buyer: Command, io: CliIo): void {
           walletUsdc: balance.walletUsdc,
           creditsUsdc: balance.creditsUsdc,
           ...(deposited ? { depositedUsdc: deposited } : {}),
+          ...(gas ? { depositGas: gas } : {}),
           ...(balance.error ? { error: balance.error } : {}),
           ...(config.network === 'local'
             ? { faucet: `svc chain faucet ${address} --usdc 10 --eth 1` }
@@ -84,6 +128,18 @@ export function registerDepositCommand(buyer: Command, io: CliIo): void {
             `  wallet    ${balance.walletUsdc} USDC (moved into credits by the running buyer within a minute)\n`,
           );
           io.stdout(`  credits   ${balance.creditsUsdc} USDC\n`);
+        }
+        if (gas?.payer === 'self') io.stdout('  gas       paid by this wallet\n');
+        if (gas?.payer === 'relayer') {
+          io.stdout(
+            `  gas       paid by relayer identity "${gas.relayerIdentity}" (${gas.relayerAddress}); this wallet needs no ETH\n`,
+          );
+        }
+        if (gas?.payer === 'none') {
+          io.stdout(`  gas       WAITING: ${gas.message}\n`);
+          if (config.network === 'local') {
+            io.stdout(`            local chain: svc chain faucet ${gas.fundAddress} --eth 1\n`);
+          }
         }
         if (deposited) io.stdout(`  deposited ${deposited} USDC just now\n`);
         if (result.faucet) io.stdout(`\nLocal chain: get test funds with \`${result.faucet}\`\n`);

@@ -63,6 +63,7 @@ describe('svc buyer start', () => {
       data: unknown[];
     };
     expect(models).toEqual({ object: 'list', data: [] });
+    expect(await (await fetch(`${info.url}/_svc/channels`)).json()).toEqual({ channels: [] });
     const chat = await fetch(`${info.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -8,6 +8,8 @@ import {
   type BuyerPayments as ChannelPayments,
   createBuyerPayments,
   ReputationReader,
+  readStoredChannels,
+  toMeteringEntry,
 } from '../../../payments/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
@@ -81,6 +83,14 @@ export function registerStartCommand(buyer: Command, io: CliIo): void {
           logger: ctx.logger,
           version: packageVersion(),
           ...(chain ? { payments: chain.payments, reputation: chain.reputation } : {}),
+          // Amounts in micro-USD as decimal strings (bigints are rendered as strings).
+          channels: () => {
+            try {
+              return readStoredChannels(ctx.dataDir).map(toMeteringEntry);
+            } catch {
+              return [];
+            }
+          },
         });
       } catch (error) {
         await chain?.payments.stop();
