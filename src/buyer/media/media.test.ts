@@ -373,4 +373,25 @@ describe('media routes over libp2p with real sellers', () => {
     const onDecisions = await post('/v1/systemone', { model: 'kling-2', question: 'q' });
     expect(onDecisions.status).toBe(400);
   });
+  // Last: the failure leaves the cheap seller cooling down for later automatic requests.
+  it('fails over from a cheaper image seller whose upstream fails, never for a pin', async () => {
+    cheapImages.configure({ fault: 'status500' });
+    try {
+      const pinned = await post(
+        '/v1/images/generations',
+        { model: 'gpt-image-1', prompt: 'p' },
+        { 'x-svc-pin-peer': small.node.peerId },
+      );
+      expect(pinned.status).toBeGreaterThanOrEqual(500);
+      const { response } = await openai.images
+        .generate({ model: 'gpt-image-1', prompt: 'p' })
+        .withResponse();
+      expect(response.headers.get('x-svc-peer-id')).toBe(big.node.peerId);
+      expect(response.headers.get('x-svc-attempts')).toMatch(
+        new RegExp(`^${small.node.peerId}@gpt-image-1:5\\d\\d$`),
+      );
+    } finally {
+      cheapImages.configure({});
+    }
+  });
 });
