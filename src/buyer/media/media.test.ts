@@ -4,7 +4,7 @@
  * header, upload limits, video jobs (queue, pending, mp4, same seller), the 5.00 USD ceiling,
  * decision questions and the model-type check.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
@@ -373,6 +373,38 @@ describe('media routes over libp2p with real sellers', () => {
     const onDecisions = await post('/v1/systemone', { model: 'kling-2', question: 'q' });
     expect(onDecisions.status).toBe(400);
   });
+  it('honours the gateway max-cost and routing-policy headers on image routes', async () => {
+    mkdirSync(join(dataDir, 'gateway'), { recursive: true });
+    writeFileSync(join(dataDir, 'gateway', 'control.secret'), 'ab'.repeat(32), { mode: 0o600 });
+    const auth = { 'x-svc-gateway-auth': 'ab'.repeat(32) };
+    const policy = (json: unknown) => Buffer.from(JSON.stringify(json)).toString('base64url');
+    const capped = await post(
+      '/v1/images/generations',
+      { model: 'gpt-image-1', prompt: 'p', n: 2 },
+      { ...auth, 'x-svc-max-cost-usd': '0.03' },
+    );
+    expect(capped.status).toBe(402);
+    expect(((await capped.json()) as { error: { code: string } }).error.code).toBe(
+      'spend_limit_reached',
+    );
+    const cheapOnly = await post(
+      '/v1/images/generations',
+      { model: 'gpt-image-1', prompt: 'p' },
+      { ...auth, 'x-svc-routing-policy': policy({ maxPricing: { imageUsd: 0.01 } }) },
+    );
+    expect(cheapOnly.status).toBe(502);
+    expect(((await cheapOnly.json()) as { error: { message: string } }).error.message).toContain(
+      'image price above cap',
+    );
+    // Without the secret the same headers are ignored.
+    const ignored = await post(
+      '/v1/images/generations',
+      { model: 'gpt-image-1', prompt: 'p' },
+      { 'x-svc-routing-policy': policy({ maxPricing: { imageUsd: 0.01 } }) },
+    );
+    expect(ignored.status).toBe(200);
+  });
+
   // Last: the failure leaves the cheap seller cooling down for later automatic requests.
   it('fails over from a cheaper image seller whose upstream fails, never for a pin', async () => {
     cheapImages.configure({ fault: 'status500' });
