@@ -103,6 +103,9 @@ export async function peersFromBuyer(port: number): Promise<CollectedPeers | und
   return list ? peersFromBuyerList(list) : undefined;
 }
 
+/** How long the peer list must stay the same before a direct browse answers. */
+const STABLE_FOR_MS = 1500;
+
 /** Asks the network directly with a throwaway client node. */
 export async function peersFromNetwork(
   network: NetworkConfig,
@@ -134,10 +137,19 @@ export async function peersFromNetwork(
     await directory.start();
     const deadline = Date.now() + waitMs;
     await directory.refresh();
-    // Identify-triggered fetches may still be landing; give small networks a moment.
-    while (directory.list().length === 0 && Date.now() < deadline) {
+    // Provider records and identify-triggered fetches keep landing for a moment: refresh until
+    // the list has stopped growing for a while (bounded by the deadline), so one early answer
+    // does not hide the rest of the network.
+    let count = directory.list().length;
+    let stableSince = Date.now();
+    while (Date.now() < deadline && (count === 0 || Date.now() - stableSince < STABLE_FOR_MS)) {
       await new Promise((resolve) => setTimeout(resolve, 300));
       await directory.refresh();
+      const now = directory.list().length;
+      if (now !== count) {
+        count = now;
+        stableSince = Date.now();
+      }
     }
     const peers = directory.list().filter((peer) => peer.reachable);
     return { source, peers };
