@@ -54,6 +54,7 @@ describe('media routes over libp2p with real sellers', () => {
   let cheapImages: FakeUpstream;
   let dearImages: FakeUpstream;
   let video: FakeVideoUpstream;
+  let otherVideo: FakeVideoUpstream;
   let small: SellerHandle;
   let big: SellerHandle;
   let buyer: RunningBuyerNode;
@@ -74,6 +75,7 @@ describe('media routes over libp2p with real sellers', () => {
     cheapImages = await startFakeUpstream();
     dearImages = await startFakeUpstream();
     video = await startFakeVideoUpstream({ pollsUntilDone: 1 });
+    otherVideo = await startFakeVideoUpstream({ pollsUntilDone: 0 });
     // "small": cheap images, 64 KiB upload limit, video, decisions and a text demo model.
     small = await startSeller({
       identity: randomIdentity(),
@@ -117,7 +119,17 @@ describe('media routes over libp2p with real sellers', () => {
       seller: {
         displayName: 'big',
         uploadLimitBytes: 1024 * 1024,
-        providers: [imageProvider(dearImages, 0.05)],
+        providers: [
+          imageProvider(dearImages, 0.05),
+          // A cheaper seller of the same video model: automatic routing would pick it.
+          {
+            type: 'video',
+            baseUrl: otherVideo.url,
+            services: { 'kling-2': { categories: [], videoUsd: 0.4 } },
+            defaultPricing: FREE,
+            maxConcurrency: 4,
+          },
+        ],
       },
     });
     buyer = await runBuyerNode({
@@ -148,6 +160,7 @@ describe('media routes over libp2p with real sellers', () => {
     await cheapImages?.close();
     await dearImages?.close();
     await video?.close();
+    await otherVideo?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -168,7 +181,9 @@ describe('media routes over libp2p with real sellers', () => {
       data: Array<{ id: string; type: string; peers: Array<{ prices: { videoUsd?: number } }> }>;
     };
     expect(videos.data.every((m) => m.type === 'video')).toBe(true);
-    expect(videos.data.find((m) => m.id === 'kling-2')!.peers[0]!.prices.videoUsd).toBe(0.5);
+    expect(
+      videos.data.find((m) => m.id === 'kling-2')!.peers.map((p) => p.prices.videoUsd),
+    ).toEqual([0.4, 0.5]);
     const decisions = (await (await fetch(`${buyer.url}/v1/models?type=decisions`)).json()) as {
       data: Array<{ id: string }>;
     };
@@ -304,6 +319,8 @@ describe('media routes over libp2p with real sellers', () => {
     expect(done.headers.get('x-svc-estimated-cost-usd')).toBe('0.500000');
     const retrieves = video.requests.filter((r) => r.path === '/api/v1/video/retrieve');
     expect(retrieves.every((r) => r.body.queue_id === job.queue_id)).toBe(true);
+    // The cheaper seller of kling-2 never saw the job.
+    expect(otherVideo.requests).toHaveLength(0);
   });
 
   it('runs the second video format with the provider endpoint id as model', async () => {
