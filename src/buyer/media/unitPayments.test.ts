@@ -108,6 +108,30 @@ describe('unit prices through the payments services', () => {
     const first = await pay(image, 3, 3, 3);
     expect(first.claim.accepted).toBe(true);
     expect(first.cumulativeMicro).toBe(60_000n);
+    // A pending video poll: authorised up to videoUsd, nothing delivered, nothing claimed.
+    const pollMax = costOfUsage(unitUsage(1), video);
+    const poll = await buyer.prepare({
+      identity: 'default',
+      peerId,
+      sellerAddress: account.address,
+      price: video,
+      maxCostMicro: pollMax,
+    });
+    const pollAdmission = await seller.admit(
+      JSON.parse(JSON.stringify(poll)),
+      { price: video },
+      pollMax,
+    );
+    // What the seller's media handler does for a poll that delivers nothing.
+    seller.record(pollAdmission.requestId, unitUsage(0), 0n);
+    const pending = await buyer.complete({
+      requestId: poll!.requestId,
+      peerId,
+      claimed: {},
+      estimatedUsage: unitUsage(0),
+      price: video,
+    });
+    expect(pending.cumulativeMicro).toBe(60_000n);
     const second = await pay(video, 1, 1, 1);
     expect(second.cumulativeMicro).toBe(560_000n);
     // The seller claims 2 images, the buyer received 1: only 1 is paid.

@@ -129,7 +129,9 @@ describe('seller media handling', () => {
     const again = await send('/api/v1/video/retrieve', { model: 'vid-1', queue_id });
     expect(again.headers['content-type']).toBe('video/mp4');
     expect(await again.trailer!()).toEqual({});
-    expect(recorded).toEqual([500_000n]);
+    // The pending poll and the second download are recorded at zero (releasing the lock).
+    expect(recorded).toEqual([0n, 500_000n, 0n]);
+    expect(admitted).toEqual([500_000n, 500_000n, 500_000n]);
   });
 
   it('answers decisions from the demo and rejects malformed questions', async () => {

@@ -159,6 +159,14 @@ export async function handleMedia(
     return { usage, costMicroUsd: costMicro.toString() };
   };
 
+  // An admitted request holds part of the channel lock until it is recorded: one that bills
+  // nothing (a pending poll, an upstream 4xx, a failure) is recorded at zero to release it.
+  const admitted = billing.maxCost !== undefined;
+  const nothing = async (): Promise<SellerTrailer> => {
+    if (admitted) await bill(unitUsage(0));
+    return {};
+  };
+
   provider.load.active++;
   deps.onLoadChange();
   try {
@@ -200,7 +208,7 @@ export async function handleMedia(
       body: result.body,
       trailer,
     });
-    if (result.status < 200 || result.status >= 300) return reply(() => ({}));
+    if (result.status < 200 || result.status >= 300) return reply(nothing);
     if (isImage) {
       let delivered = 0;
       try {
@@ -216,11 +224,11 @@ export async function handleMedia(
     if (isVideo) {
       const queueId = typeof body.queue_id === 'string' ? body.queue_id : undefined;
       const done = result.contentType.startsWith('video/') && queueId !== undefined;
-      if (!done) return reply(() => ({}));
+      if (!done) return reply(nothing);
       const paid = PAID_JOBS.get(deps) ?? new Set<string>();
       PAID_JOBS.set(deps, paid);
       const key = `${request.peerId}|${model}|${queueId}`;
-      if (paid.has(key)) return reply(() => ({}));
+      if (paid.has(key)) return reply(nothing);
       paid.add(key);
       return reply(() => bill(unitUsage(1)));
     }
@@ -233,6 +241,9 @@ export async function handleMedia(
         outputTokens: usage?.output_tokens ?? 0,
       }),
     );
+  } catch (error) {
+    await nothing();
+    throw error;
   } finally {
     provider.load.active--;
     deps.onLoadChange();
