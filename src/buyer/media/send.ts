@@ -32,6 +32,25 @@ export interface MediaAnswer {
 
 const TRAILER_WAIT_MS = 2_000;
 
+/** `BuyerPayments.release` (optional in the seam): frees a prepared payment that bought nothing. */
+type Releasing = {
+  release?(
+    requestId: string,
+    sellerError?: { code?: string; details?: Record<string, unknown> },
+  ): void;
+};
+
+function sellerErrorOf(text: string): { code?: string; details?: Record<string, unknown> } {
+  try {
+    const json = JSON.parse(text) as { error?: Record<string, unknown> };
+    const error = typeof json.error === 'object' && json.error !== null ? json.error : {};
+    const code = typeof error.code === 'string' ? error.code : undefined;
+    return { ...(code ? { code } : {}), details: error };
+  } catch {
+    return {};
+  }
+}
+
 function sellerMessage(text: string): string {
   try {
     const json = JSON.parse(text) as { error?: { message?: unknown } | string };
@@ -56,6 +75,7 @@ export async function sendMedia(
   build: (candidate: RouteCandidate) => MediaCall,
 ): Promise<MediaAnswer> {
   const { deps } = ctx.service;
+  const payments = deps.payments as typeof deps.payments & Releasing;
   let last: SvcError | undefined;
   for (const candidate of plan.candidates) {
     const { offer } = candidate;
@@ -102,6 +122,7 @@ export async function sendMedia(
         headTimeoutMs: deps.config.sellerHeadTimeoutSeconds * 1000,
       });
     } catch (error) {
+      if (payment) payments.release?.(ctx.requestId);
       if (ctx.clientAbort.signal.aborted) throw new SvcError('request_cancelled');
       if (error instanceof TransportError && error.failure === 'too_large') {
         throw new SvcError('upload_body_too_large', { details: { peerId: offer.peerId } });
@@ -135,6 +156,7 @@ export async function sendMedia(
       };
     }
     const status = response.status;
+    if (payment) payments.release?.(ctx.requestId, sellerErrorOf(body.toString('utf8')));
     ctx.attempts.push(`${label}:${status}`);
     last = new SvcError(status === 429 ? 'rate_limited' : 'upstream_error', {
       status,
