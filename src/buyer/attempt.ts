@@ -65,6 +65,19 @@ function sellerMessage(text: string): string {
   return text.slice(0, 500) || '(empty body)';
 }
 
+/** The seller's SvcError code and details, when its error body is one. */
+function sellerErrorOf(text: string): { code?: string; details?: Record<string, unknown> } {
+  try {
+    // Error bodies carry the code and details inside `error` (both API styles).
+    const json = JSON.parse(text) as { error?: Record<string, unknown> };
+    const error = typeof json.error === 'object' && json.error !== null ? json.error : {};
+    const code = typeof error.code === 'string' ? error.code : undefined;
+    return { ...(code ? { code } : {}), details: error };
+  } catch {
+    return {};
+  }
+}
+
 const MAX_TOKEN_FIELDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const;
 
 function requestedMaxOutput(body: Record<string, unknown>): number | undefined {
@@ -242,6 +255,7 @@ export async function attemptSeller(
     ]);
   } catch (error) {
     release();
+    if (payment) deps.payments.release?.(ctx.requestId);
     if (error instanceof TransportError) return transportFailure(error, ctx, timedOut);
     if (ctx.clientAbort.signal.aborted) {
       return failure('cancelled', new SvcError('request_cancelled'), 'cancelled');
@@ -269,6 +283,7 @@ export async function attemptSeller(
   }
   const text = await readErrorBody(response);
   release();
+  if (payment) deps.payments.release?.(ctx.requestId, sellerErrorOf(text));
   const status = response.status;
   const message = `Seller ${offer.peerId} answered ${status}: ${sellerMessage(text)}`;
   const retryAfter = response.headers['retry-after'];

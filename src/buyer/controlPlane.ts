@@ -47,6 +47,12 @@ export function peersBody(service: BuyerService): Record<string, unknown> {
       lastSeenAt: peer.lastSeenAt,
       lastError: peer.lastError ?? null,
       reputationScore: deps.reputation.score(peerId) ?? null,
+      reputation: {
+        score: deps.reputation.score(peerId) ?? null,
+        volumeUsd: null,
+        sessions: null,
+        ...deps.reputation.details?.(peerId),
+      },
       recentFailures: service.health.totalFailures(peerId),
       coolingDown: service.health.coolingDown(peerId),
       offers: offersOfPeer(peer).map((offer) => ({

@@ -36,6 +36,11 @@ export interface BuyerPayments {
   prepare(input: PrepareInput): Promise<object | undefined>;
   /** Checks the seller's claim and signs the cumulative voucher. */
   complete(input: CompleteInput): Promise<unknown>;
+  /** Frees a prepared payment whose attempt delivered nothing (the seller's error, if any). */
+  release?(
+    requestId: string,
+    sellerError?: { code?: string; details?: Record<string, unknown> },
+  ): void;
 }
 
 /** The default until payments is wired: free offers only; paid offers get 402. */

@@ -4,6 +4,8 @@ import type { PeerId } from '../identity/index.js';
 /** Scores 0..100 per seller; `undefined` means unscored (excluded by a non-zero trust gate). */
 export interface ReputationSource {
   score(peerId: PeerId): number | undefined;
+  /** On-chain figures behind the score, when the source has them (`svc network browse`). */
+  details?(peerId: PeerId): { volumeUsd: string | null; sessions: number | null } | undefined;
 }
 
 /** No scores at all: every seller is unscored. */

@@ -135,7 +135,13 @@ async function sendReply(stream: Stream, reply: OutboundReply, signal: AbortSign
   } catch (error) {
     bodyError = asError(error);
   }
-  if (signal.aborted) throw asError(signal.reason);
+  if (signal.aborted) {
+    // Cancelled: no trailer goes out, but the handler still learns what was delivered (billing).
+    await Promise.resolve(reply.trailer?.(bodyError ?? asError(signal.reason))).catch(
+      () => undefined,
+    );
+    throw asError(signal.reason);
+  }
   const trailer = (await reply.trailer?.(bodyError)) ?? {};
   if (bodyError !== undefined && trailer.error === undefined) trailer.error = bodyError.message;
   await writeFrame(stream, FrameType.trailer, jsonPayload(trailer), signal);

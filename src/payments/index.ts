@@ -89,3 +89,19 @@ export {
   type VoucherMessage,
   type VoucherReply,
 } from './wire.js';
+export { BuyerPaymentsAdapter, type BuyerPaymentsAdapterOptions } from './wiring/buyerAdapter.js';
+export { ChainReputation, type ChainReputationOptions } from './wiring/chainReputation.js';
+export {
+  type PaidBuyerNode,
+  type StartPaidBuyerOptions,
+  startPaidBuyerNode,
+} from './wiring/paidBuyer.js';
+export {
+  configuredChain,
+  hasPricedOffers,
+  type PaidSellerHandle,
+  SellerPaymentsHook,
+  type StartPaidSellerOptions,
+  startPaidSeller,
+} from './wiring/paidSeller.js';
+export { sendVoucher, serveVouchers } from './wiring/voucherProtocol.js';

@@ -151,6 +151,17 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
     deps.onLoadChange();
   };
 
+  // A request that delivers nothing frees what admit reserved for it.
+  const unbilled = () => {
+    void deps.payments
+      .record(requestId, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, 0n, {
+        ...context,
+        offer,
+        ...(request.payment ? { payment: request.payment } : {}),
+      })
+      .catch(() => undefined);
+  };
+
   const finishTrailer = async (result: MeterResult, bodyError?: Error): Promise<SellerTrailer> => {
     release();
     const trailer: SellerTrailer = {};
@@ -167,7 +178,7 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
         .catch((error: unknown) =>
           deps.logger.warn({ err: String(error), requestId }, 'recording usage failed'),
         );
-    }
+    } else unbilled();
     const error = bodyError?.message ?? result.error;
     if (error !== undefined) trailer.error = `upstream_error: ${error}`;
     return trailer;
@@ -219,6 +230,7 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
     if (result.status < 200 || result.status >= 300) {
       // The buyer's own mistake (400, 404, 422...): passed through, nothing billed.
       release();
+      unbilled();
       return {
         status: result.status,
         headers: result.headers,
@@ -254,6 +266,7 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
     };
   } catch (error) {
     release();
+    unbilled();
     throw error;
   }
 }

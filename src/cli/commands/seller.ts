@@ -6,7 +6,7 @@ import {
   validateConfig,
   writeConfigFile,
 } from '../../config/index.js';
-import { startSeller } from '../../seller/index.js';
+import { configuredChain, startPaidSeller } from '../../payments/index.js';
 import { CliContext } from '../context.js';
 import { CliError } from '../index.js';
 import type { CliIo } from '../io.js';
@@ -177,13 +177,17 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
     )
     .option('--port <port>', 'TCP port to listen on (default: network.listen from the config)')
     .option('--bootstrap <multiaddr...>', 'bootstrap addresses (default: network.bootstrap)')
+    .option(
+      '--free',
+      'serve priced offers without payment (development only; without it a seller with prices needs a chain)',
+    )
     .addHelpText(
       'after',
-      '\nUpstream keys come from the environment variables named by apiKeyEnv, never from the config file.\n\nExamples:\n  svc seller setup --provider demo --replace && svc seller start\n  OPENAI_API_KEY=sk-... svc seller start --port 4002 --bootstrap /ip4/10.0.0.2/tcp/4001/p2p/16Uiu2...',
+      '\nUpstream keys come from the environment variables named by apiKeyEnv, never from the config file.\nPriced offers are paid through payment channels on the configured chain (`svc chain start` for a local one);\na seller with prices and no chain refuses to start unless --free is given.\n\nExamples:\n  svc seller setup --provider demo --replace && svc seller start\n  svc chain start && svc seller start          # paid offers on the local chain\n  svc seller start --free                       # priced offers served unpaid (development)\n  OPENAI_API_KEY=sk-... svc seller start --port 4002 --bootstrap /ip4/10.0.0.2/tcp/4001/p2p/16Uiu2...',
     )
     .action(
       async (
-        flags: { identity?: string; port?: string; bootstrap?: string[] },
+        flags: { identity?: string; port?: string; bootstrap?: string[]; free?: boolean },
         command: Command,
       ) => {
         const ctx = CliContext.of(command, io);
@@ -198,12 +202,18 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
         const identity = flags.identity
           ? identities.load(flags.identity)
           : identities.loadDefault();
-        const handle = await startSeller({
+        const chain = configuredChain(config.chain, ctx.dataDir);
+        const handle = await startPaidSeller({
           identity,
           seller: config.seller,
           network,
           env: io.env,
           logger: ctx.logger,
+          dataDir: ctx.dataDir,
+          chain: chain.contract,
+          ...(chain.problem ? { chainProblem: chain.problem } : {}),
+          paymentsConfig: config.chain.payments,
+          ...(flags.free ? { free: true } : {}),
         });
         const metadata = handle.metadata();
         if (ctx.json) {
@@ -214,6 +224,12 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
           });
         } else {
           io.stdout(`seller ${handle.node.peerId} (${metadata.displayName}) running\n`);
+          const paid = metadata.capabilities.payments;
+          io.stdout(
+            paid
+              ? `  paid on chain ${paid.chainId} at ${paid.paymentsContract}\n`
+              : '  payments: none (free offers only, or --free)\n',
+          );
           for (const address of handle.node.multiaddrs()) io.stdout(`  ${address}\n`);
           for (const provider of metadata.providers) {
             io.stdout(

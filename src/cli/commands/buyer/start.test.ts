@@ -50,7 +50,16 @@ describe('svc buyer start', () => {
     while (!stdout.includes('}') && Date.now() < deadline && child.exitCode === null) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const info = JSON.parse(stdout) as { url: string; peerId: string; dataDir: string };
+    const info = JSON.parse(stdout) as {
+      url: string;
+      peerId: string;
+      dataDir: string;
+      payments: { enabled: boolean; reason: string | null };
+    };
+    // No chain deployment in this data dir: the buyer serves free sellers only and says why.
+    expect(info.payments.enabled).toBe(false);
+    expect(info.payments.reason).toContain('svc chain start');
+    expect(await (await fetch(`${info.url}/_svc/channels`)).json()).toEqual({ channels: [] });
     expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(info.peerId).toMatch(/^[0-9a-f]{40}$/);
     const status = (await (await fetch(`${info.url}/_svc/status`)).json()) as Record<

@@ -1,0 +1,83 @@
+/**
+ * The payments service behind the buyer's `BuyerPayments` seam (decision 072): `prepare` opens or
+ * reuses the identity's channel and returns the payment object; `complete` checks the seller's
+ * claim against the buyer's own token count, signs the cumulative voucher and delivers it to the
+ * seller on `/svc/voucher/1` (the next request's payment object carries it too); `release` frees
+ * a request that delivered nothing.
+ */
+import type {
+  BuyerPayments as BuyerPaymentsSeam,
+  CompleteInput,
+  PrepareInput,
+} from '../../buyer/index.js';
+import type { PeerId } from '../../identity/index.js';
+import type { Logger } from '../../log/index.js';
+import type { BuyerPayments } from '../buyer/BuyerPayments.js';
+import type { VoucherMessage, VoucherReply } from '../wire.js';
+
+export interface BuyerPaymentsAdapterOptions {
+  payments: BuyerPayments;
+  /** Sends a voucher to the seller (e.g. `sendVoucher` on the buyer's libp2p node). */
+  deliver?: (peerId: PeerId, voucher: VoucherMessage) => Promise<VoucherReply>;
+  logger: Logger;
+}
+
+/** Adapts `BuyerPayments` (src/payments) to the buyer's seam (src/buyer). */
+export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
+  private readonly options: BuyerPaymentsAdapterOptions;
+  private readonly deliveries = new Set<Promise<unknown>>();
+
+  constructor(options: BuyerPaymentsAdapterOptions) {
+    this.options = options;
+  }
+
+  async prepare(input: PrepareInput): Promise<object | undefined> {
+    // A failover attempt of the same request: the earlier attempt's reservation is void.
+    this.options.payments.release(input.requestId);
+    return this.options.payments.prepare(input);
+  }
+
+  async complete(input: CompleteInput): Promise<void> {
+    const result = await this.options.payments.complete({
+      requestId: input.requestId,
+      peerId: input.peerId,
+      claimed: input.claimed,
+      estimatedUsage: input.estimatedUsage,
+      price: input.price,
+    });
+    const { deliver } = this.options;
+    if (!result.voucher || !deliver) return;
+    const voucher = result.voucher;
+    const delivery = deliver(input.peerId, voucher)
+      .then((reply) => {
+        if (!reply.ok) {
+          this.options.logger.warn(
+            { peerId: input.peerId, requestId: input.requestId, error: reply.error },
+            'seller refused the voucher',
+          );
+        }
+      })
+      .catch((error: unknown) => {
+        // Not fatal: the next request's payment object carries the same voucher.
+        this.options.logger.debug(
+          { peerId: input.peerId, err: String(error) },
+          'voucher delivery failed; it rides on the next request',
+        );
+      });
+    this.deliveries.add(delivery);
+    await delivery;
+    this.deliveries.delete(delivery);
+  }
+
+  release(
+    requestId: string,
+    sellerError?: { code?: string; details?: Record<string, unknown> },
+  ): void {
+    this.options.payments.release(requestId, sellerError);
+  }
+
+  /** Waits for voucher deliveries under way (before shutdown). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.deliveries]);
+  }
+}

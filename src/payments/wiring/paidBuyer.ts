@@ -1,0 +1,133 @@
+/**
+ * `svc buyer start` with payments (decision 072): when a chain is configured and reachable, the
+ * buyer node pays sellers through channels (`BuyerPaymentsAdapter`), delivers vouchers over
+ * `/svc/voucher/1` on its own libp2p node, sweeps wallet USDC into deposits, lists its open
+ * channels on `GET /_svc/channels`, and ranks sellers by on-chain trust (`ChainReputation`). Without a
+ * chain it runs as before: free offers only.
+ */
+import type { RunBuyerNodeOptions, RunningBuyerNode } from '../../buyer/index.js';
+import { runBuyerNode } from '../../buyer/index.js';
+import type { PaymentsContract } from '../../chain/index.js';
+import type { PaymentsConfig } from '../../config/index.js';
+import { type MeteringEntry, readStoredChannels, toMeteringEntry } from '../buyer/BuyerChannels.js';
+import type { BuyerPayments } from '../buyer/BuyerPayments.js';
+import type { BuyerChannelRow } from '../buyer/store.js';
+import type { IdentitySource } from '../buyer/types.js';
+import type { Clock } from '../clock.js';
+import { createBuyerPayments } from '../factories.js';
+import { ReputationReader } from '../reputation.js';
+import { BuyerPaymentsAdapter } from './buyerAdapter.js';
+import { ChainReputation } from './chainReputation.js';
+import { sendVoucher } from './voucherProtocol.js';
+
+export interface StartPaidBuyerOptions
+  extends Omit<RunBuyerNodeOptions, 'payments' | 'reputation'> {
+  /** The chain's payments contract; undefined when no chain is configured. */
+  chain: PaymentsContract | undefined;
+  identities: IdentitySource;
+  paymentsConfig?: Partial<PaymentsConfig>;
+  clock?: Clock;
+  /** Deposit sweep period override (0 = no timer). */
+  sweepIntervalMs?: number;
+  /** On-chain reputation refresh period (0 = no timer). Default 60 s. */
+  reputationRefreshMs?: number;
+}
+
+export interface PaidBuyerNode extends RunningBuyerNode {
+  /** Present when the buyer pays sellers (a chain is configured and reachable). */
+  payments: BuyerPayments | undefined;
+  reputation: ChainReputation | undefined;
+  /** Why the buyer runs without payments, when it does. */
+  paymentsProblem: string | undefined;
+}
+
+/** `GET /_svc/channels`: open and closing channels, as `svc buyer metering --json` shows them. */
+function openChannels(rows: BuyerChannelRow[]): MeteringEntry[] {
+  return rows.filter((row) => row.status !== 'closed').map(toMeteringEntry);
+}
+
+/** Starts the buyer node; paid when the chain answers, free offers only otherwise. */
+export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promise<PaidBuyerNode> {
+  const { logger } = options;
+  let problem: string | undefined;
+  if (!options.chain) problem = 'no payment chain is configured';
+  else {
+    try {
+      await options.chain.blockNumber();
+    } catch (error) {
+      problem = `the payment chain is unreachable (${options.chain.clients.rpcUrls[0]}): ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+    }
+  }
+  if (problem || !options.chain) {
+    logger.warn({ problem }, 'buyer runs without payments: free offers only');
+    const running = await runBuyerNode({
+      ...options,
+      // Channels of an earlier paid run stay listed (reclaim them with `svc buyer channels`).
+      channels: () => {
+        try {
+          return openChannels(readStoredChannels(options.dataDir));
+        } catch {
+          return [];
+        }
+      },
+    });
+    return { ...running, payments: undefined, reputation: undefined, paymentsProblem: problem };
+  }
+  const chain = options.chain;
+  let node: RunningBuyerNode | undefined;
+  const refreshMs = options.reputationRefreshMs ?? 60_000;
+  const reputation = new ChainReputation({
+    reader: new ReputationReader({
+      contract: chain,
+      ...(options.clock ? { clock: options.clock } : {}),
+      cacheTtlMs: refreshMs > 0 ? refreshMs : 1,
+    }),
+    peers: () => node?.directory.list().map((peer) => peer.metadata.peerId) ?? [],
+    logger,
+    refreshMs,
+  });
+  const payments = createBuyerPayments({
+    dataDir: options.dataDir,
+    identities: options.identities,
+    chain,
+    logger,
+    config: options.paymentsConfig,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.sweepIntervalMs !== undefined ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
+    onClaimRefused: (event) => reputation.penalise(event.peerId),
+  });
+  await payments.start();
+  const adapter = new BuyerPaymentsAdapter({
+    payments,
+    logger,
+    deliver: async (peerId, voucher) => {
+      if (!node) throw new Error('buyer node not running');
+      return sendVoucher(node.node, node.directory, peerId, voucher);
+    },
+  });
+  try {
+    node = await runBuyerNode({
+      ...options,
+      payments: adapter,
+      reputation,
+      channels: () => openChannels(payments.channels.list()),
+    });
+  } catch (error) {
+    await payments.stop();
+    throw error;
+  }
+  reputation.start();
+  const running = node;
+  return {
+    ...running,
+    payments,
+    reputation,
+    paymentsProblem: undefined,
+    async stop() {
+      await running.stop();
+      await adapter.idle();
+      await reputation.stop();
+      await payments.stop();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * Wires seller payments into the seller node (decision 070): `SellerPaymentsHook` adapts the
+ * payments service to the seller's `SellerPayments` seam, and `startPaidSeller` starts a seller
+ * whose priced offers are paid through channels on the configured chain — it advertises
+ * `capabilities.payments`, admits/records every request through the hook, serves
+ * `/svc/voucher/1` and runs the settle/close ticks. A seller with priced offers and no chain
+ * refuses to start unless explicitly `free` (decision 071).
+ */
+import type { Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { connectChain, type PaymentsContract } from '../../chain/index.js';
+import type { ChainConfig, PaymentsConfig, SellerConfig } from '../../config/index.js';
+import { isSvcError, SvcError } from '../../errors/index.js';
+import { type Logger, silentLogger } from '../../log/index.js';
+import { isFreePrice, type MicroUsd, type TokenUsage, toPriceMicro } from '../../money/index.js';
+import type { PeerCapabilities } from '../../network/index.js';
+import type {
+  SellerHandle,
+  SellerOffer,
+  SellerPayments as SellerPaymentsSeam,
+  StartSellerOptions,
+} from '../../seller/index.js';
+import { startSeller } from '../../seller/index.js';
+import type { Clock } from '../clock.js';
+import { createSellerPayments } from '../factories.js';
+import type { SellerPayments } from '../seller/SellerPayments.js';
+import { serveVouchers } from './voucherProtocol.js';
+
+/** The payments service behind the seller's `SellerPayments` seam. */
+export class SellerPaymentsHook implements SellerPaymentsSeam {
+  constructor(private readonly payments: SellerPayments) {}
+
+  async admit(
+    payment: Record<string, unknown> | undefined,
+    offer: SellerOffer,
+    maxCostMicro: MicroUsd,
+  ): Promise<void> {
+    // The buyer's declared bound is what it locked for this request: the seller admits (and
+    // later bills at most) that, rather than its own rougher estimate from body bytes, which
+    // would not fit a lock sized exactly to the buyer's bound (decision 070).
+    const declared = payment?.maxCostMicro;
+    const bound =
+      typeof declared === 'string' && /^[0-9]{1,30}$/.test(declared) ? 0n : maxCostMicro;
+    await this.payments.admit(payment, { price: toPriceMicro(offer.pricing) }, bound);
+  }
+
+  async record(requestId: string, usage: TokenUsage, costMicro: MicroUsd): Promise<void> {
+    this.payments.record(requestId, usage, costMicro);
+  }
+
+  capabilities(): PeerCapabilities['payments'] {
+    return this.payments.paymentsInfo;
+  }
+}
+
+/** True when any service of the seller config has a non-zero price. */
+export function hasPricedOffers(seller: SellerConfig): boolean {
+  return seller.providers.some((provider) =>
+    Object.values(provider.services).some(
+      (service) => !isFreePrice(toPriceMicro(service.pricing ?? provider.defaultPricing)),
+    ),
+  );
+}
+
+export interface StartPaidSellerOptions extends Omit<StartSellerOptions, 'payments'> {
+  dataDir: string;
+  /** The chain's payments contract; undefined when no chain is configured. */
+  chain: PaymentsContract | undefined;
+  /** Why there is no chain (shown when a priced seller must refuse to start). */
+  chainProblem?: string;
+  paymentsConfig?: Partial<PaymentsConfig>;
+  /** Serve priced offers without payment (development only; advertises no payments). */
+  free?: boolean;
+  clock?: Clock;
+  /** Settle/close tick period (0: no timer, call `payments.tick()`). Default 5 s. */
+  tickIntervalMs?: number;
+}
+
+export interface PaidSellerHandle extends SellerHandle {
+  /** The payments service, when the seller is paid. */
+  payments: SellerPayments | undefined;
+}
+
+/** Starts a seller; paid through channels when it has priced offers. */
+export async function startPaidSeller(options: StartPaidSellerOptions): Promise<PaidSellerHandle> {
+  const logger: Logger = options.logger ?? silentLogger();
+  const priced = hasPricedOffers(options.seller);
+  if (!priced || options.free) {
+    if (priced) logger.warn('serving priced offers without payment (--free)');
+    const handle = await startSeller(options);
+    return { ...handle, payments: undefined };
+  }
+  if (!options.chain) {
+    throw new SvcError('invalid_config', {
+      message: `This seller has priced offers but no payment chain is configured${options.chainProblem ? ` (${options.chainProblem})` : ''}. Start a local chain with \`svc chain start\`, configure chain.network/chain.paymentsAddress, or pass --free to serve the priced offers unpaid.`,
+    });
+  }
+  const payments = createSellerPayments({
+    dataDir: options.dataDir,
+    account: privateKeyToAccount(options.identity.privateKey as Hex),
+    chain: options.chain,
+    logger,
+    config: options.paymentsConfig,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.tickIntervalMs !== undefined ? { tickIntervalMs: options.tickIntervalMs } : {}),
+  });
+  try {
+    await options.chain.blockNumber();
+    await payments.start();
+  } catch (error) {
+    await payments.stop().catch(() => undefined);
+    if (isSvcError(error)) throw error;
+    throw new SvcError('chain_unavailable', {
+      message: `The payment chain is unreachable (${options.chain.clients.rpcUrls[0]}): ${error instanceof Error ? error.message : String(error)}`,
+      cause: error,
+    });
+  }
+  let handle: SellerHandle;
+  try {
+    handle = await startSeller({ ...options, payments: new SellerPaymentsHook(payments) });
+  } catch (error) {
+    await payments.stop();
+    throw error;
+  }
+  const unserve = await serveVouchers(handle.node, (bytes) => payments.handleVoucherBytes(bytes));
+  return {
+    ...handle,
+    payments,
+    async stop() {
+      await unserve().catch(() => undefined);
+      await handle.stop();
+      await payments.stop();
+    },
+  };
+}
+
+/** The configured chain for a seller or buyer, or why there is none (no I/O). */
+export function configuredChain(
+  config: ChainConfig,
+  dataDir: string,
+): { contract: PaymentsContract | undefined; problem?: string } {
+  try {
+    return { contract: connectChain(config, dataDir).contract };
+  } catch (error) {
+    return { contract: undefined, problem: error instanceof Error ? error.message : String(error) };
+  }
+}
