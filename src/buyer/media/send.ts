@@ -32,14 +32,7 @@ export interface MediaAnswer {
 
 const TRAILER_WAIT_MS = 2_000;
 
-/** `BuyerPayments.release` (optional in the seam): frees a prepared payment that bought nothing. */
-type Releasing = {
-  release?(
-    requestId: string,
-    sellerError?: { code?: string; details?: Record<string, unknown> },
-  ): void;
-};
-
+/** The seller's SvcError code and details, for `BuyerPayments.release`. */
 function sellerErrorOf(text: string): { code?: string; details?: Record<string, unknown> } {
   try {
     const json = JSON.parse(text) as { error?: Record<string, unknown> };
@@ -75,7 +68,7 @@ export async function sendMedia(
   build: (candidate: RouteCandidate) => MediaCall,
 ): Promise<MediaAnswer> {
   const { deps } = ctx.service;
-  const payments = deps.payments as typeof deps.payments & Releasing;
+  const { payments } = deps;
   let last: SvcError | undefined;
   for (const candidate of plan.candidates) {
     const { offer } = candidate;
