@@ -58,7 +58,7 @@ describe.each(pairs)('seller %s -> client %s', (from, to) => {
         });
         if (assembled) expect(typeof assembled).toBe('object');
       }),
-      { numRuns: 80 },
+      { numRuns: Number(process.env.FC_RUNS ?? 80) },
     );
   });
 
@@ -71,7 +71,7 @@ describe.each(pairs)('seller %s -> client %s', (from, to) => {
           expect(isSvcError(error)).toBe(true);
         }
       }),
-      { numRuns: 150 },
+      { numRuns: Number(process.env.FC_RUNS ?? 150) },
     );
   });
 
@@ -85,7 +85,7 @@ describe.each(pairs)('seller %s -> client %s', (from, to) => {
           expect(isSvcError(error) && typeof error.details?.param).toBe('string');
         }
       }),
-      { numRuns: 150 },
+      { numRuns: Number(process.env.FC_RUNS ?? 150) },
     );
   });
 });
@@ -177,7 +177,7 @@ describe.each(pairs)('mutated %s requests to %s', (from, to) => {
           ]);
         }
       }),
-      { numRuns: 200 },
+      { numRuns: Number(process.env.FC_RUNS ?? 200) },
     );
   });
 });

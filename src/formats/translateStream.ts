@@ -71,10 +71,14 @@ async function* passThrough(
       if (!(hideUsage && isUsageOnlyChunk(event.data))) yield event;
       if (error || parts.some((p) => p.type === 'done')) return;
     }
-    const tail = parser.end().find((p) => p.type === 'error');
-    if (tail?.type === 'error') {
-      ctx.onError?.(tail.error);
-      yield* streamErrorEvents(format, tail.error, count);
+    const tail = parser.end();
+    const tailError = tail.find((p) => p.type === 'error');
+    if (tailError?.type === 'error') {
+      ctx.onError?.(tailError.error);
+      yield* streamErrorEvents(format, tailError.error, count);
+    } else if (format === 'chat' && tail.some((p) => p.type === 'done')) {
+      // The seller finished the answer but left out the closing `[DONE]`: close it for the client.
+      yield { data: '[DONE]' };
     }
   } catch (error) {
     ctx.onError?.(error);
