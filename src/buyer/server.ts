@@ -9,6 +9,7 @@ import type { BuyerService } from './BuyerService.js';
 import type { ProxyContext, ProxyRoute } from './context.js';
 import { handleControl } from './controlPlane.js';
 import { assertLoopbackRequest, parseJsonObject, readBody, sendError, sendJson } from './http.js';
+import { handleMediaRoute } from './media/routes.js';
 import { getModel, listModels } from './models.js';
 import { failRequest, proxyRequest } from './proxy.js';
 
@@ -65,10 +66,11 @@ export function createHandler(service: BuyerService, url: () => string) {
         sendJson(res, 200, countTokens(parseJsonObject(req, raw)));
         return;
       }
+      if (await handleMediaRoute(service, req, res, path, method)) return;
       const route = PROXY_ROUTES[path];
       if (!route) {
         throw new SvcError('not_found', {
-          message: `No route ${method} ${path}. Supported: /v1/chat/completions, /v1/responses, /v1/messages, /v1/messages/count_tokens, /v1/models, /_svc/status, /_svc/peers, /metrics.`,
+          message: `No route ${method} ${path}. Supported: /v1/chat/completions, /v1/responses, /v1/messages, /v1/messages/count_tokens, /v1/images/generations, /v1/images/edits, /v1/systemone, /api/v1/video/queue|retrieve, /fal/v1/video/queue|retrieve, /v1/models, /_svc/status, /_svc/peers, /metrics.`,
         });
       }
       if (method !== 'POST') throw new SvcError('method_not_allowed');

@@ -223,6 +223,16 @@ export const ERROR_CODES = {
     status: 404,
     message: 'No such payment channel. List channels with `svc buyer channels list`.',
   },
+  // --- media routes (images, video, systemone; src/buyer/media) ---
+  video_price_above_ceiling: {
+    status: 402,
+    message:
+      'The buyer refuses videos priced above 5.00 USD (spec 8). Choose a cheaper video model.',
+  },
+  video_job_not_found: {
+    status: 404,
+    message: 'This buyer did not queue a video job with that queue_id.',
+  },
 
   // --- gasless deposit sweep (decision 080; owned by the sweep helper) ---
   deposit_gas_unavailable: {

@@ -23,3 +23,4 @@ export {
   type TokenUsage,
   toPriceMicro,
 } from './pricing.js';
+export { UNIT_TOKENS, unitPriceMicro, unitPricing, unitsOf, unitUsage } from './unitPricing.js';

@@ -16,6 +16,7 @@ import type {
   SellerTrailer,
 } from '../network/index.js';
 import { demoAnswer } from './demo.js';
+import { handleMedia } from './media/handleMedia.js';
 import { providerName } from './metadata.js';
 import { multipartBoundary, multipartField, replaceMultipartField } from './multipart.js';
 import type { SellerOffer, SellerPayments } from './payments.js';
@@ -82,6 +83,8 @@ export function createSellerHandler(
 
 async function handle(deps: HandlerDeps, request: InboundRequest): Promise<OutboundReply> {
   if (request.method !== 'POST') throw new SvcError('method_not_allowed');
+  const media = await handleMedia(deps, request);
+  if (media) return media;
   const providers = deps.providers();
   if (!providers.some((p) => request.path in p.kind.paths)) {
     throw new SvcError('not_found', { message: `This seller does not relay ${request.path}.` });

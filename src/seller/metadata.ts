@@ -8,6 +8,7 @@ import {
   type PeerCapabilities,
   type ProviderAnnouncement,
   type ServiceCapabilities,
+  type UnitBillingModel,
   type UnsignedPeerMetadata,
 } from '../network/index.js';
 import { protocolsOf } from './providers.js';
@@ -23,11 +24,18 @@ function announcement(provider: ProviderConfig, load: number): ProviderAnnouncem
   const serviceCategories: Record<string, string[]> = {};
   const serviceApiProtocols: Record<string, ApiProtocol[]> = {};
   const serviceCapabilities: Record<string, ServiceCapabilities> = {};
+  const serviceUnitBillingModels: Record<string, UnitBillingModel> = {};
   for (const [id, service] of Object.entries(provider.services)) {
     if (service.pricing) servicePricing[id] = service.pricing;
     if (service.categories.length > 0) serviceCategories[id] = service.categories;
     serviceApiProtocols[id] = protocolsOf(provider.type);
     if (service.capabilities) serviceCapabilities[id] = service.capabilities;
+    if (service.imageUsd !== undefined || service.videoUsd !== undefined) {
+      serviceUnitBillingModels[id] = {
+        ...(service.imageUsd !== undefined ? { imageUsd: service.imageUsd } : {}),
+        ...(service.videoUsd !== undefined ? { videoUsd: service.videoUsd } : {}),
+      };
+    }
   }
   return {
     provider: providerName(provider),
@@ -36,6 +44,7 @@ function announcement(provider: ProviderConfig, load: number): ProviderAnnouncem
     ...(Object.keys(servicePricing).length > 0 ? { servicePricing } : {}),
     ...(Object.keys(serviceCategories).length > 0 ? { serviceCategories } : {}),
     serviceApiProtocols,
+    ...(Object.keys(serviceUnitBillingModels).length > 0 ? { serviceUnitBillingModels } : {}),
     ...(Object.keys(serviceCapabilities).length > 0 ? { serviceCapabilities } : {}),
     maxConcurrency: provider.maxConcurrency,
     currentLoad: Math.min(load, provider.maxConcurrency),

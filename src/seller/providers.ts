@@ -43,6 +43,20 @@ export const PROVIDER_KINDS: Record<ProviderType, ProviderKind> = {
     defaultBaseUrl: 'https://api.openai.com/v1',
     auth: bearer,
   },
+  // --- media: video jobs (both formats) and decision models (demo answers without a baseUrl) ---
+  video: {
+    paths: {
+      '/api/v1/video/queue': 'video-queue',
+      '/api/v1/video/retrieve': 'video-queue',
+      '/fal/v1/video/queue': 'fal-video',
+      '/fal/v1/video/retrieve': 'fal-video',
+    },
+    auth: bearer,
+  },
+  systemone: {
+    paths: { '/v1/systemone': 'systemone' },
+    auth: bearer,
+  },
   demo: {
     paths: {
       '/v1/chat/completions': 'openai-chat-completions',

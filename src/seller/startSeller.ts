@@ -67,7 +67,7 @@ export function runtimeProviders(seller: SellerConfig, env: NodeJS.ProcessEnv): 
       }
     }
     const baseUrl = config.baseUrl ?? kind.defaultBaseUrl;
-    if (config.type !== 'demo' && baseUrl === undefined) {
+    if (config.type !== 'demo' && config.type !== 'systemone' && baseUrl === undefined) {
       throw new SvcError('invalid_config', {
         message: `provider ${providerName(config)}: baseUrl is required`,
       });

@@ -22,6 +22,8 @@ interface SetupFlags {
   inputPrice?: string;
   outputPrice?: string;
   cachedPrice?: string;
+  imagePrice?: string;
+  videoPrice?: string;
   maxConcurrency?: string;
   displayName?: string;
   region?: string;
@@ -81,6 +83,8 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
     .option('--input-price <usd>', 'USD per million input tokens')
     .option('--output-price <usd>', 'USD per million output tokens')
     .option('--cached-price <usd>', 'USD per million cached input tokens')
+    .option('--image-price <usd>', 'USD per generated image (openai-images services)')
+    .option('--video-price <usd>', 'USD per delivered video (video services)')
     .option('--max-concurrency <n>', 'requests served at once by this provider')
     .option('--display-name <name>', 'seller name shown to buyers')
     .option('--region <region>', 'seller region shown to buyers')
@@ -88,15 +92,20 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
     .option('--replace', 'replace all configured providers instead of adding one')
     .addHelpText(
       'after',
-      '\nExamples:\n  svc seller setup --provider demo --replace\n  svc seller setup --provider openai-chat --api-key-env OPENAI_API_KEY \\\n    --service gpt-4o-mini --input-price 0.15 --output-price 0.6 --cached-price 0.075\n  svc seller setup --provider anthropic-messages --api-key-env ANTHROPIC_API_KEY \\\n    --service claude-sonnet=claude-sonnet-4-5 --input-price 3 --output-price 15',
+      '\nExamples:\n  svc seller setup --provider demo --replace\n  svc seller setup --provider openai-chat --api-key-env OPENAI_API_KEY \\\n    --service gpt-4o-mini --input-price 0.15 --output-price 0.6 --cached-price 0.075\n  svc seller setup --provider anthropic-messages --api-key-env ANTHROPIC_API_KEY \\\n    --service claude-sonnet=claude-sonnet-4-5 --input-price 3 --output-price 15\n  svc seller setup --provider openai-images --api-key-env OPENAI_API_KEY \\\n    --service gpt-image-1 --image-price 0.04\n  svc seller setup --provider video --base-url https://video.example.com \\\n    --api-key-env VIDEO_API_KEY --service kling-2 --video-price 0.5',
     )
     .action((flags: SetupFlags, command: Command) => {
       const ctx = CliContext.of(command, io);
       const path = ctx.loadConfig().path;
       const { file } = readConfigFile(path);
       const demo = flags.provider === 'demo';
-      const input = numberFlag(flags.inputPrice, '--input-price') ?? (demo ? 0 : undefined);
-      const output = numberFlag(flags.outputPrice, '--output-price') ?? (demo ? 0 : undefined);
+      const imageUsd = numberFlag(flags.imagePrice, '--image-price');
+      const videoUsd = numberFlag(flags.videoPrice, '--video-price');
+      const unitPriced = imageUsd !== undefined || videoUsd !== undefined;
+      const input =
+        numberFlag(flags.inputPrice, '--input-price') ?? (demo || unitPriced ? 0 : undefined);
+      const output =
+        numberFlag(flags.outputPrice, '--output-price') ?? (demo || unitPriced ? 0 : undefined);
       if (input === undefined || output === undefined) {
         throw new CliError(
           '--input-price and --output-price are required (USD per million tokens)',
@@ -110,7 +119,16 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
         ...(flags.name ? { name: flags.name } : {}),
         ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
         ...(flags.apiKeyEnv ? { apiKeyEnv: flags.apiKeyEnv } : {}),
-        services: parseServices(flags.service, demo),
+        services: Object.fromEntries(
+          Object.entries(parseServices(flags.service, demo)).map(([id, service]) => [
+            id,
+            {
+              ...service,
+              ...(imageUsd !== undefined ? { imageUsd } : {}),
+              ...(videoUsd !== undefined ? { videoUsd } : {}),
+            },
+          ]),
+        ),
         defaultPricing: {
           inputUsdPerMillion: input,
           outputUsdPerMillion: output,

@@ -173,7 +173,11 @@ export async function startFakeUpstream(initial: FakeUpstreamOptions = {}): Prom
       res.end(
         JSON.stringify({
           created: Math.floor(Date.now() / 1000),
-          data: Array.from({ length: count }, () => ({ b64_json: PNG_1PX })),
+          data: Array.from({ length: count }, (_, i) =>
+            body.response_format === 'url'
+              ? { url: `http://127.0.0.1/fake-images/${i}.png` }
+              : { b64_json: PNG_1PX },
+          ),
           usage: {
             total_tokens: inputTokens + outputTokens,
             input_tokens: inputTokens,

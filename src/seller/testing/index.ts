@@ -6,3 +6,4 @@ export {
   type RecordedRequest,
   startFakeUpstream,
 } from './fakeUpstreams.js';
+export { type FakeVideoUpstream, startFakeVideoUpstream, TINY_MP4 } from './fakeVideoUpstream.js';

@@ -1,0 +1,89 @@
+/**
+ * Video jobs on the buyer: which seller accepted each queue_id (retrieve always goes back to
+ * it, spec 4.2), request validation, and the 5.00 USD ceiling with a clear error (spec 8).
+ */
+import type { Offer, OfferIndex } from '../../catalog/index.js';
+import { SvcError } from '../../errors/index.js';
+import type { PeerId } from '../../identity/index.js';
+import { formatUsd, usdNumberToMicro } from '../../money/index.js';
+import { type RoutingTarget, VIDEO_PRICE_CEILING_MICRO } from '../../routing/index.js';
+
+export interface VideoJob {
+  peerId: PeerId;
+  serviceId: string;
+  queuedAt: number;
+}
+
+const MAX_JOBS = 10_000;
+
+/** queue_id (per format) → the seller that accepted it; oldest forgotten first. */
+export class VideoJobs {
+  private readonly jobs = new Map<string, VideoJob>();
+
+  remember(format: string, queueId: string, job: VideoJob): void {
+    if (this.jobs.size >= MAX_JOBS) {
+      const oldest = this.jobs.keys().next().value;
+      if (oldest !== undefined) this.jobs.delete(oldest);
+    }
+    this.jobs.set(`${format}|${queueId}`, job);
+  }
+
+  get(format: string, queueId: string): VideoJob | undefined {
+    return this.jobs.get(`${format}|${queueId}`);
+  }
+}
+
+/** Checks a first-format queue body: prompt and `duration` ("<digits>s"). */
+export function validateQueueBody(body: Record<string, unknown>, firstFormat: boolean): void {
+  if (!firstFormat) return;
+  if (typeof body.prompt !== 'string' || body.prompt === '') {
+    throw new SvcError('invalid_request', {
+      message: '"prompt" must be a non-empty string.',
+      details: { param: 'prompt' },
+    });
+  }
+  if (
+    body.duration !== undefined &&
+    (typeof body.duration !== 'string' || !/^\d+s$/.test(body.duration))
+  ) {
+    throw new SvcError('invalid_request', {
+      message: '"duration" must be digits followed by "s", e.g. "5s".',
+      details: { param: 'duration' },
+    });
+  }
+}
+
+function videoMicro(offer: Offer): bigint | undefined {
+  const usd = offer.unitBilling?.videoUsd;
+  return usd === undefined ? undefined : usdNumberToMicro(usd);
+}
+
+/**
+ * Refuses (402 `video_price_above_ceiling`, naming the price) when the pinned video offer, or
+ * every video offer of an automatic model, costs more than 5.00 USD.
+ */
+export function checkVideoCeiling(index: OfferIndex, target: RoutingTarget): void {
+  let offers: Offer[];
+  if (target.kind === 'pinned') {
+    const offer = target.model ? index.offerOf(target.peerId, target.model) : undefined;
+    offers = offer ? [offer] : [];
+  } else {
+    offers = index.model(target.model)?.offers ?? [];
+  }
+  const priced = offers
+    .filter((offer) => offer.type === 'video')
+    .map((offer) => ({ offer, micro: videoMicro(offer) }));
+  if (priced.length === 0) return;
+  if (priced.some((p) => p.micro === undefined || p.micro <= VIDEO_PRICE_CEILING_MICRO)) return;
+  const cheapest = priced.reduce((a, b) => (b.micro! < a.micro! ? b : a));
+  const price = formatUsd(cheapest.micro!);
+  throw new SvcError('video_price_above_ceiling', {
+    message: `Video model "${cheapest.offer.serviceId}" at seller ${cheapest.offer.peerId} costs ${price} USD per video; the buyer refuses videos priced above ${formatUsd(VIDEO_PRICE_CEILING_MICRO)} USD.`,
+    details: {
+      peerId: cheapest.offer.peerId,
+      model: cheapest.offer.serviceId,
+      videoUsd: price,
+      ceilingUsd: formatUsd(VIDEO_PRICE_CEILING_MICRO),
+    },
+  });
+}
