@@ -49,7 +49,8 @@ function reportError(error: unknown, io: CliIo): number {
     return EXIT_USAGE;
   }
   if (error instanceof CliError) {
-    io.stderr(`error: ${error.message}\n`);
+    // An empty message only carries an exit code (e.g. a launched tool's own).
+    if (error.message) io.stderr(`error: ${error.message}\n`);
     return error.exitCode;
   }
   if (error instanceof ConfigError || isSvcError(error)) {

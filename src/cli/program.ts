@@ -7,6 +7,7 @@ import { registerConfigCommands } from './commands/config.js';
 import { registerGatewayCommands } from './commands/gateway/index.js';
 import { registerNetworkCommands } from './commands/network/index.js';
 import { registerSellerCommands } from './commands/seller.js';
+import { registerToolCommands } from './commands/tools.js';
 import { registerUpCommands } from './commands/up.js';
 import { registerX402Commands } from './commands/x402.js';
 import type { CliIo } from './io.js';
@@ -23,6 +24,7 @@ const GROUPS: CommandGroup[] = [
   registerSellerCommands,
   registerGatewayCommands,
   registerUpCommands,
+  registerToolCommands,
   registerX402Commands,
 ];
 

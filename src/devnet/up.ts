@@ -278,6 +278,11 @@ function printSummary(
   p(`  curl ${buyerUrl}/v1/models          # the network-wide catalog`);
   p(`  curl ${gatewayUrl}/v1/key -H "authorization: Bearer ${key.secret}"   # spend and limits`);
   p('');
+  p('Coding tools against the buyer (each must be installed):');
+  p(`  svc --data-dir ${layout.buyer} claude      # Claude Code`);
+  p(`  svc --data-dir ${layout.buyer} codex       # Codex`);
+  p(`  svc --data-dir ${layout.buyer} opencode    # opencode`);
+  p('');
   p('Top up a key of its own with x402 (settled on the local chain by the local facilitator):');
   p(
     `  svc --data-dir ${layout.buyer} gateway key create --label mine --new-identity --allow-topup`,
