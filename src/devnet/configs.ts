@@ -7,6 +7,9 @@ import type { DevSeller } from './sellers.js';
 /** The dev buyer admits sellers without on-chain history; `svc up` says so when it starts. */
 export const DEV_MIN_TRUST_SCORE = 0;
 
+/** Dev sellers settle vouchers this long after a channel goes quiet (product default: 600 s). */
+export const DEV_SETTLE_IDLE_SECONDS = 20;
+
 function chainSection(rpcUrl: string, deployment: Deployment) {
   return {
     network: 'local' as const,
@@ -39,7 +42,11 @@ export function writeSellerConfig(
       listen: ['/ip4/127.0.0.1/tcp/0'],
       refreshIntervalSeconds: 30,
     },
-    chain: chainSection(rpcUrl, deployment),
+    // Settle soon after traffic stops, so a developer sees the seller's balance grow on chain.
+    chain: {
+      ...chainSection(rpcUrl, deployment),
+      payments: { settleIdleSeconds: DEV_SETTLE_IDLE_SECONDS },
+    },
   });
 }
 
