@@ -7,19 +7,8 @@
 import { type Account, type Address, type Hex, parseSignature, toHex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import { SvcPaymentsAbi, TestUSDCAbi } from '../contracts/index.js';
+import { RECEIVE_WITH_AUTHORIZATION_TYPES } from './eip3009.js';
 import type { PaymentsContract } from './paymentsContract.js';
-
-/** EIP-3009 ReceiveWithAuthorization, as USDC (FiatTokenV2) defines it. */
-export const RECEIVE_WITH_AUTHORIZATION_TYPES = {
-  ReceiveWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 
 /** A signed authorization moving `valueMicro` from `from` into its credits. */
 export interface DepositAuthorization {

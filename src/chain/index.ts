@@ -16,12 +16,12 @@ export {
   ethBalanceOf,
   isAuthorizationUsed,
   newAuthorizationNonce,
-  RECEIVE_WITH_AUTHORIZATION_TYPES,
   signDepositAuthorization,
   submitDepositAuthorization,
   type TokenDomain,
   usdcTokenDomain,
 } from './depositAuthorization.js';
+export { RECEIVE_WITH_AUTHORIZATION_TYPES, TRANSFER_WITH_AUTHORIZATION_TYPES } from './eip3009.js';
 export {
   ANVIL_DEPLOYER_KEY,
   DEFAULT_FAUCET_ETH,

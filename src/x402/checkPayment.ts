@@ -4,21 +4,10 @@
  */
 import type { PaymentRequirements } from '@x402/core/types';
 import { getAddress, isAddressEqual, recoverTypedDataAddress } from 'viem';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../chain/index.js';
 import { VALID_BEFORE_MARGIN_SECONDS, VALID_BEFORE_SKEW_SECONDS } from './constants.js';
 import type { DecodedPayment } from './decodePayment.js';
 import { refusePayment } from './refusal.js';
-
-/** EIP-3009 `TransferWithAuthorization` typed-data fields. */
-export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 
 /** Throws a 402 refusal naming the first mismatch; returns when the payment fits. */
 export async function checkPayment(

@@ -3,10 +3,12 @@
  * checks, facilitator presets and calls, the exactly-once ledger contract, reconciliation, the
  * local facilitator server, and a client that pays a top-up with the official x402 client.
  */
+
+export { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../chain/index.js';
 export { parseTopupAmount, topupBounds } from './amount.js';
 export { type AuthorizationUse, type TopupChainReader, viemChainReader } from './chainReader.js';
 export { encodeChallenge, paymentRequired, topupRequirements } from './challenge.js';
-export { checkPayment, TRANSFER_WITH_AUTHORIZATION_TYPES } from './checkPayment.js';
+export { checkPayment } from './checkPayment.js';
 export {
   BASE_SEPOLIA_USDC,
   BASE_USDC,

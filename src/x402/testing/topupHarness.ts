@@ -9,11 +9,14 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { type Address, getAddress, type Hex } from 'viem';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
-import { type LocalChain, startLocalChain } from '../../chain/index.js';
+import {
+  type LocalChain,
+  startLocalChain,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+} from '../../chain/index.js';
 import { TestUSDCAbi } from '../../contracts/index.js';
 import { parseUsd } from '../../money/index.js';
 import { viemChainReader } from '../chainReader.js';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../checkPayment.js';
 import type { TopupAsset } from '../constants.js';
 import { MemoryTopupLedger } from '../ledger/MemoryTopupLedger.js';
 import {
