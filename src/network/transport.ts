@@ -128,7 +128,7 @@ export class LibP2pTransport implements PeerTransport {
         this.node.libp2p.getConnections(route.libp2pPeerId).length === 0
       ) {
         await this.node.libp2p.peerStore
-          .merge(route.libp2pPeerId, { multiaddrs: route.addresses })
+          .merge(route.libp2pPeerId, { multiaddrs: [...route.addresses] })
           .catch(() => undefined);
       }
       // The protocol proposal goes out with the request head: no negotiation round trip.
