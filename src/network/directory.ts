@@ -27,9 +27,9 @@ export interface NetworkPeerDirectoryOptions {
 
 /** How a peer can be dialled. */
 export interface PeerRoute {
-  libp2pPeerId: Libp2pPeerId;
-  addresses: Multiaddr[];
-  uploadLimitBytes: number;
+  readonly libp2pPeerId: Libp2pPeerId;
+  readonly addresses: readonly Multiaddr[];
+  readonly uploadLimitBytes: number;
 }
 
 /** Network health for `/_svc/status` and the CLI. */
@@ -53,6 +53,8 @@ export class NetworkPeerDirectory implements PeerDirectory {
   private readonly now: () => number;
   private readonly lookupTimeoutMs: number;
   private readonly peers = new Map<PeerId, CachedPeer>();
+  /** Parsed routes, one per cached record object (records are replaced, never edited, on refresh). */
+  private readonly routes = new WeakMap<CachedPeer, PeerRoute>();
   private readonly rejectionCounts = new Map<MetadataRejection, number>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private refreshing: Promise<void> | undefined;
@@ -108,7 +110,10 @@ export class NetworkPeerDirectory implements PeerDirectory {
   route(peerId: PeerId): PeerRoute | undefined {
     const entry = this.peers.get(peerId);
     if (!entry) return undefined;
-    return {
+    // Parsing the PeerId validates a secp256k1 point: once per record, not once per request.
+    const cached = this.routes.get(entry);
+    if (cached) return cached;
+    const route: PeerRoute = {
       libp2pPeerId: peerIdFromString(entry.libp2pPeerId),
       addresses: entry.addresses.flatMap((text) => {
         try {
@@ -119,6 +124,8 @@ export class NetworkPeerDirectory implements PeerDirectory {
       }),
       uploadLimitBytes: entry.metadata.capabilities.uploadLimitBytes,
     };
+    this.routes.set(entry, route);
+    return route;
   }
 
   /** The libp2p PeerId (string form) of a cached peer: the reverse of `peerIdFromLibp2p`. */

@@ -144,6 +144,14 @@ export class FrameReader {
     return true;
   }
 
+  /** Exactly `count` raw bytes (used before framing starts), or a FrameError. */
+  async readRaw(count: number, signal?: AbortSignal): Promise<Uint8Array> {
+    if (!(await this.fill(count, signal, true))) {
+      throw new FrameError('eof', 'stream ended before any answer');
+    }
+    return this.take(count);
+  }
+
   /**
    * Next frame, or undefined at a clean end of stream. `maxBytes` bounds the payload by type;
    * an unknown type or a larger length fails before the payload is read.

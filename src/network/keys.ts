@@ -55,16 +55,27 @@ export function libp2pPeerIdFromIdentity(privateKey: Hex): Libp2pPeerId {
   return peerIdFromPrivateKey(libp2pKeyFromIdentity(privateKey));
 }
 
+/** Decompressing a key is a modular exponentiation: remember recent answers (one per stream). */
+const peerIdCache = new Map<string, PeerId | undefined>();
+const PEER_ID_CACHE_SIZE = 4096;
+
 /**
  * Our peer id (EVM address) of a libp2p PeerId, or undefined when it is not a secp256k1 key
  * (such a peer cannot be a svc peer).
  */
 export function peerIdFromLibp2p(peer: Libp2pPeerId): PeerId | undefined {
   if (peer.type !== 'secp256k1' || peer.publicKey === undefined) return undefined;
+  // A secp256k1 PeerId's string embeds the whole public key, so it is a safe cache key.
+  const key = peer.toString();
+  if (peerIdCache.has(key)) return peerIdCache.get(key);
+  let peerId: PeerId | undefined;
   try {
     const uncompressed = decompressPublicKey(peer.publicKey.raw);
-    return peerIdFromAddress(publicKeyToAddress(toHex(uncompressed)));
+    peerId = peerIdFromAddress(publicKeyToAddress(toHex(uncompressed)));
   } catch {
-    return undefined;
+    peerId = undefined;
   }
+  if (peerIdCache.size >= PEER_ID_CACHE_SIZE) peerIdCache.clear();
+  peerIdCache.set(key, peerId);
+  return peerId;
 }

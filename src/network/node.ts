@@ -10,13 +10,13 @@ import { identify } from '@libp2p/identify';
 import type { Libp2p, PeerId as Libp2pPeerId } from '@libp2p/interface';
 import { type KadDHT, kadDHT, passthroughMapper } from '@libp2p/kad-dht';
 import { type Ping, ping } from '@libp2p/ping';
-import { tcp } from '@libp2p/tcp';
 import { multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
 import type { Hex } from 'viem';
 import type { NetworkConfig } from '../config/index.js';
 import type { PeerId } from '../identity/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
+import { corkedTcp } from './corkedTcp.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 
 /** What the node is for: sellers and bootstrap nodes serve the DHT, others only query it. */
@@ -68,7 +68,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
       listen: role === 'client' ? [] : config.listen,
       announce: config.announce,
     },
-    transports: [tcp()],
+    transports: [corkedTcp()],
     connectionEncrypters: [noise()],
     // A paused stream (backpressure) can still receive up to one window; keep the read buffer
     // above the window so a slow reader is never reset for being slow.

@@ -298,3 +298,36 @@ describe('seller dying mid-stream', () => {
     }
   });
 });
+
+describe('a peer that does not serve requests', () => {
+  it('is unreachable before the head, and the router hears about it', async () => {
+    const other = await startLoopbackNode('seller');
+    const buyer = await startLoopbackNode('buyer');
+    try {
+      const marked: string[] = [];
+      const addrs = other.libp2p.getMultiaddrs();
+      const transport = new LibP2pTransport({
+        node: buyer,
+        router: {
+          route: () => ({
+            libp2pPeerId: other.libp2pPeerId,
+            addresses: addrs,
+            uploadLimitBytes: 1024 * 1024,
+          }),
+          markUnreachable: (peerId) => marked.push(peerId),
+        },
+      });
+      for (const body of ['small', 'x'.repeat(100_000)]) {
+        const error = await transport
+          .request(other.peerId, request('/echo', body))
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(TransportError);
+        expect(error).toMatchObject({ failure: 'unreachable', beforeHead: true });
+      }
+      expect(marked).toEqual([other.peerId, other.peerId]);
+    } finally {
+      await buyer.stop();
+      await other.stop();
+    }
+  });
+});

@@ -19,6 +19,7 @@ import {
 } from './frames.js';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
+import { openRequestStream, ProtocolRejected, type RequestStream } from './requestStream.js';
 import { frameLimit, parseFrame, responseHeadSchema, trailerSchema } from './requestWire.js';
 import {
   type PeerTransport,
@@ -119,6 +120,7 @@ export class LibP2pTransport implements PeerTransport {
     };
 
     let stream: Stream;
+    let opened: RequestStream;
     try {
       // Only teach the peer store addresses when a dial is needed (it is a datastore write).
       if (
@@ -126,16 +128,17 @@ export class LibP2pTransport implements PeerTransport {
         this.node.libp2p.getConnections(route.libp2pPeerId).length === 0
       ) {
         await this.node.libp2p.peerStore
-          .merge(route.libp2pPeerId, { multiaddrs: route.addresses })
+          .merge(route.libp2pPeerId, { multiaddrs: [...route.addresses] })
           .catch(() => undefined);
       }
-      stream = await this.node.libp2p.dialProtocol(route.libp2pPeerId, REQUEST_PROTOCOL, {
-        signal: AbortSignal.any([controller.signal, AbortSignal.timeout(this.dialTimeoutMs)]),
-        // Send the protocol id with the request head: saves one round trip per request.
-        negotiateFully: false,
-        // Concurrency is the seller's to limit (429), not the stream muxer's.
-        maxOutboundStreams: 1024,
-      });
+      // The protocol proposal goes out with the request head: no negotiation round trip.
+      opened = await openRequestStream(
+        this.node,
+        route.libp2pPeerId,
+        REQUEST_PROTOCOL,
+        AbortSignal.any([controller.signal, AbortSignal.timeout(this.dialTimeoutMs)]),
+      );
+      stream = opened.stream;
     } catch (error) {
       cleanup();
       if (controller.signal.reason instanceof Cancelled)
@@ -158,22 +161,25 @@ export class LibP2pTransport implements PeerTransport {
         };
         const headFrame = encodeFrame(FrameType.head, jsonPayload(sendHead));
         const endFrame = encodeFrame(FrameType.end, new Uint8Array(0));
-        if (body.byteLength <= DATA_FRAME_BYTES) {
-          // Small requests go out in one write: one muxer frame, one encryption, one packet.
-          const frames =
-            body.byteLength > 0
-              ? [headFrame, encodeFrame(FrameType.data, body), endFrame]
-              : [headFrame, endFrame];
-          await writeBytes(stream, Buffer.concat(frames), controller.signal);
-        } else {
-          await writeBytes(stream, headFrame, controller.signal);
-          await writeData(stream, body, controller.signal);
-          await writeBytes(stream, endFrame, controller.signal);
-        }
         const headSignal = AbortSignal.any([
           controller.signal,
           AbortSignal.timeout(request.headTimeoutMs ?? this.headTimeoutMs),
         ]);
+        if (body.byteLength <= DATA_FRAME_BYTES) {
+          // Small requests go out in one write: one muxer frame, one encryption, one packet.
+          const frames =
+            body.byteLength > 0
+              ? [opened.proposal, headFrame, encodeFrame(FrameType.data, body), endFrame]
+              : [opened.proposal, headFrame, endFrame];
+          await writeBytes(stream, Buffer.concat(frames), controller.signal);
+          await this.acknowledged(opened, reader, headSignal, controller.signal, peerId);
+        } else {
+          // Large bodies wait for the seller to accept the protocol before being sent.
+          await writeBytes(stream, Buffer.concat([opened.proposal, headFrame]), controller.signal);
+          await this.acknowledged(opened, reader, headSignal, controller.signal, peerId);
+          await writeData(stream, body, controller.signal);
+          await writeBytes(stream, endFrame, controller.signal);
+        }
         const frame = await reader.read(frameLimit, headSignal).catch((error: unknown) => {
           if (headSignal.aborted && !controller.signal.aborted) {
             throw new FrameError('timeout', 'no response head in time', error);
@@ -187,6 +193,10 @@ export class LibP2pTransport implements PeerTransport {
         return parseFrame(responseHeadSchema, frame.payload, 'response head');
       } catch (error) {
         cleanup();
+        if (error instanceof TransportError) {
+          stream.abort(error);
+          throw error;
+        }
         throw classify(error, true, stream);
       }
     })();
@@ -227,5 +237,33 @@ export class LibP2pTransport implements PeerTransport {
       }
     }
     return { status: head.status, headers: head.headers, body: body(), trailer: trailer.promise };
+  }
+
+  /** Waits for the seller's protocol answer; a refusal makes the peer unreachable. */
+  private async acknowledged(
+    opened: RequestStream,
+    reader: FrameReader,
+    headSignal: AbortSignal,
+    signal: AbortSignal,
+    peerId: PeerId,
+  ): Promise<void> {
+    try {
+      await opened.acknowledged(reader, headSignal);
+    } catch (error) {
+      if (headSignal.aborted && !signal.aborted) {
+        throw new FrameError('timeout', 'no response head in time', error);
+      }
+      if (!(error instanceof ProtocolRejected)) throw error;
+      this.router.markUnreachable?.(peerId, error.message);
+      throw new TransportError(
+        'unreachable',
+        peerId,
+        `cannot reach peer ${peerId}: ${error.message}`,
+        {
+          beforeHead: true,
+          cause: error,
+        },
+      );
+    }
   }
 }

@@ -1,0 +1,96 @@
+/**
+ * Opening a `/svc/request/1` stream without waiting for protocol negotiation.
+ *
+ * libp2p v3's `newStream` always runs multistream-select to completion (it ignores
+ * `negotiateFully: false`): one extra round trip, four extra muxer frames and a peer-store
+ * merge per request. The buyer instead sends the multistream-select proposal
+ * (`/multistream/1.0.0`, then the protocol) in the same write as the request head and checks
+ * the seller's echo before reading the response head. The bytes on the wire are exactly what
+ * optimistic ("lazy") multistream-select sends, so any libp2p seller understands them: its
+ * `handle` reads the proposal, answers, and hands the rest of the bytes to the protocol handler.
+ */
+import type { Connection, PeerId as Libp2pPeerId, Stream } from '@libp2p/interface';
+import type { FrameReader } from './frames.js';
+import type { SvcNode } from './node.js';
+
+const MULTISTREAM_ID = '/multistream/1.0.0';
+const encoder = new TextEncoder();
+
+/** One multistream-select message: varint length, then `text\n`. */
+function mssMessage(text: string): Uint8Array {
+  const body = encoder.encode(`${text}\n`);
+  if (body.byteLength >= 0x4000) throw new RangeError('protocol id too long');
+  const prefix =
+    body.byteLength < 0x80
+      ? [body.byteLength]
+      : [(body.byteLength & 0x7f) | 0x80, body.byteLength >> 7];
+  const out = new Uint8Array(prefix.length + body.byteLength);
+  out.set(prefix, 0);
+  out.set(body, prefix.length);
+  return out;
+}
+
+/** The seller refused the protocol (answered `na`) or is not speaking multistream-select. */
+export class ProtocolRejected extends Error {
+  override name = 'ProtocolRejected';
+}
+
+export interface RequestStream {
+  stream: Stream;
+  /** Bytes to send before the first frame (empty when the stream is already negotiated). */
+  proposal: Uint8Array;
+  /** Reads and checks the seller's answer to `proposal` (a no-op when there was none). */
+  acknowledged(reader: FrameReader, signal: AbortSignal): Promise<void>;
+}
+
+interface MuxerLike {
+  status: string;
+  createStream(options?: { signal?: AbortSignal }): Promise<Stream>;
+}
+
+function muxerOf(connection: Connection): MuxerLike | undefined {
+  // Not part of the Connection interface: used when present, else the negotiated path.
+  const muxer = (connection as Connection & { muxer?: Partial<MuxerLike> }).muxer;
+  if (muxer?.status === 'open' && typeof muxer.createStream === 'function') {
+    return muxer as MuxerLike;
+  }
+  return undefined;
+}
+
+/** Opens a stream for `protocol` to `peer`, reusing an open connection when there is one. */
+export async function openRequestStream(
+  node: SvcNode,
+  peer: Libp2pPeerId,
+  protocol: string,
+  signal: AbortSignal,
+): Promise<RequestStream> {
+  const connection =
+    node.libp2p.getConnections(peer).find((c) => c.status === 'open' && c.limits === undefined) ??
+    (await node.libp2p.dial(peer, { signal }));
+  const muxer = muxerOf(connection);
+  if (muxer === undefined) {
+    const stream = await connection.newStream(protocol, { signal, maxOutboundStreams: 1024 });
+    return { stream, proposal: new Uint8Array(0), acknowledged: async () => undefined };
+  }
+  const stream = await muxer.createStream({ signal });
+  stream.protocol = protocol;
+  const header = mssMessage(MULTISTREAM_ID);
+  const answer = mssMessage(protocol);
+  return {
+    stream,
+    proposal: Buffer.concat([header, answer]),
+    async acknowledged(reader, ackSignal) {
+      const echoed = await reader.readRaw(header.byteLength, ackSignal);
+      if (!Buffer.from(echoed).equals(header)) {
+        throw new ProtocolRejected('the peer does not speak multistream-select');
+      }
+      // `na\n` is shorter than our protocol id: read the length first.
+      const [length] = await reader.readRaw(1, ackSignal);
+      if (length !== answer[0]) throw new ProtocolRejected(`the peer does not serve ${protocol}`);
+      const rest = await reader.readRaw(answer.byteLength - 1, ackSignal);
+      if (!Buffer.from(rest).equals(answer.subarray(1))) {
+        throw new ProtocolRejected(`the peer does not serve ${protocol}`);
+      }
+    },
+  };
+}
