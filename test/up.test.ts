@@ -170,6 +170,110 @@ describe('svc up', () => {
     expect(Number(data.usage.spent_usd)).toBeGreaterThan(0);
   });
 
+  it('tops up a key of its own with x402, and the key then spends it', async () => {
+    const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+      promisify(execFile)(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+    const buyerDir = join(dataDir, 'dev', 'buyer');
+    const created = JSON.parse(
+      (
+        await run([
+          '--data-dir',
+          buyerDir,
+          '--json',
+          'gateway',
+          'key',
+          'create',
+          '--label',
+          'mine',
+          '--new-identity',
+          '--allow-topup',
+        ])
+      ).stdout,
+    ) as { id: string; secret: string };
+
+    // A payer wallet with test USDC only (no gas: x402 payments are signatures).
+    const payerDir = join(dataDir, 'payer');
+    const payer = JSON.parse(
+      (await run(['--data-dir', payerDir, '--json', 'buyer', 'identity', 'list'])).stdout,
+    ) as Array<{
+      address: string;
+    }>;
+    await run(
+      [
+        '--data-dir',
+        join(dataDir, 'dev', 'chain'),
+        'chain',
+        'faucet',
+        payer[0]!.address,
+        '--usdc',
+        '5',
+      ],
+      {
+        SVC_RPC_URL: `http://127.0.0.1:${ports.chain}`,
+      },
+    );
+    const paid = JSON.parse(
+      (
+        await run(
+          [
+            '--data-dir',
+            payerDir,
+            '--json',
+            'x402',
+            'pay-topup',
+            '3',
+            '--key',
+            created.secret,
+            '--gateway-url',
+            `http://127.0.0.1:${ports.gateway}`,
+          ],
+          { SVC_RPC_URL: `http://127.0.0.1:${ports.chain}` },
+        )
+      ).stdout,
+    ) as { status: number };
+    expect(paid.status).toBe(200);
+
+    const keyView = async () =>
+      (
+        (await (
+          await fetch(`http://127.0.0.1:${ports.gateway}/v1/key`, {
+            headers: { authorization: `Bearer ${created.secret}` },
+          })
+        ).json()) as {
+          data: { usage: { requests: number; spent_usd: string; topped_up_usd: string } };
+        }
+      ).data;
+    expect((await keyView()).usage.topped_up_usd).toBe('3.000000');
+
+    // The running buyer sweeps the key wallet's USDC into its credits; then the key can pay sellers.
+    const openai = new OpenAI({
+      baseURL: `http://127.0.0.1:${ports.gateway}/v1`,
+      apiKey: created.secret,
+      maxRetries: 0,
+    });
+    const deadline = Date.now() + 60_000;
+    let served: string | null = null;
+    while (!served && Date.now() < deadline) {
+      try {
+        const { response } = await openai.chat.completions
+          .create({
+            model: 'svc-demo-fast',
+            messages: [{ role: 'user', content: 'paid by my own top-up' }],
+          })
+          .withResponse();
+        served = response.headers.get('x-svc-estimated-cost-usd');
+      } catch (error) {
+        // 402 insufficient_deposits until the sweep has deposited the top-up.
+        expect((error as { status?: number }).status).toBe(402);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+    expect(served).toMatch(USD);
+    const view = await keyView();
+    expect(view.usage.requests).toBeGreaterThanOrEqual(1);
+    expect(Number(view.usage.spent_usd)).toBeGreaterThan(0);
+  }, 120_000);
+
   it('svc status lists every component as running', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [
       BIN,

@@ -10,6 +10,9 @@ export const DEV_MIN_TRUST_SCORE = 0;
 /** Dev sellers settle vouchers this long after a channel goes quiet (product default: 600 s). */
 export const DEV_SETTLE_IDLE_SECONDS = 20;
 
+/** The dev buyer deposits arriving wallet USDC this often (product default: 15 s). */
+export const DEV_SWEEP_INTERVAL_SECONDS = 2;
+
 function chainSection(rpcUrl: string, deployment: Deployment) {
   return {
     network: 'local' as const,
@@ -69,6 +72,10 @@ export function writeBuyerConfig(
       listen: ['/ip4/127.0.0.1/tcp/0'],
       refreshIntervalSeconds: 15,
     },
-    chain: chainSection(rpcUrl, deployment),
+    // Sweep wallet USDC (e.g. an x402 top-up) into credits within seconds on the dev network.
+    chain: {
+      ...chainSection(rpcUrl, deployment),
+      payments: { sweepIntervalSeconds: DEV_SWEEP_INTERVAL_SECONDS },
+    },
   });
 }
