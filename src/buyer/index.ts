@@ -1,10 +1,5 @@
 /** Buyer: the local proxy (spec 4.2): HTTP server, routing with failover, catalog, control plane, metrics. */
 export { BuyerService } from './BuyerService.js';
-export {
-  CachedReputation,
-  type CachedReputationOptions,
-  type ScoreReader,
-} from './cachedReputation.js';
 export { formatsTranslator } from './formatsTranslator.js';
 export {
   type BuyerPayments,
