@@ -16,6 +16,7 @@ import { type Clock, KeyedQueue, systemClock } from '../clock.js';
 import { channelIdOf, type PaymentsDomain, signReserve, signVoucher } from '../signatures.js';
 import type { PaymentObject, VoucherMessage } from '../wire.js';
 import { BuyerChannels } from './BuyerChannels.js';
+import { billChannel } from './billChannel.js';
 import { type ClaimTolerance, checkClaim } from './checkClaim.js';
 import { DepositSweeper } from './DepositSweeper.js';
 import { type BuyerChannelRow, BuyerStore } from './store.js';
@@ -179,22 +180,8 @@ export class BuyerPayments {
     const result = await this.queue.run(pairKey(entry.identity, entry.seller), async () => {
       this.inFlight.delete(args.requestId);
       const channel = this.store.get(entry.channelId)!;
-      let amount = claim.billedMicro;
-      const room = channel.authorisedLockMicro - channel.signedMicro;
-      if (amount > room) amount = room > 0n ? room : 0n;
-      const cumulative = channel.signedMicro + amount;
-      const updated: BuyerChannelRow = {
-        ...channel,
-        // The seller served, so the lock this request was sent under is on chain (a later
-        // increase authorised by a concurrent request may not be yet).
-        confirmedLockMicro: maxBig(channel.confirmedLockMicro, entry.lockMicro),
-        requests: channel.requests + 1,
-        inputTokens: channel.inputTokens + claim.billedUsage.inputTokens,
-        cachedInputTokens: channel.cachedInputTokens + claim.billedUsage.cachedInputTokens,
-        outputTokens: channel.outputTokens + claim.billedUsage.outputTokens,
-        refusedClaims: channel.refusedClaims + (claim.accepted ? 0 : 1),
-        updatedAtMs: this.clock.now(),
-      };
+      const billed = billChannel(channel, claim, entry.lockMicro, this.clock.now());
+      const { amountMicro: amount, cumulativeMicro: cumulative, row: updated } = billed;
       let voucher: VoucherMessage | undefined;
       if (amount > 0n) {
         const signature = await signVoucher(account, this.domain, {
