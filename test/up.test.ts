@@ -191,44 +191,24 @@ describe('svc up', () => {
       ).stdout,
     ) as { id: string; secret: string };
 
-    // A payer wallet with test USDC only (no gas: x402 payments are signatures).
-    const payerDir = join(dataDir, 'payer');
-    const payer = JSON.parse(
-      (await run(['--data-dir', payerDir, '--json', 'buyer', 'identity', 'list'])).stdout,
-    ) as Array<{
-      address: string;
-    }>;
-    await run(
-      [
-        '--data-dir',
-        join(dataDir, 'dev', 'chain'),
-        'chain',
-        'faucet',
-        payer[0]!.address,
-        '--usdc',
-        '5',
-      ],
-      {
-        SVC_RPC_URL: `http://127.0.0.1:${ports.chain}`,
-      },
-    );
+    // `svc up` funded a payer wallet with test USDC only (no gas: x402 payments are signatures);
+    // the summary prints this very command.
+    const payerDir = join(dataDir, 'dev', 'payer');
+    expect(output).toContain(`--data-dir ${payerDir} x402 pay-topup 5 --key`);
     const paid = JSON.parse(
       (
-        await run(
-          [
-            '--data-dir',
-            payerDir,
-            '--json',
-            'x402',
-            'pay-topup',
-            '3',
-            '--key',
-            created.secret,
-            '--gateway-url',
-            `http://127.0.0.1:${ports.gateway}`,
-          ],
-          { SVC_RPC_URL: `http://127.0.0.1:${ports.chain}` },
-        )
+        await run([
+          '--data-dir',
+          payerDir,
+          '--json',
+          'x402',
+          'pay-topup',
+          '3',
+          '--key',
+          created.secret,
+          '--gateway-url',
+          `http://127.0.0.1:${ports.gateway}`,
+        ])
       ).stdout,
     ) as { status: number };
     expect(paid.status).toBe(200);

@@ -79,3 +79,8 @@ export function writeBuyerConfig(
     },
   });
 }
+
+/** The x402 payer's data dir only needs to know the chain (to read its USDC and sign for it). */
+export function writePayerConfig(dir: string, rpcUrl: string, deployment: Deployment): void {
+  write(dir, { chain: chainSection(rpcUrl, deployment) });
+}

@@ -32,6 +32,8 @@ export function devLayout(dataDir: string) {
     bootstrap: join(root, 'bootstrap'),
     facilitator: join(root, 'facilitator'),
     buyer: join(root, 'buyer'),
+    /** A wallet with test USDC only, for trying x402 key top-ups (`--data-dir` of pay-topup). */
+    payer: join(root, 'payer'),
     seller: (index: number) => join(root, `seller-${index}`),
   };
 }

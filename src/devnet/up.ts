@@ -20,6 +20,7 @@ import {
   DEV_MIN_TRUST_SCORE,
   writeBootstrapConfig,
   writeBuyerConfig,
+  writePayerConfig,
   writeSellerConfig,
 } from './configs.js';
 import { type DevKey, ensureDevKey } from './devKey.js';
@@ -47,6 +48,8 @@ export interface RunningDevnet {
 }
 
 const FUND_BUYER_USDC = parseUsd('100');
+/** The x402 payer gets USDC only: a top-up is a signature, the facilitator pays the gas. */
+const FUND_PAYER_USDC = parseUsd('20');
 const FUND_ETH_WEI = 10n ** 19n;
 
 /** Refuses to start over a network that is still running. */
@@ -79,6 +82,7 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
     layout.chain,
     layout.bootstrap,
     layout.buyer,
+    layout.payer,
     layout.facilitator,
   ]) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -109,6 +113,7 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
       writeSellerConfig(layout.seller(index + 1), seller, bootstrapAddr, rpcUrl, deployment);
     }
     writeBuyerConfig(layout.buyer, options.ports, bootstrapAddr, rpcUrl, deployment);
+    writePayerConfig(layout.payer, rpcUrl, deployment);
   };
   const configured = () => {
     configuring ??= configure();
@@ -185,6 +190,8 @@ async function fundWallets(
     chainId: deployment.chainId,
   });
   await runFaucet(clients, deployment, buyer, { usdcMicro: FUND_BUYER_USDC, ethWei: FUND_ETH_WEI });
+  const payer = new IdentityStore(layout.payer).loadDefault().record.address;
+  await runFaucet(clients, deployment, payer, { usdcMicro: FUND_PAYER_USDC });
   for (let index = 1; index <= sellerCount; index++) {
     const seller = new IdentityStore(layout.seller(index)).loadDefault().record.address;
     await runFaucet(clients, deployment, seller, { ethWei: FUND_ETH_WEI });
@@ -278,19 +285,31 @@ function printSummary(
   p(`  curl ${buyerUrl}/v1/models          # the network-wide catalog`);
   p(`  curl ${gatewayUrl}/v1/key -H "authorization: Bearer ${key.secret}"   # spend and limits`);
   p('');
+  const svc = svcInvocation(options.env);
   p('Coding tools against the buyer (each must be installed):');
-  p(`  svc --data-dir ${layout.buyer} claude      # Claude Code`);
-  p(`  svc --data-dir ${layout.buyer} codex       # Codex`);
-  p(`  svc --data-dir ${layout.buyer} opencode    # opencode`);
-  p('');
-  p('Top up a key of its own with x402 (settled on the local chain by the local facilitator):');
-  p(
-    `  svc --data-dir ${layout.buyer} gateway key create --label mine --new-identity --allow-topup`,
-  );
-  p(`  svc chain faucet <your wallet address> --usdc 10 --eth 1 --data-dir ${layout.chain}`);
-  p(`  svc x402 pay-topup 5 --key <svc_... of that key> --gateway-url ${gatewayUrl}`);
+  p(`  ${svc} --data-dir ${layout.buyer} claude      # Claude Code`);
+  p(`  ${svc} --data-dir ${layout.buyer} codex       # Codex`);
+  p(`  ${svc} --data-dir ${layout.buyer} opencode    # opencode`);
   p('');
   p(
-    `Logs in ${layout.logs}. ${options.detach ? 'Stop with `svc down`.' : 'Press Ctrl-C to stop everything.'}`,
+    `Top up a key of its own with x402 (paid from a test wallet holding ${formatUsd(FUND_PAYER_USDC)} USDC, settled on the local chain):`,
   );
+  p(
+    `  ${svc} --data-dir ${layout.buyer} gateway key create --label mine --new-identity --allow-topup`,
+  );
+  p(
+    `  ${svc} --data-dir ${layout.payer} x402 pay-topup 5 --key <svc_... of that key> --gateway-url ${gatewayUrl}`,
+  );
+  p('');
+  p(
+    `Logs in ${layout.logs}. ${options.detach ? `Stop with \`${svc} down\`.` : 'Press Ctrl-C to stop everything.'}`,
+  );
+}
+
+/**
+ * How the user runs `svc` in the lines we print: through npm when `svc up` itself was started by an
+ * npm script from a checkout (`npm start`: no `svc` on PATH there), else the installed command.
+ */
+export function svcInvocation(env: NodeJS.ProcessEnv): string {
+  return env.npm_lifecycle_event ? 'npm run svc --' : 'svc';
 }

@@ -16,6 +16,7 @@ import {
 } from '../../../gateway/index.js';
 import { DEFAULT_IDENTITY } from '../../../identity/index.js';
 import { formatUsd } from '../../../money/index.js';
+import type { CliContext } from '../../context.js';
 import { CliError } from '../../index.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
@@ -39,6 +40,13 @@ interface CreateOptions {
   allowTopup?: boolean;
   models?: string;
   [limit: string]: unknown;
+}
+
+/** The wallet address of a named identity in this data dir ('' when it is not here). */
+function walletOf(ctx: CliContext, identity: string): string {
+  const identities = ctx.identities();
+  if (identity === DEFAULT_IDENTITY) return identities.loadDefault().record.address;
+  return identities.list().find((l) => l.name === identity)?.address ?? '';
 }
 
 async function requireKey(store: GatewayStore, id: string): Promise<KeyRecord> {
@@ -125,7 +133,7 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         }
         io.stdout(`created key ${created.key.id} (${created.key.label})\n`);
         io.stdout(`  secret     ${created.secret}\n`);
-        io.stdout(`  identity   ${created.key.identity}\n`);
+        io.stdout(`  identity   ${created.key.identity}  ${walletOf(ctx, created.key.identity)}\n`);
         io.stdout('The secret is shown only now: store it safely.\n');
       });
     });
@@ -176,13 +184,7 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
       await withStore(command, io, async (store, ctx) => {
         const now = Date.now();
         const record = await requireKey(store, id);
-        const address =
-          record.identity === DEFAULT_IDENTITY
-            ? ctx.identities().loadDefault().record.address
-            : (ctx
-                .identities()
-                .list()
-                .find((l) => l.name === record.identity)?.address ?? '');
+        const address = walletOf(ctx, record.identity);
         const view = await keyView(store, record, address, now);
         const details = { ...keyJson(record, now), view: view.data };
         if (ctx.json) return printJson(io, details);
