@@ -4,9 +4,9 @@
  * (`startPaidBuyerNode`) and the official `openai` SDK as the client. Only the upstream vendor
  * is faked.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAUCET_ETH, type LocalChain, startLocalChain } from '../../chain/index.js';
@@ -98,6 +98,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
   let openai: OpenAI;
   let buyerAddress: `0x${string}`;
   let identities: IdentityStore;
+  let buyerDir: string;
   const sellerClock = manualClock();
   const dirs: string[] = [];
   const tempDir = (prefix: string) => {
@@ -130,7 +131,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     };
     seller = await startPaidSeller(sellerOptions);
 
-    const buyerDir = tempDir('paid-buyer');
+    buyerDir = tempDir('paid-buyer');
     identities = new IdentityStore(buyerDir, {});
     const identity = identities.loadDefault();
     buyerAddress = identity.account.address;
@@ -382,6 +383,44 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     // Paid from team A's own credits: the lock left them, not the default identity's.
     expect(await chain.contract.creditsOf(teamA)).toBeLessThan(1_000_000n);
     expect(BigInt(row.signedMicro)).toBe(PER_REQUEST);
+  }, 60_000);
+
+  it('the trust gate applies the on-chain score: a minimum above it excludes the seller, at it serves', async () => {
+    await buyer.reputation!.refresh();
+    const sellerAddress = `0x${seller.node.peerId}` as const;
+    const [stats] = await chain.contract.sellerStats([sellerAddress]);
+    const score = trustScore(stats!, await chain.contract.chainTime());
+    expect(score).toBeGreaterThan(0);
+    // The gateway's routing policy is the way to raise the minimum per request (control secret).
+    const secretFile = join(buyerDir, 'gateway', 'control.secret');
+    mkdirSync(dirname(secretFile), { recursive: true });
+    writeFileSync(secretFile, 'trust-gate-test-secret');
+    const ask = (minTrustScore: number) =>
+      fetch(`${buyer.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-svc-gateway-auth': 'trust-gate-test-secret',
+          'x-svc-routing-policy': Buffer.from(JSON.stringify({ minTrustScore })).toString(
+            'base64url',
+          ),
+        },
+        body: JSON.stringify({ model: 'gpt-paid', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    try {
+      const above = await ask(score! + 1);
+      expect(above.status).toBe(502);
+      const refused = (await above.json()) as { error: { code: string; message: string } };
+      expect(refused.error.code).toBe('model_not_found');
+      expect(refused.error.message).toContain(`trust score ${score} below minimum ${score! + 1}`);
+      const at = await ask(score!);
+      expect(at.status).toBe(200);
+      expect(at.headers.get('x-svc-peer-id')).toBe(seller.node.peerId);
+      expect(at.headers.get('x-svc-peer-reputation')).toBe(String(score));
+      await at.arrayBuffer();
+    } finally {
+      rmSync(secretFile, { force: true });
+    }
   }, 60_000);
 
   it('--free: a priced seller without a chain serves unpaid and advertises no payments', async () => {
