@@ -107,6 +107,11 @@ export class BuyerPayments {
     }
   }
 
+  /** Usage claims this buyer refused per seller address since `sinceMs` (survives restarts). */
+  refusedClaimsSince(sinceMs: number): Map<Address, number> {
+    return this.store.refusedClaimsSince(sinceMs);
+  }
+
   async stop(): Promise<void> {
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     this.reconcileTimer = undefined;

@@ -179,6 +179,18 @@ export class BuyerStore {
       );
   }
 
+  /** Refused usage claims per seller (lowercase address) since a time, from the voucher history. */
+  refusedClaimsSince(sinceMs: number): Map<Address, number> {
+    const rows = this.db
+      .prepare(
+        `SELECT c.seller AS seller, COUNT(*) AS refused FROM vouchers v
+           JOIN channels c ON c.channel_id = v.channel_id
+          WHERE v.refused = 1 AND v.created_at_ms >= ? GROUP BY c.seller`,
+      )
+      .all(sinceMs) as Row[];
+    return new Map(rows.map((row) => [row.seller as Address, Number(row.refused)]));
+  }
+
   addVoucher(record: VoucherRecord): void {
     this.db
       .prepare(

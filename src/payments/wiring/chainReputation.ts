@@ -2,14 +2,17 @@
  * The buyer's reputation source from on-chain stats (decision 073): trust scores of the peers in
  * the directory are read in batches by `ReputationReader` and refreshed on a timer; `score()`
  * answers synchronously from the last read (routing needs no chain call per request). A seller
- * whose usage claim the buyer refused loses `penaltyPerRefusal` points per refusal for as long
- * as the buyer runs.
+ * whose usage claim the buyer refused loses `penaltyPerRefusal` points per refusal; the buyer
+ * restores the refusals of the last `PENALTY_MEMORY_MS` from its voucher history when it starts.
  */
 import type { ReputationSource } from '../../catalog/index.js';
 import { addressFromPeerId, type PeerId } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import { formatUsd } from '../../money/index.js';
 import type { ReputationReader, SellerReputation } from '../reputation.js';
+
+/** How long a refused usage claim keeps counting against a seller (across restarts). */
+export const PENALTY_MEMORY_MS = 30 * 86_400_000;
 
 export interface ChainReputationOptions {
   reader: ReputationReader;
@@ -49,9 +52,9 @@ export class ChainReputation implements ReputationSource {
     };
   }
 
-  /** A refused usage claim: the seller ranks lower from now on. */
-  penalise(peerId: PeerId): void {
-    const points = this.options.penaltyPerRefusal ?? 25;
+  /** A refused usage claim (or `count` of them, restored from history): the seller ranks lower. */
+  penalise(peerId: PeerId, count = 1): void {
+    const points = (this.options.penaltyPerRefusal ?? 25) * count;
     this.penalties.set(peerId, (this.penalties.get(peerId) ?? 0) + points);
   }
 

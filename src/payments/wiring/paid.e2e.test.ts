@@ -99,6 +99,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
   let buyerAddress: `0x${string}`;
   let identities: IdentityStore;
   let buyerDir: string;
+  let buyerOptions: Parameters<typeof startPaidBuyerNode>[0];
   const sellerClock = manualClock();
   const dirs: string[] = [];
   const tempDir = (prefix: string) => {
@@ -137,7 +138,7 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     buyerAddress = identity.account.address;
     await chain.faucet(buyerAddress, { ethWei: DEFAULT_FAUCET_ETH });
     const config = defaultConfig();
-    buyer = await startPaidBuyerNode({
+    buyerOptions = {
       config: {
         ...config,
         // A brand-new seller has no on-chain history: admit unscored sellers.
@@ -156,7 +157,8 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
       port: 0,
       sweepIntervalMs: 200,
       reputationRefreshMs: 0,
-    });
+    };
+    buyer = await startPaidBuyerNode(buyerOptions);
     await waitFor(
       async () => {
         await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
@@ -513,6 +515,11 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
         5_000,
         'seller penalised',
       );
+      // The refusal is in the buyer's voucher history: a restarted buyer still ranks it lower.
+      await buyer.stop();
+      buyer = await startPaidBuyerNode(buyerOptions);
+      await buyer.reputation!.refresh();
+      expect(buyer.reputation!.score(cheat.node.peerId)).toBe(penalised);
     } finally {
       await cheat.stop();
       await inflating.close();

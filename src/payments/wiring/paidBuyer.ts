@@ -9,6 +9,7 @@ import type { RunBuyerNodeOptions, RunningBuyerNode } from '../../buyer/index.js
 import { runBuyerNode } from '../../buyer/index.js';
 import type { PaymentsContract } from '../../chain/index.js';
 import type { PaymentsConfig } from '../../config/index.js';
+import { peerIdFromAddress } from '../../identity/index.js';
 import { type MeteringEntry, readStoredChannels, toMeteringEntry } from '../buyer/BuyerChannels.js';
 import type { BuyerPayments } from '../buyer/BuyerPayments.js';
 import type { BuyerChannelRow } from '../buyer/store.js';
@@ -17,7 +18,7 @@ import type { Clock } from '../clock.js';
 import { createBuyerPayments } from '../factories.js';
 import { ReputationReader } from '../reputation.js';
 import { BuyerPaymentsAdapter } from './buyerAdapter.js';
-import { ChainReputation } from './chainReputation.js';
+import { ChainReputation, PENALTY_MEMORY_MS } from './chainReputation.js';
 import { sendVoucher } from './voucherProtocol.js';
 
 export interface StartPaidBuyerOptions
@@ -97,6 +98,11 @@ export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promis
     onClaimRefused: (event) => reputation.penalise(event.peerId),
   });
   await payments.start();
+  // Refusals survive a restart: a seller caught inflating usage stays ranked lower for a while.
+  const now = options.clock?.now() ?? Date.now();
+  for (const [address, count] of payments.refusedClaimsSince(now - PENALTY_MEMORY_MS)) {
+    reputation.penalise(peerIdFromAddress(address), count);
+  }
   const adapter = new BuyerPaymentsAdapter({
     payments,
     logger,
