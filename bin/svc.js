@@ -12,6 +12,14 @@ if (major < 22 || (major === 22 && minor < 13)) {
   process.exit(1);
 }
 
+// `svc gateway logs | head`: a reader that stops reading is not an error (no EPIPE stack trace).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 const source = new URL('../src/cli/index.ts', import.meta.url);
 let cli;
 if (existsSync(source)) {
