@@ -170,6 +170,14 @@ describe('svc up', () => {
     expect(Number(data.usage.spent_usd)).toBeGreaterThan(0);
   });
 
+  it('pays the demo sellers what they claim: honest usage is never refused', async () => {
+    const { channels } = (await (
+      await fetch(`http://127.0.0.1:${ports.buyer}/_svc/channels`)
+    ).json()) as { channels: { requests: number; refusedClaims: number }[] };
+    expect(channels.reduce((sum, channel) => sum + channel.requests, 0)).toBeGreaterThanOrEqual(4);
+    expect(channels.map((channel) => channel.refusedClaims)).toEqual(channels.map(() => 0));
+  });
+
   it('tops up a key of its own with x402, and the key then spends it', async () => {
     const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
       promisify(execFile)(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });

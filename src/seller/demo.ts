@@ -5,6 +5,7 @@
  * chunk, as relayed upstream streams do (the seller asks upstreams for it).
  */
 
+import { countTextTokens, estimateInputTokens, formatOfProtocol } from '../formats/index.js';
 import type { TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
 import { messageJson, messageSse } from './wire/anthropicMessages.js';
@@ -42,6 +43,21 @@ export interface DemoAnswer {
   usage: TokenUsage;
 }
 
+/**
+ * Honest usage means counting the way a vendor does: the conversation's tokens under a real
+ * tokenizer (the buyer checks claims against the same kind of count, decision 033), not the JSON
+ * body's bytes, which made every demo claim look inflated and got honest demo sellers penalised.
+ */
+function demoInputTokens(protocol: ApiProtocol, body: Json, bodyBytes: number): number {
+  const format = formatOfProtocol(protocol);
+  try {
+    if (format) return estimateInputTokens(format, body);
+  } catch {
+    // A body the parser refuses still gets an answer: fall back to about 4 bytes per token.
+  }
+  return Math.max(1, Math.ceil(bodyBytes / 4));
+}
+
 /** Answers one demo request deterministically. */
 export function demoAnswer(
   protocol: ApiProtocol,
@@ -52,9 +68,9 @@ export function demoAnswer(
   const said = lastUserText(protocol, body).replace(/\s+/g, ' ').slice(0, 80);
   const text = `This is the svc demo provider (no model behind it). You said: "${said}".`;
   const usage: TokenUsage = {
-    inputTokens: Math.max(1, Math.ceil(bodyBytes / 4)),
+    inputTokens: demoInputTokens(protocol, body, bodyBytes),
     cachedInputTokens: 0,
-    outputTokens: text.split(/\s+/).length,
+    outputTokens: countTextTokens(text),
   };
   const spec: AnswerSpec = { model, text, usage, id: 'svcdemo0000000000000001' };
   const stream = body.stream === true;
