@@ -100,6 +100,7 @@ async function afterSuccess(
         claimed,
         estimatedUsage: estimate(),
         price: candidate.offer.price,
+        serviceId: candidate.offer.serviceId,
       });
     } catch (error) {
       service.deps.logger.warn(

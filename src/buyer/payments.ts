@@ -25,6 +25,10 @@ export interface CompleteInput {
   claimed: SellerTrailer | undefined;
   estimatedUsage: TokenUsage;
   price: TokenPriceMicro;
+  /** The service id the seller was asked for (the claim tolerance depends on its tokenizer). */
+  serviceId?: string;
+  /** Unit-billed (images, video): the seller's unit count must match the buyer's exactly. */
+  units?: boolean;
 }
 
 /** Implemented by the payments capability. */

@@ -118,6 +118,7 @@ async function serve(
   seller: SellerPayments,
   payment: PaymentObject,
   claimed = USAGE,
+  served: { serviceId?: string; units?: boolean } = {},
 ) {
   const admission = await seller.admit(payment, { price: PRICE }, MAX_COST);
   seller.record(admission.requestId, claimed, costOfUsage(claimed, PRICE));
@@ -127,6 +128,7 @@ async function serve(
     claimed: { usage: claimed, costMicroUsd: costOfUsage(claimed, PRICE).toString() },
     estimatedUsage: USAGE,
     price: PRICE,
+    ...served,
   });
   if (result.voucher) await seller.receiveVoucher(result.voucher);
   return result;
@@ -217,6 +219,28 @@ describe('seller refuses forged and replayed payments', () => {
 });
 
 describe('claims, stalled buyers and concurrency', () => {
+  it("widens the tolerance by the model's tokenizer family, and counts units exactly", async () => {
+    const { buyer, seller, sellerAccount, refused } = await setup();
+    // 30 % more tokens than the buyer's o200k count: normal for a Claude tokenizer, not for GPT.
+    const more: TokenUsage = { inputTokens: 1300, cachedInputTokens: 0, outputTokens: 650 };
+    const claude = await serve(buyer, seller, await prepare(buyer, sellerAccount), more, {
+      serviceId: 'claude-sonnet-4-5',
+    });
+    expect(claude.claim).toMatchObject({ accepted: true });
+    expect(claude.amountMicro).toBe(costOfUsage(more, PRICE));
+    const gpt = await serve(buyer, seller, await prepare(buyer, sellerAccount), more, {
+      serviceId: 'gpt-4o',
+    });
+    expect(gpt.claim).toMatchObject({ accepted: false, reason: 'tokens_over_estimate' });
+    // Units (images, video) are billed as 1,000 tokens each: one more than delivered is refused.
+    const oneMore: TokenUsage = { ...USAGE, outputTokens: USAGE.outputTokens + 1 };
+    const units = await serve(buyer, seller, await prepare(buyer, sellerAccount), oneMore, {
+      units: true,
+    });
+    expect(units.claim).toMatchObject({ accepted: false, reason: 'tokens_over_estimate' });
+    expect(refused).toHaveLength(2);
+  });
+
   it('pays only its own count when a seller over-claims, and reports the seller', async () => {
     const { buyer, seller, sellerAccount, refused } = await setup();
     const payment = await prepare(buyer, sellerAccount);

@@ -350,6 +350,7 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
         claimed: answer.trailer,
         estimatedUsage: usage,
         price: answer.price,
+        units: true,
       })
       .catch((error: unknown) =>
         deps.logger.warn({ err: error, requestId: ctx.requestId }, 'payment completion failed'),

@@ -20,6 +20,7 @@ import { billChannel } from './billChannel.js';
 import { type ClaimTolerance, checkClaim } from './checkClaim.js';
 import { DepositSweeper } from './DepositSweeper.js';
 import { type BuyerChannelRow, BuyerStore } from './store.js';
+import { tokenizerAllowancePercent } from './tokenizerAllowance.js';
 import type { BuyerPaymentsOptions, CompleteArgs, CompleteResult, PrepareArgs } from './types.js';
 
 interface InFlight {
@@ -107,6 +108,14 @@ export class BuyerPayments {
     }
   }
 
+  /** Claim tolerance of one request: exact for units, widened by the model's tokenizer family. */
+  private toleranceFor(args: CompleteArgs): ClaimTolerance {
+    if (args.units) return { percent: 0, slackTokens: 0 };
+    if (args.serviceId === undefined) return this.tolerance;
+    const allowance = tokenizerAllowancePercent(args.serviceId);
+    return { ...this.tolerance, percent: this.tolerance.percent + allowance };
+  }
+
   /** Usage claims this buyer refused per seller address since `sinceMs` (survives restarts). */
   refusedClaimsSince(sinceMs: number): Map<Address, number> {
     return this.store.refusedClaimsSince(sinceMs);
@@ -179,7 +188,7 @@ export class BuyerPayments {
       estimatedUsage: args.estimatedUsage,
       price: args.price,
       maxCostMicro: entry.maxCostMicro,
-      tolerance: this.tolerance,
+      tolerance: this.toleranceFor(args),
     });
     const account = this.account(entry.identity);
     const result = await this.queue.run(pairKey(entry.identity, entry.seller), async () => {

@@ -52,6 +52,10 @@ export interface CompleteArgs {
   claimed: SellerTrailer | undefined;
   estimatedUsage: TokenUsage;
   price: TokenPriceMicro;
+  /** The service the seller was asked for: its tokenizer family widens the claim tolerance. */
+  serviceId?: string;
+  /** Unit-billed (images, video; decision 091): counted units must match exactly. */
+  units?: boolean;
 }
 
 export interface CompleteResult {

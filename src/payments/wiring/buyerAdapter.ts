@@ -44,6 +44,8 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
       claimed: input.claimed,
       estimatedUsage: input.estimatedUsage,
       price: input.price,
+      ...(input.serviceId !== undefined ? { serviceId: input.serviceId } : {}),
+      ...(input.units ? { units: true } : {}),
     });
     const { deliver } = this.options;
     if (!result.voucher || !deliver) return;
