@@ -37,6 +37,12 @@ export interface SellerPayments {
     costMicro: MicroUsd,
     context: SellerPaymentContext & { payment?: Record<string, unknown>; offer: SellerOffer },
   ): Promise<void>;
+  /**
+   * True the first time `key` is claimed, false ever after: a video job is billed at its first
+   * delivery only. Implementations that keep payments on disk persist it, so a restart never
+   * bills a second download; without one the seller remembers in memory.
+   */
+  claimOnce?(key: string): boolean;
   /** Where this seller is paid, announced in metadata (absent: free offers only). */
   capabilities?(): PeerCapabilities['payments'];
 }

@@ -35,7 +35,7 @@ import { headersForSeller, parseJsonObject, readBody } from '../http.js';
 import { failRequest } from '../proxy.js';
 import { multipartBoundary, multipartField } from './multipart.js';
 import { type MediaCall, sendMedia } from './send.js';
-import { checkVideoCeiling, VideoJobs, validateQueueBody } from './video.js';
+import { checkVideoCeiling, VideoJobs, validateQueueBody, videoJobsPath } from './video.js';
 
 type Kind = 'image' | 'image-edit' | 'video-queue' | 'video-retrieve' | 'decision';
 
@@ -96,7 +96,7 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 function jobsOf(service: BuyerService): VideoJobs {
-  const jobs = JOBS.get(service) ?? new VideoJobs();
+  const jobs = JOBS.get(service) ?? new VideoJobs(videoJobsPath(service.deps.dataDir));
   JOBS.set(service, jobs);
   return jobs;
 }

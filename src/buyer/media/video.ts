@@ -2,9 +2,13 @@
  * Video jobs on the buyer: which seller accepted each queue_id (retrieve always goes back to
  * it, spec 4.2), request validation, and the 5.00 USD ceiling with a clear error (spec 8).
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
 import type { Offer, OfferIndex } from '../../catalog/index.js';
+import { ensureDir, writeFileAtomic } from '../../config/index.js';
 import { SvcError } from '../../errors/index.js';
-import type { PeerId } from '../../identity/index.js';
+import { type PeerId, parsePeerId } from '../../identity/index.js';
 import { formatUsd, usdNumberToMicro } from '../../money/index.js';
 import { type RoutingTarget, VIDEO_PRICE_CEILING_MICRO } from '../../routing/index.js';
 
@@ -15,10 +19,44 @@ export interface VideoJob {
 }
 
 const MAX_JOBS = 10_000;
+const FILE_VERSION = 1;
 
-/** queue_id (per format) → the seller that accepted it; oldest forgotten first. */
+const fileSchema = z.object({
+  version: z.literal(FILE_VERSION),
+  jobs: z.array(
+    z.tuple([
+      z.string(),
+      z.object({ peerId: z.string(), serviceId: z.string(), queuedAt: z.number() }),
+    ]),
+  ),
+});
+
+/** `<data-dir>/buyer/video-jobs.json`: a restarted buyer still knows where each job went. */
+export function videoJobsPath(dataDir: string): string {
+  return join(dataDir, 'buyer', 'video-jobs.json');
+}
+
+/**
+ * queue_id (per format) → the seller that accepted it; oldest forgotten first. With a file, the
+ * map is loaded at start and written (atomically) after each new job: jobs take minutes and a
+ * buyer restart must not strand one the seller is still rendering.
+ */
 export class VideoJobs {
   private readonly jobs = new Map<string, VideoJob>();
+  private readonly path: string | undefined;
+
+  constructor(path?: string) {
+    this.path = path;
+    if (!path || !existsSync(path)) return;
+    try {
+      const parsed = fileSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
+      for (const [key, job] of parsed.jobs.slice(-MAX_JOBS)) {
+        this.jobs.set(key, { ...job, peerId: parsePeerId(job.peerId) });
+      }
+    } catch {
+      // A corrupt file loses only the job map (retrieves answer video_job_not_found).
+    }
+  }
 
   remember(format: string, queueId: string, job: VideoJob): void {
     if (this.jobs.size >= MAX_JOBS) {
@@ -26,6 +64,11 @@ export class VideoJobs {
       if (oldest !== undefined) this.jobs.delete(oldest);
     }
     this.jobs.set(`${format}|${queueId}`, job);
+    if (this.path) {
+      ensureDir(dirname(this.path));
+      const file = { version: FILE_VERSION, jobs: [...this.jobs] };
+      writeFileAtomic(this.path, JSON.stringify(file));
+    }
   }
 
   get(format: string, queueId: string): VideoJob | undefined {

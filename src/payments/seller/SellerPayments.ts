@@ -214,6 +214,11 @@ export class SellerPayments {
    * Records what a request delivered and what it is billed (capped at what was admitted). A
    * cancelled request is recorded with the usage actually delivered.
    */
+  /** True the first time something billable once (a video job's delivery) is claimed. */
+  claimOnce(key: string): boolean {
+    return this.store.claimOnce(key, this.clock.now());
+  }
+
   record(requestId: string, usage: TokenUsage, costMicro: bigint): void {
     const entry = this.inFlight.get(requestId);
     if (!entry) return;

@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS channels (
   last_activity_ms INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS billed_once (key TEXT PRIMARY KEY, at_ms INTEGER NOT NULL);
 `;
 
 interface Row {
@@ -151,6 +152,14 @@ export class SellerStore {
         'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
       )
       .run(key, value);
+  }
+
+  /** True the first time `key` is claimed; false ever after (survives restarts). */
+  claimOnce(key: string, nowMs: number): boolean {
+    const result = this.db
+      .prepare('INSERT OR IGNORE INTO billed_once (key, at_ms) VALUES (?, ?)')
+      .run(key, nowMs);
+    return Number(result.changes) === 1;
   }
 
   close(): void {

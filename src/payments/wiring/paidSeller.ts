@@ -48,6 +48,10 @@ export class SellerPaymentsHook implements SellerPaymentsSeam {
     this.payments.record(requestId, usage, costMicro);
   }
 
+  claimOnce(key: string): boolean {
+    return this.payments.claimOnce(key);
+  }
+
   capabilities(): PeerCapabilities['payments'] {
     return this.payments.paymentsInfo;
   }

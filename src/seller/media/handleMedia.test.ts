@@ -32,6 +32,7 @@ describe('seller media handling', () => {
   const admitted: MicroUsd[] = [];
   const recorded: MicroUsd[] = [];
   let handle: (request: InboundRequest) => Promise<OutboundReply>;
+  let providers: ReturnType<typeof runtimeProviders>;
 
   const send = (path: string, body: unknown) =>
     handle({
@@ -72,7 +73,7 @@ describe('seller media handling', () => {
         },
       ],
     };
-    const providers = runtimeProviders(seller, {});
+    providers = runtimeProviders(seller, {});
     const payments: SellerPayments = {
       admit: async (_payment, _offer, maxCost) => {
         admitted.push(maxCost);
@@ -132,6 +133,50 @@ describe('seller media handling', () => {
     // The pending poll and the second download are recorded at zero (releasing the lock).
     expect(recorded).toEqual([0n, 500_000n, 0n]);
     expect(admitted).toEqual([500_000n, 500_000n, 500_000n]);
+  });
+
+  it("bills no second download when the seller's payments already billed the job (restart)", async () => {
+    // Payments that persist bill-once keys (the paid seller's SQLite store) outlive the handler.
+    const billedOnce = new Set<string>();
+    const costs: MicroUsd[] = [];
+    const persistent: SellerPayments = {
+      admit: async () => {},
+      record: async (_id, _usage, cost) => {
+        costs.push(cost);
+      },
+      claimOnce: (key) => !billedOnce.has(key) && Boolean(billedOnce.add(key)),
+    };
+    const handlerWith = () =>
+      createSellerHandler({
+        sellerPeerId: SELLER,
+        providers: () => providers,
+        payments: persistent,
+        onLoadChange: () => {},
+        logger: silentLogger(),
+      });
+    const retrieve = (handler: typeof handle, queueId: string) =>
+      handler({
+        peerId: BUYER,
+        method: 'POST',
+        path: '/api/v1/video/retrieve',
+        headers: { 'content-type': 'application/json' },
+        body: new TextEncoder().encode(JSON.stringify({ model: 'vid-1', queue_id: queueId })),
+        signal: new AbortController().signal,
+      });
+    const before = handlerWith();
+    const queued = await send('/api/v1/video/queue', { model: 'vid-1', prompt: 'p' });
+    const { queue_id } = JSON.parse((await bodyOf(queued)).toString('utf8')) as {
+      queue_id: string;
+    };
+    await (await retrieve(before, queue_id)).trailer!(); // pending
+    const delivered = await retrieve(before, queue_id);
+    expect(delivered.headers['content-type']).toBe('video/mp4');
+    expect(await delivered.trailer!()).toMatchObject({ costMicroUsd: '500000' });
+    const after = handlerWith(); // the seller process restarted
+    const again = await retrieve(after, queue_id);
+    expect(again.headers['content-type']).toBe('video/mp4');
+    expect(await again.trailer!()).toEqual({});
+    expect(costs).toEqual([0n, 500_000n, 0n]);
   });
 
   it('answers decisions from the demo and rejects malformed questions', async () => {

@@ -41,7 +41,17 @@ const MAX_IMAGES = 10;
 const encoder = new TextEncoder();
 
 /** Video jobs already paid for, per handler (a second retrieve of a done job is free). */
+/** Keys billed once, for payments that do not persist them (free and development sellers). */
 const PAID_JOBS = new WeakMap<HandlerDeps, Set<string>>();
+
+function claimOnce(deps: HandlerDeps, key: string): boolean {
+  if (deps.payments.claimOnce) return deps.payments.claimOnce(key);
+  const paid = PAID_JOBS.get(deps) ?? new Set<string>();
+  PAID_JOBS.set(deps, paid);
+  if (paid.has(key)) return false;
+  paid.add(key);
+  return true;
+}
 
 function parseJson(body: Uint8Array): Json {
   try {
@@ -225,11 +235,8 @@ export async function handleMedia(
       const queueId = typeof body.queue_id === 'string' ? body.queue_id : undefined;
       const done = result.contentType.startsWith('video/') && queueId !== undefined;
       if (!done) return reply(nothing);
-      const paid = PAID_JOBS.get(deps) ?? new Set<string>();
-      PAID_JOBS.set(deps, paid);
-      const key = `${request.peerId}|${model}|${queueId}`;
-      if (paid.has(key)) return reply(nothing);
-      paid.add(key);
+      const key = `video|${request.peerId}|${model}|${queueId}`;
+      if (!claimOnce(deps, key)) return reply(nothing);
       return reply(() => bill(unitUsage(1)));
     }
     const json = JSON.parse(result.body.toString('utf8')) as Json;
