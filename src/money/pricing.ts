@@ -35,6 +35,11 @@ export interface TokenUsage {
   inputTokens: number;
   cachedInputTokens: number;
   outputTokens: number;
+  /**
+   * Of `outputTokens`, the reasoning the client never sees (OpenAI `reasoning_tokens`). Billed as
+   * output; the buyer cannot count it, so it checks only the visible rest (decision 033).
+   */
+  reasoningTokens?: number;
 }
 
 /** Converts wire pricing (numbers, USD per million) to exact integer pricing. */

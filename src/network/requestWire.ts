@@ -41,6 +41,7 @@ export const trailerSchema = z.strictObject({
       inputTokens: tokenCount,
       cachedInputTokens: tokenCount,
       outputTokens: tokenCount,
+      reasoningTokens: tokenCount.optional(),
     })
     .optional(),
   costMicroUsd: z

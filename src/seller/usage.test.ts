@@ -49,6 +49,27 @@ describe('usage meter', () => {
     expect(meter.finish()).toEqual({ usage, complete: true });
   });
 
+  it.each([
+    ['openai-chat-completions', true],
+    ['openai-chat-completions', false],
+    ['openai-responses', true],
+    ['openai-responses', false],
+  ] as const)('claims %s hidden reasoning tokens (stream: %s)', (protocol, stream) => {
+    const reasoning = { ...usage, outputTokens: 907, reasoningTokens: 900 };
+    const withReasoning = { ...spec, usage: reasoning };
+    const body =
+      protocol === 'openai-chat-completions'
+        ? stream
+          ? chatCompletionSse(withReasoning, { includeUsage: true }).join('')
+          : JSON.stringify(chatCompletionJson(withReasoning))
+        : stream
+          ? responseSse(withReasoning).join('')
+          : JSON.stringify(responseJson(withReasoning));
+    const meter = new UsageMeter(protocol, stream);
+    meter.push(encoder.encode(body));
+    expect(meter.finish()).toEqual({ usage: reasoning, complete: true });
+  });
+
   it('reports a cut stream and malformed JSON instead of claiming completion', () => {
     const events = messageSse(spec);
     const cut = new UsageMeter('anthropic-messages', true);

@@ -34,11 +34,14 @@ export function usageFromJson(protocol: ApiProtocol, body: Json): TokenUsage | u
   const usage = obj(body.usage);
   if (!usage) return undefined;
   if (protocol === 'openai-chat-completions') {
-    return {
-      inputTokens: num(usage.prompt_tokens),
-      cachedInputTokens: num(obj(usage.prompt_tokens_details)?.cached_tokens),
-      outputTokens: num(usage.completion_tokens),
-    };
+    return withReasoning(
+      {
+        inputTokens: num(usage.prompt_tokens),
+        cachedInputTokens: num(obj(usage.prompt_tokens_details)?.cached_tokens),
+        outputTokens: num(usage.completion_tokens),
+      },
+      num(obj(usage.completion_tokens_details)?.reasoning_tokens),
+    );
   }
   if (protocol === 'anthropic-messages') {
     const cached = num(usage.cache_read_input_tokens);
@@ -48,11 +51,21 @@ export function usageFromJson(protocol: ApiProtocol, body: Json): TokenUsage | u
       outputTokens: num(usage.output_tokens),
     };
   }
-  return {
-    inputTokens: num(usage.input_tokens),
-    cachedInputTokens: num(obj(usage.input_tokens_details)?.cached_tokens),
-    outputTokens: num(usage.output_tokens),
-  };
+  return withReasoning(
+    {
+      inputTokens: num(usage.input_tokens),
+      cachedInputTokens: num(obj(usage.input_tokens_details)?.cached_tokens),
+      outputTokens: num(usage.output_tokens),
+    },
+    num(obj(usage.output_tokens_details)?.reasoning_tokens),
+  );
+}
+
+/** Adds hidden reasoning (part of the output) when the upstream reports some. */
+function withReasoning(usage: TokenUsage, reasoning: number): TokenUsage {
+  return reasoning > 0
+    ? { ...usage, reasoningTokens: Math.min(reasoning, usage.outputTokens) }
+    : usage;
 }
 
 /** Watches one upstream response body. */

@@ -52,4 +52,37 @@ describe('checkClaim', () => {
     const result = checkClaim({ ...base, maxCostMicro: 100n, claimed: { usage: estimate } });
     expect(result.billedMicro).toBe(100n);
   });
+
+  it('takes hidden reasoning as claimed and checks the visible output, within the cap', () => {
+    // A reasoning model: 2,000 reasoning tokens the buyer never saw, 400 visible ones it counted.
+    const usage = {
+      inputTokens: 1000,
+      cachedInputTokens: 0,
+      outputTokens: 2400,
+      reasoningTokens: 2000,
+    };
+    const reasoning = checkClaim({ ...base, claimed: { usage } });
+    expect(reasoning).toMatchObject({ accepted: true, billedMicro: costOfUsage(usage, price) });
+    // The same total without the reasoning split is an over-claim.
+    const { reasoningTokens: _, ...unsplit } = usage;
+    expect(checkClaim({ ...base, claimed: { usage: unsplit } })).toMatchObject({
+      accepted: false,
+      reason: 'tokens_over_estimate',
+    });
+    // Visible output above the buyer's count is still refused, reasoning or not.
+    const inflated = { ...usage, outputTokens: 2600 };
+    expect(checkClaim({ ...base, claimed: { usage: inflated } })).toMatchObject({
+      accepted: false,
+      reason: 'tokens_over_estimate',
+    });
+    // Reasoning can never cost more than the request's cap, nor exceed the output it is part of.
+    expect(checkClaim({ ...base, maxCostMicro: 1000n, claimed: { usage } }).billedMicro).toBe(
+      1000n,
+    );
+    const impossible = { ...usage, reasoningTokens: 2401 };
+    expect(checkClaim({ ...base, claimed: { usage: impossible } })).toMatchObject({
+      accepted: false,
+      reason: 'invalid_usage',
+    });
+  });
 });

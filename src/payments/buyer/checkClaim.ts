@@ -1,6 +1,6 @@
 /**
  * Checks a seller's usage claim against the buyer's own token count and the advertised price
- * (decision 033). Pure: no I/O. The buyer signs the claimed cost when every token field is within
+ * (decision 033). Hidden reasoning tokens are taken as claimed; the visible output is checked. Pure: no I/O. The buyer signs the claimed cost when every token field is within
  * the tolerance of its estimate and the claimed cost is not above the advertised price; otherwise
  * it signs its own estimate's cost and reports the seller. Never more than the request's cap.
  */
@@ -49,10 +49,13 @@ function withinTolerance(claimed: number, estimated: number, tolerance: ClaimTol
 }
 
 function validUsage(usage: TokenUsage): boolean {
+  const reasoning = usage.reasoningTokens ?? 0;
   return (
-    [usage.inputTokens, usage.cachedInputTokens, usage.outputTokens].every(
+    [usage.inputTokens, usage.cachedInputTokens, usage.outputTokens, reasoning].every(
       (value) => Number.isSafeInteger(value) && value >= 0,
-    ) && usage.cachedInputTokens <= usage.inputTokens
+    ) &&
+    usage.cachedInputTokens <= usage.inputTokens &&
+    reasoning <= usage.outputTokens
   );
 }
 
@@ -95,9 +98,12 @@ export function checkClaim(input: ClaimCheckInput): ClaimCheck {
       /^\d{1,30}$/.test(statedCost) ? BigInt(statedCost) : claimedMicro,
     );
   }
+  // Hidden reasoning cannot be counted by the buyer: only the visible output is checked, and
+  // the request's cap (max tokens x price) bounds what reasoning can cost.
+  const visibleOutput = usage.outputTokens - (usage.reasoningTokens ?? 0);
   const tokensOk =
     withinTolerance(usage.inputTokens, estimatedUsage.inputTokens, tolerance) &&
-    withinTolerance(usage.outputTokens, estimatedUsage.outputTokens, tolerance);
+    withinTolerance(visibleOutput, estimatedUsage.outputTokens, tolerance);
   if (!tokensOk) return refuse('tokens_over_estimate', claimedMicro);
   // A seller may bill less than its price (a discount); never more.
   const billed = statedCost !== undefined ? BigInt(statedCost) : claimedMicro;

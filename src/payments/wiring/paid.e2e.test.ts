@@ -463,6 +463,56 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     }
   }, 60_000);
 
+  it("pays a reasoning model's hidden reasoning tokens as claimed (the visible output is checked)", async () => {
+    const reasoningUsage: TokenUsage = {
+      inputTokens: 14,
+      cachedInputTokens: 0,
+      outputTokens: 309,
+      reasoningTokens: 300,
+    };
+    const thinking = await startFakeUpstream({ text: TEXT, usage: reasoningUsage });
+    const identity = randomIdentity();
+    await chain.faucet(identity.account.address, { ethWei: DEFAULT_FAUCET_ETH });
+    const reasoner = await startPaidSeller({
+      identity,
+      seller: sellerConfig(thinking),
+      network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
+      env: { FAKE_OPENAI_KEY: 'sk-fake' },
+      dataDir: tempDir('reasoning-seller'),
+      chain: chain.contract,
+      tickIntervalMs: 0,
+    });
+    try {
+      await waitFor(
+        async () => {
+          await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
+          return buyer.directory.get(reasoner.node.peerId)?.reachable;
+        },
+        45_000,
+        'reasoning seller discovered',
+      );
+      const { data, response } = await openai.chat.completions
+        .create({
+          model: `${reasoner.node.peerId}@gpt-paid`,
+          messages: [{ role: 'user', content: 'Think hard, answer briefly.' }],
+        })
+        .withResponse();
+      expect(data.choices[0]!.message.content).toBe(TEXT);
+      expect(data.usage?.completion_tokens_details?.reasoning_tokens).toBe(300);
+      expect(response.headers.get('x-svc-output-tokens')).toBe('309');
+      const row = await waitFor(
+        async () => (await channels()).find((c) => c.seller === `0x${reasoner.node.peerId}`),
+        10_000,
+        'channel with the reasoning seller',
+      );
+      expect(row.refusedClaims).toBe(0);
+      expect(BigInt(row.signedMicro)).toBe(costOfUsage(reasoningUsage, PRICE));
+    } finally {
+      await reasoner.stop();
+      await thinking.close();
+    }
+  }, 60_000);
+
   it('pays its own count for an inflated usage claim and ranks that seller lower', async () => {
     const inflating = await startFakeUpstream({
       text: TEXT,

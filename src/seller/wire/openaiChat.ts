@@ -13,7 +13,7 @@ function usageJson(spec: AnswerSpec) {
     total_tokens: inputTokens + outputTokens,
     prompt_tokens_details: { cached_tokens: cachedInputTokens, audio_tokens: 0 },
     completion_tokens_details: {
-      reasoning_tokens: 0,
+      reasoning_tokens: spec.usage.reasoningTokens ?? 0,
       audio_tokens: 0,
       accepted_prediction_tokens: 0,
       rejected_prediction_tokens: 0,

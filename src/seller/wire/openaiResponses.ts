@@ -17,7 +17,7 @@ function usageJson(spec: AnswerSpec) {
     input_tokens: inputTokens,
     input_tokens_details: { cached_tokens: cachedInputTokens },
     output_tokens: outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: spec.usage.reasoningTokens ?? 0 },
     total_tokens: inputTokens + outputTokens,
   };
 }
