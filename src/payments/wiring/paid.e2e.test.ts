@@ -4,91 +4,28 @@
  * (`startPaidBuyerNode`) and the official `openai` SDK as the client. Only the upstream vendor
  * is faked.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FAUCET_ETH, type LocalChain, startLocalChain } from '../../chain/index.js';
-import { defaultConfig, type SellerConfig } from '../../config/index.js';
-import { IdentityStore } from '../../identity/index.js';
-import { silentLogger } from '../../log/index.js';
-import {
-  costOfUsage,
-  formatUsd,
-  parseUsd,
-  type TokenPricing,
-  type TokenUsage,
-  toPriceMicro,
-} from '../../money/index.js';
+import { DEFAULT_FAUCET_ETH, type LocalChain } from '../../chain/index.js';
+import type { IdentityStore } from '../../identity/index.js';
+import { formatUsd, parseUsd } from '../../money/index.js';
 import type { SvcNode } from '../../network/index.js';
-import {
-  loopbackNetworkConfig,
-  randomIdentity,
-  startLoopbackNode,
-  waitFor,
-} from '../../network/testing/loopback.js';
+import { loopbackNetworkConfig, randomIdentity, waitFor } from '../../network/testing/loopback.js';
 import { type FakeUpstream, startFakeUpstream } from '../../seller/index.js';
 import { trustScore } from '../reputation.js';
 import { manualClock } from '../testing.js';
-import { type PaidBuyerNode, startPaidBuyerNode } from './paidBuyer.js';
+import type { PaidBuyerNode } from './paidBuyer.js';
+import { PaidNetwork, PER_REQUEST, sellerConfig, TEXT, USAGE } from './paidFixture.js';
 import {
   type PaidSellerHandle,
   type StartPaidSellerOptions,
   startPaidSeller,
 } from './paidSeller.js';
 
-const PRICING: TokenPricing = {
-  inputUsdPerMillion: 3,
-  outputUsdPerMillion: 20,
-  cachedInputUsdPerMillion: 1.5,
-};
-const PRICE = toPriceMicro(PRICING);
-const TEXT = 'Paid words travel over libp2p to the buyer.';
-/** What the fake upstream reports for every answer. */
-const USAGE: TokenUsage = { inputTokens: 14, cachedInputTokens: 4, outputTokens: 9 };
-const PER_REQUEST = costOfUsage(USAGE, PRICE);
-
-function sellerConfig(upstream: FakeUpstream): SellerConfig {
-  return {
-    displayName: 'paid seller',
-    uploadLimitBytes: 64 * 1024,
-    providers: [
-      {
-        type: 'openai-chat',
-        name: 'openai',
-        baseUrl: upstream.baseUrl,
-        apiKeyEnv: 'FAKE_OPENAI_KEY',
-        services: { 'gpt-paid': { categories: ['chat'] } },
-        defaultPricing: PRICING,
-        maxConcurrency: 4,
-      },
-      {
-        type: 'openai-chat',
-        name: 'openai-free',
-        baseUrl: upstream.baseUrl,
-        apiKeyEnv: 'FAKE_OPENAI_KEY',
-        services: { 'gpt-free': { categories: ['chat'] } },
-        defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
-        maxConcurrency: 4,
-      },
-    ],
-  };
-}
-
-/** `GET /_svc/channels` entries (amounts: micro-USD decimal strings). */
-interface Channel {
-  channelId: string;
-  identity: string;
-  status: string;
-  signedMicro: string;
-  requests: number;
-  seller: string;
-  refusedClaims: number;
-  outputTokens: number;
-}
-
 describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', () => {
+  let net: PaidNetwork;
   let chain: LocalChain;
   let bootstrap: SvcNode;
   let upstream: FakeUpstream;
@@ -99,84 +36,25 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
   let buyerAddress: `0x${string}`;
   let identities: IdentityStore;
   let buyerDir: string;
-  let buyerOptions: Parameters<typeof startPaidBuyerNode>[0];
   const sellerClock = manualClock();
-  const dirs: string[] = [];
-  const tempDir = (prefix: string) => {
-    const dir = mkdtempSync(join(tmpdir(), `svc-${prefix}-`));
-    dirs.push(dir);
-    return dir;
-  };
-  const channels = async (): Promise<Channel[]> =>
-    ((await (await fetch(`${buyer.url}/_svc/channels`)).json()) as { channels: Channel[] })
-      .channels;
+  const tempDir = (prefix: string) => net.tempDir(prefix);
+  const channels = () => net.channels();
 
   beforeAll(async () => {
-    chain = await startLocalChain();
-    bootstrap = await startLoopbackNode('bootstrap');
-    const bootstrapAddr = bootstrap.multiaddrs()[0]!;
+    net = await PaidNetwork.start();
+    ({ chain, bootstrap, buyer, buyerAddress, identities, buyerDir } = net);
     upstream = await startFakeUpstream({ text: TEXT, usage: USAGE });
-
-    const sellerIdentity = randomIdentity();
-    await chain.faucet(sellerIdentity.account.address, { ethWei: DEFAULT_FAUCET_ETH });
-    sellerOptions = {
-      identity: sellerIdentity,
-      seller: sellerConfig(upstream),
-      network: loopbackNetworkConfig({ bootstrap: [bootstrapAddr] }),
-      env: { FAKE_OPENAI_KEY: 'sk-fake' },
-      dataDir: tempDir('paid-seller'),
-      chain: chain.contract,
+    sellerOptions = await net.sellerOptions(upstream, {
       paymentsConfig: { settleThresholdUsd: '5.00', closeIdleSeconds: 3600 },
       clock: sellerClock,
-      tickIntervalMs: 0,
-    };
-    seller = await startPaidSeller(sellerOptions);
-
-    buyerDir = tempDir('paid-buyer');
-    identities = new IdentityStore(buyerDir, {});
-    const identity = identities.loadDefault();
-    buyerAddress = identity.account.address;
-    await chain.faucet(buyerAddress, { ethWei: DEFAULT_FAUCET_ETH });
-    const config = defaultConfig();
-    buyerOptions = {
-      config: {
-        ...config,
-        // A brand-new seller has no on-chain history: admit unscored sellers.
-        buyer: {
-          ...config.buyer,
-          routingPreferences: { ...config.buyer.routingPreferences, minTrustScore: 0 },
-        },
-        network: loopbackNetworkConfig({ bootstrap: [bootstrapAddr] }),
-      },
-      dataDir: buyerDir,
-      identity,
-      identities,
-      chain: chain.contract,
-      paymentsConfig: { channelLockUsd: '0.20' },
-      logger: silentLogger(),
-      port: 0,
-      sweepIntervalMs: 200,
-      reputationRefreshMs: 0,
-    };
-    buyer = await startPaidBuyerNode(buyerOptions);
-    await waitFor(
-      async () => {
-        await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
-        return buyer.directory.get(seller.node.peerId)?.reachable;
-      },
-      45_000,
-      'paid seller discovered',
-    );
+    });
+    seller = await net.startSeller(sellerOptions);
     openai = new OpenAI({ apiKey: 'any', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
   }, 120_000);
 
   afterAll(async () => {
-    await buyer?.stop();
-    await seller?.stop();
-    await bootstrap?.stop();
+    await net?.stop();
     await upstream?.close();
-    await chain?.stop();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   it('advertises where it is paid in its signed metadata', () => {
@@ -315,8 +193,8 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     );
 
     // The seller restarts (same key and data dir) before settling: nothing earned is lost.
-    await seller.stop();
-    seller = await startPaidSeller({ ...sellerOptions });
+    await net.stopSeller(seller);
+    seller = await net.startSeller({ ...sellerOptions });
 
     // Idle past closeIdleSeconds: the seller settles and closes on chain.
     sellerClock.advance(3601 * 1000);
@@ -460,119 +338,6 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
       expect(answer.status).toBe(200);
     } finally {
       await free.stop();
-    }
-  }, 60_000);
-
-  it("pays a reasoning model's hidden reasoning tokens as claimed (the visible output is checked)", async () => {
-    const reasoningUsage: TokenUsage = {
-      inputTokens: 14,
-      cachedInputTokens: 0,
-      outputTokens: 309,
-      reasoningTokens: 300,
-    };
-    const thinking = await startFakeUpstream({ text: TEXT, usage: reasoningUsage });
-    const identity = randomIdentity();
-    await chain.faucet(identity.account.address, { ethWei: DEFAULT_FAUCET_ETH });
-    const reasoner = await startPaidSeller({
-      identity,
-      seller: sellerConfig(thinking),
-      network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
-      env: { FAKE_OPENAI_KEY: 'sk-fake' },
-      dataDir: tempDir('reasoning-seller'),
-      chain: chain.contract,
-      tickIntervalMs: 0,
-    });
-    try {
-      await waitFor(
-        async () => {
-          await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
-          return buyer.directory.get(reasoner.node.peerId)?.reachable;
-        },
-        45_000,
-        'reasoning seller discovered',
-      );
-      const { data, response } = await openai.chat.completions
-        .create({
-          model: `${reasoner.node.peerId}@gpt-paid`,
-          messages: [{ role: 'user', content: 'Think hard, answer briefly.' }],
-        })
-        .withResponse();
-      expect(data.choices[0]!.message.content).toBe(TEXT);
-      expect(data.usage?.completion_tokens_details?.reasoning_tokens).toBe(300);
-      expect(response.headers.get('x-svc-output-tokens')).toBe('309');
-      const row = await waitFor(
-        async () => (await channels()).find((c) => c.seller === `0x${reasoner.node.peerId}`),
-        10_000,
-        'channel with the reasoning seller',
-      );
-      expect(row.refusedClaims).toBe(0);
-      expect(BigInt(row.signedMicro)).toBe(costOfUsage(reasoningUsage, PRICE));
-    } finally {
-      await reasoner.stop();
-      await thinking.close();
-    }
-  }, 60_000);
-
-  it('pays its own count for an inflated usage claim and ranks that seller lower', async () => {
-    const inflating = await startFakeUpstream({
-      text: TEXT,
-      usage: { inputTokens: 14, cachedInputTokens: 0, outputTokens: 900 },
-    });
-    const identity = randomIdentity();
-    await chain.faucet(identity.account.address, { ethWei: DEFAULT_FAUCET_ETH });
-    const cheat = await startPaidSeller({
-      identity,
-      seller: sellerConfig(inflating),
-      network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
-      env: { FAKE_OPENAI_KEY: 'sk-fake' },
-      dataDir: tempDir('cheat-seller'),
-      chain: chain.contract,
-      tickIntervalMs: 0,
-    });
-    try {
-      await waitFor(
-        async () => {
-          await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
-          return buyer.directory.get(cheat.node.peerId)?.reachable;
-        },
-        45_000,
-        'second seller discovered',
-      );
-      await buyer.reputation!.refresh();
-      const before = buyer.reputation!.score(cheat.node.peerId);
-      const { data } = await openai.chat.completions
-        .create({
-          model: `${cheat.node.peerId}@gpt-paid`,
-          messages: [{ role: 'user', content: 'Say something worth paying for.' }],
-        })
-        .withResponse();
-      expect(data.choices[0]!.message.content).toBe(TEXT);
-      const channel = await waitFor(
-        async () => (await channels()).find((row) => row.seller === `0x${cheat.node.peerId}`),
-        10_000,
-        'channel with the second seller',
-      );
-      const row = channel;
-      expect(row.refusedClaims).toBe(1);
-      // Paid for the buyer's own count of the 8 delivered words, not 900 tokens.
-      expect(row.outputTokens).toBeLessThan(50);
-      expect(BigInt(row.signedMicro)).toBeLessThan(
-        costOfUsage({ inputTokens: 14, cachedInputTokens: 0, outputTokens: 900 }, PRICE),
-      );
-      const penalised = before === undefined ? 0 : Math.max(0, before - 25);
-      await waitFor(
-        () => buyer.reputation!.score(cheat.node.peerId) === penalised,
-        5_000,
-        'seller penalised',
-      );
-      // The refusal is in the buyer's voucher history: a restarted buyer still ranks it lower.
-      await buyer.stop();
-      buyer = await startPaidBuyerNode(buyerOptions);
-      await buyer.reputation!.refresh();
-      expect(buyer.reputation!.score(cheat.node.peerId)).toBe(penalised);
-    } finally {
-      await cheat.stop();
-      await inflating.close();
     }
   }, 60_000);
 });
