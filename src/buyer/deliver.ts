@@ -174,7 +174,8 @@ export async function deliver(
       usageFromBody(candidate.sellerProtocol, sellerJson),
       claimed,
       ok.inputTokens,
-      () => textOf(json ?? ''),
+      // What the seller delivered (before translation, which may drop e.g. thinking blocks).
+      () => textOf(sellerJson ?? ''),
     );
     const cost = costOf(usage);
     const costUsd = formatUsd(cost);
