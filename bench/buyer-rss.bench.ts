@@ -62,7 +62,7 @@ function readMemory(pid: number): Memory {
 }
 
 /** Accepts TCP connections and never answers (held open until closed). */
-async function blackHole(): Promise<{ port: number; close: () => Promise<void> }> {
+export async function blackHole(): Promise<{ port: number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -82,7 +82,7 @@ async function blackHole(): Promise<{ port: number; close: () => Promise<void> }
 }
 
 /** `peers.json` with `count` signed records (version 1 of the cache file). */
-async function peerCacheFile(count: number, port: number): Promise<string> {
+export async function peerCacheFile(count: number, port: number): Promise<string> {
   const now = Date.now();
   const peers = [];
   for (let p = 0; p < count; p++) {
@@ -113,7 +113,7 @@ async function peerCacheFile(count: number, port: number): Promise<string> {
 }
 
 /** A fresh data dir: loopback-only network config and (optionally) the peer cache. */
-function dataDir(root: string, name: string, peersJson: string | undefined): string {
+export function dataDir(root: string, name: string, peersJson: string | undefined): string {
   const dir = join(root, name);
   mkdirSync(join(dir, 'network'), { recursive: true });
   writeFileSync(

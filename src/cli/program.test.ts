@@ -96,6 +96,9 @@ describe('memory policy', () => {
     expect(
       applyMemoryPolicy(['buyer', 'start'], { NODE_OPTIONS: '--max-semi-space-size=16' }),
     ).toBe(false);
+    expect(
+      applyMemoryPolicy(['buyer', 'start'], { NODE_OPTIONS: '--heap-growing-percent=50' }),
+    ).toBe(false);
     expect(commandWords(['--data-dir', 'x', 'buyer', '--json', 'start', '--port', '0'])).toEqual([
       'buyer',
       'start',

@@ -89,12 +89,15 @@ export function rankMapOf(file: RankFile): Map<string, number> {
 function getEncoder(): Tiktoken {
   if (!encoder) {
     const lite = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-    const module = require('js-tiktoken/ranks/o200k_base') as { default?: RankFile } & RankFile;
+    const ranksPath = require.resolve('js-tiktoken/ranks/o200k_base');
+    const module = require(ranksPath) as { default?: RankFile } & RankFile;
     const file = module.default ?? module;
     // An encoder with no ranks, then the ranks alone (see rankMapOf).
     const built = new lite.Tiktoken({ ...file, bpe_ranks: '' });
     const internal = built as unknown as { rankMap: Map<string, number> };
     internal.rankMap = rankMapOf(file);
+    // The 2.3 MB rank text is not needed once the map is built: let it be collected.
+    delete require.cache[ranksPath];
     encoder = built;
   }
   return encoder;
