@@ -5,6 +5,7 @@ import { CommanderError } from 'commander';
 import { ConfigError } from '../config/index.js';
 import { isSvcError } from '../errors/index.js';
 import { type CliIo, processIo } from './io.js';
+import { applyMemoryPolicy } from './memory.js';
 import { createProgram } from './program.js';
 
 export type { CliIo } from './io.js';
@@ -24,10 +25,15 @@ export class CliError extends Error {
   }
 }
 
-/** Runs `svc <argv...>`; never calls process.exit. */
-export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
-  const program = createProgram(io);
+/**
+ * Runs `svc <argv...>`; never calls process.exit. Without `io` it is the process's own run (the
+ * `svc` binary), which also applies the process-wide memory policy (decision 098).
+ */
+export async function main(argv: string[], givenIo?: CliIo): Promise<number> {
+  const io = givenIo ?? processIo();
+  if (givenIo === undefined) applyMemoryPolicy(argv, io.env);
   try {
+    const program = await createProgram(io, argv);
     await program.parseAsync(argv, { from: 'user' });
     return EXIT_OK;
   } catch (error) {

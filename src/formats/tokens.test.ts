@@ -1,6 +1,13 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSvcError } from '../errors/index.js';
-import { countTextTokens, countTokens, estimateInputTokens, TOKENS_PER_IMAGE } from './tokens.js';
+import {
+  countTextTokens,
+  countTokens,
+  estimateInputTokens,
+  rankMapOf,
+  TOKENS_PER_IMAGE,
+} from './tokens.js';
 import { translateRequest } from './translateRequest.js';
 
 describe('token counting', () => {
@@ -68,6 +75,40 @@ describe('token counting', () => {
     );
     expect(estimateInputTokens('responses', translateRequest(chat, 'chat', 'responses').body)).toBe(
       n,
+    );
+  });
+});
+
+describe('the o200k_base rank map (built without js-tiktoken decode tables)', () => {
+  it('equals the rank map js-tiktoken builds, and counts the same tokens', async () => {
+    const { createRequire } = await import('node:module');
+    const require = createRequire(import.meta.url);
+    const lite = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+    const file = require('js-tiktoken/ranks/o200k_base') as ConstructorParameters<
+      typeof lite.Tiktoken
+    >[0];
+    const reference = new lite.Tiktoken(file);
+    const expected = (reference as unknown as { rankMap: Map<string, number> }).rankMap;
+    const ours = rankMapOf(file);
+    expect(ours.size).toBe(expected.size);
+    let mismatches = 0;
+    for (const [key, rank] of expected) if (ours.get(key) !== rank) mismatches++;
+    expect(mismatches).toBe(0);
+    const texts = [
+      'Hello world',
+      'héllo wörld — 你好，世界! 🙂👍🏽 \u0000\t\r\n  spaced   out  ',
+      'function f(x) { return x ** 2; } // comment\n\tconst y = [1, 2, 3];',
+      '<|endoftext|> special tokens are counted as text',
+      'a'.repeat(500),
+    ];
+    for (const text of texts) {
+      expect(countTextTokens(text), text).toBe(reference.encode(text, 'all').length);
+    }
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), (text) => {
+        expect(countTextTokens(text)).toBe(reference.encode(text, 'all').length);
+      }),
+      { numRuns: 300 },
     );
   });
 });

@@ -27,13 +27,78 @@ export const TOKENS_PER_IMAGE = 1600;
 const require = createRequire(import.meta.url);
 let encoder: Tiktoken | undefined;
 
+interface RankFile {
+  pat_str: string;
+  special_tokens: Record<string, number>;
+  bpe_ranks: string;
+}
+
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const BASE64_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < BASE64.length; i++) BASE64_VALUE[BASE64.charCodeAt(i)] = i;
+
+/**
+ * The merge ranks of a js-tiktoken rank file, keyed as js-tiktoken's `encode` looks them up (the
+ * token's bytes joined by ","). js-tiktoken's own constructor also builds the reverse map (one
+ * Uint8Array per token, for `decode`, which counting never calls) through a 200,000-key object:
+ * about 140 MiB of RSS for o200k_base; this builds only the ranks, without the intermediates
+ * (decision 098; `tokens.test` checks the map equals js-tiktoken's).
+ */
+export function rankMapOf(file: RankFile): Map<string, number> {
+  const ranks = new Map<string, number>();
+  const text = file.bpe_ranks;
+  const bytes = new Uint8Array(256);
+  let line = 0;
+  while (line < text.length) {
+    let end = text.indexOf('\n', line);
+    if (end < 0) end = text.length;
+    // A line is "<name> <first rank> <base64 token> <base64 token> ...".
+    const nameEnd = text.indexOf(' ', line);
+    let cursor = text.indexOf(' ', nameEnd + 1);
+    if (nameEnd < 0 || nameEnd >= end) {
+      line = end + 1;
+      continue;
+    }
+    if (cursor < 0 || cursor > end) cursor = end;
+    let rank = Number.parseInt(text.slice(nameEnd + 1, cursor), 10);
+    for (let start = cursor + 1; start < end; ) {
+      let stop = text.indexOf(' ', start);
+      if (stop < 0 || stop > end) stop = end;
+      let length = 0;
+      let acc = 0;
+      let bits = 0;
+      for (let i = start; i < stop; i++) {
+        const value = BASE64_VALUE[text.charCodeAt(i)] ?? -1;
+        if (value < 0) break; // '=' padding
+        acc = ((acc << 6) | value) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) {
+          bits -= 8;
+          bytes[length++] = (acc >> bits) & 0xff;
+        }
+      }
+      if (length > 0) ranks.set(bytes.subarray(0, length).join(','), rank);
+      rank++;
+      start = stop + 1;
+    }
+    line = end + 1;
+  }
+  return ranks;
+}
+
 function getEncoder(): Tiktoken {
   if (!encoder) {
     const lite = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-    const ranks = require('js-tiktoken/ranks/o200k_base') as { default?: unknown };
-    encoder = new lite.Tiktoken(
-      (ranks.default ?? ranks) as ConstructorParameters<typeof lite.Tiktoken>[0],
-    );
+    const ranksPath = require.resolve('js-tiktoken/ranks/o200k_base');
+    const module = require(ranksPath) as { default?: RankFile } & RankFile;
+    const file = module.default ?? module;
+    // An encoder with no ranks, then the ranks alone (see rankMapOf).
+    const built = new lite.Tiktoken({ ...file, bpe_ranks: '' });
+    const internal = built as unknown as { rankMap: Map<string, number> };
+    internal.rankMap = rankMapOf(file);
+    // The 2.3 MB rank text is not needed once the map is built: let it be collected.
+    delete require.cache[ranksPath];
+    encoder = built;
   }
   return encoder;
 }
