@@ -242,13 +242,16 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         costUsd: formatUsd(cost),
         usage: { ...record.usage, outputTokens },
       });
-      const answer =
+      const answer = JSON.stringify(
         path === '/v1/messages'
           ? anthropicMessage(model, requestId, outputTokens)
-          : openAiCompletion(model, requestId, outputTokens);
+          : openAiCompletion(model, requestId, outputTokens),
+      );
+      // A complete answer carries its length, as the buyer's does (src/buyer/deliver.ts).
       res.writeHead(200, {
         ...common,
         'content-type': 'application/json',
+        'content-length': Buffer.byteLength(answer),
         'x-svc-input-tokens': String(INPUT_TOKENS),
         'x-svc-cached-input-tokens': String(CACHED_TOKENS),
         'x-svc-output-tokens': String(outputTokens),
@@ -257,7 +260,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         ...(options.omitCost ? {} : { 'x-svc-estimated-cost-usd': formatUsd(cost) }),
         'x-svc-latency-ms': '1',
       });
-      return void res.end(JSON.stringify(answer));
+      return void res.end(answer);
     }
     res.writeHead(200, {
       ...common,

@@ -6,6 +6,7 @@
  */
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import type { SqlDb, SqlExecutor, SqlParam, SqlRow } from '../sql/SqlDb.js';
+import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 
 function bind(params: readonly SqlParam[]): SQLInputValue[] {
   return params.map((value) => (typeof value === 'boolean' ? (value ? 1 : 0) : value));
@@ -15,6 +16,17 @@ function bind(params: readonly SqlParam[]): SQLInputValue[] {
 function toSqlite(sql: string): string {
   return sql.replace(/\$(\d+)/g, '?$1');
 }
+
+export interface SqliteOptions {
+  /**
+   * Checkpoint the WAL from a worker thread every this many ms instead of inside commits
+   * (long-running gateways; decision 099). Off by default: short CLI commands need no thread.
+   */
+  backgroundCheckpointMs?: number;
+}
+
+/** WAL pages after which a commit checkpoints itself anyway (SQLite's default is 1000). */
+const BACKSTOP_PAGES = 10_000;
 
 class Mutex {
   private tail: Promise<void> = Promise.resolve();
@@ -38,11 +50,21 @@ export class SqliteDb implements SqlDb {
   private readonly mutex = new Mutex();
   private readonly statements = new Map<string, ReturnType<DatabaseSync['prepare']>>();
 
-  constructor(path: string, busyTimeoutMs = 5000) {
+  private readonly checkpointer: Checkpointer | null;
+
+  constructor(path: string, busyTimeoutMs = 5000, options: SqliteOptions = {}) {
     this.db = new DatabaseSync(path, { timeout: busyTimeoutMs });
     this.db.exec(
       'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;',
     );
+    const background = options.backgroundCheckpointMs;
+    if (background && path !== ':memory:') {
+      // The worker checkpoints; this connection only does when the WAL outgrows the backstop.
+      this.db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+      this.checkpointer = startCheckpointer(path, background);
+    } else {
+      this.checkpointer = null;
+    }
   }
 
   private prepared(sql: string) {
@@ -109,6 +131,7 @@ export class SqliteDb implements SqlDb {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer?.stop();
     const release = await this.mutex.lock();
     try {
       if (this.db.isOpen) this.db.close();
