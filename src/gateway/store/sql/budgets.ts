@@ -39,16 +39,15 @@ type Scope = { scope: BudgetLevel; scopeId: string; limits: Limits };
 const LIMIT_COLUMNS = (alias: string, prefix = '') =>
   PERIODS.map((p) => `${alias}.${prefix}${p}_limit AS ${alias}_${prefix}${p}_limit`).join(', ');
 
-/** The key's three budget scopes with their limits, read in one query inside the transaction. */
-async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null> {
-  const rows = await tx.query(
-    `SELECT k.member_id AS member_id, k.workspace_id AS workspace_id,
+const SCOPES_SQL = `SELECT k.member_id AS member_id, k.workspace_id AS workspace_id,
        ${LIMIT_COLUMNS('k', 'admin_')}, ${LIMIT_COLUMNS('k', 'owner_')},
        ${LIMIT_COLUMNS('m')}, ${LIMIT_COLUMNS('w')}
      FROM api_keys k LEFT JOIN members m ON m.id = k.member_id
-     JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`,
-    [keyId],
-  );
+     JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`;
+
+/** The key's three budget scopes with their limits, read in one query inside the transaction. */
+async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null> {
+  const rows = await tx.query(SCOPES_SQL, [keyId]);
   const row = rows[0];
   if (!row) return null;
   const scopes: Scope[] = [
@@ -69,15 +68,29 @@ async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null>
   return scopes;
 }
 
-/** `(scope, scope_id, period, period_start)` tuples as placeholders from `$first`. */
+const tupleSql = new Map<string, string>();
+
+/**
+ * `(scope, scope_id, period, period_start)` tuples as placeholders from `$first`. The text only
+ * depends on the count, so it is built once (and the driver's statement cache hits at once).
+ */
 function tuples(entries: Entry[], first: number): { sql: string; params: SqlParam[] } {
   const params: SqlParam[] = [];
-  const parts = entries.map((entry) => {
-    const at = first + params.length;
+  for (const entry of entries) {
     params.push(entry.scope, entry.scopeId, entry.period, entry.periodStart);
-    return `($${at}, $${at + 1}, $${at + 2}, CAST($${at + 3} AS BIGINT))`;
-  });
-  return { sql: parts.join(', '), params };
+  }
+  const shape = `${entries.length}/${first}`;
+  let sql = tupleSql.get(shape);
+  if (sql === undefined) {
+    sql = entries
+      .map((_, index) => {
+        const at = first + index * 4;
+        return `($${at}, $${at + 1}, $${at + 2}, CAST($${at + 3} AS BIGINT))`;
+      })
+      .join(', ');
+    tupleSql.set(shape, sql);
+  }
+  return { sql, params };
 }
 
 const rowKey = (scope: unknown, scopeId: unknown, period: unknown, start: unknown) =>
@@ -95,13 +108,9 @@ export async function reserve(
   return db.transaction(async (tx) => {
     const scopes = await scopesOf(tx, input.keyId);
     if (!scopes) throw new Error(`unknown key ${input.keyId}`);
+    const starts = PERIODS.map((period) => periodStart(period, input.now));
     const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
-      PERIODS.map((period) => ({
-        scope,
-        scopeId,
-        period,
-        periodStart: periodStart(period, input.now),
-      })),
+      PERIODS.map((period, index) => ({ scope, scopeId, period, periodStart: starts[index]! })),
     );
     const values = tuples(entries, 1);
     const locked = await tx.query(
@@ -115,10 +124,10 @@ export async function reserve(
     );
     let room: MicroUsd | null = null;
     for (const { scope, scopeId, limits } of scopes) {
-      for (const period of PERIODS) {
+      for (const [index, period] of PERIODS.entries()) {
         const limit = limits[period];
         if (limit === null) continue;
-        const row = counters.get(rowKey(scope, scopeId, period, periodStart(period, input.now)));
+        const row = counters.get(rowKey(scope, scopeId, period, starts[index]));
         const spent = bigintOf(row?.spent);
         const committed = spent + bigintOf(row?.reserved);
         const left = limit - committed;

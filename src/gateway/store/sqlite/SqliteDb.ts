@@ -9,7 +9,12 @@ import type { SqlDb, SqlExecutor, SqlParam, SqlRow } from '../sql/SqlDb.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 
 function bind(params: readonly SqlParam[]): SQLInputValue[] {
-  return params.map((value) => (typeof value === 'boolean' ? (value ? 1 : 0) : value));
+  for (const value of params) {
+    if (typeof value === 'boolean') {
+      return params.map((param) => (typeof param === 'boolean' ? (param ? 1 : 0) : param));
+    }
+  }
+  return params as SQLInputValue[];
 }
 
 /** `$1` -> `?1` (node:sqlite numbers anonymous parameters this way). */
@@ -51,6 +56,12 @@ export class SqliteDb implements SqlDb {
   private readonly statements = new Map<string, ReturnType<DatabaseSync['prepare']>>();
 
   private readonly checkpointer: Checkpointer | null;
+  /** The inside of a transaction (one at a time: the mutex serialises them). */
+  private readonly tx: SqlExecutor = {
+    forUpdate: '',
+    query: async (sql, params = []) => this.queryNow(sql, params),
+    run: async (sql, params = []) => this.runNow(sql, params),
+  };
 
   constructor(path: string, busyTimeoutMs = 5000, options: SqliteOptions = {}) {
     this.db = new DatabaseSync(path, { timeout: busyTimeoutMs });
@@ -103,13 +114,8 @@ export class SqliteDb implements SqlDb {
     const release = await this.mutex.lock();
     try {
       this.prepared('BEGIN IMMEDIATE').run();
-      const tx: SqlExecutor = {
-        forUpdate: '',
-        query: async (sql, params = []) => this.queryNow(sql, params),
-        run: async (sql, params = []) => this.runNow(sql, params),
-      };
       try {
-        const result = await body(tx);
+        const result = await body(this.tx);
         this.prepared('COMMIT').run();
         return result;
       } catch (error) {
