@@ -26,6 +26,11 @@ export interface StubBuyerOptions {
   cutStreamAfter?: number;
   /** Models of `GET /v1/models`. */
   models?: string[];
+  /**
+   * Keep every request and record for assertions and `GET /_svc/requests/<id>` (default true).
+   * Benchmarks turn it off: an ever-growing history would tax the process they measure in.
+   */
+  keepHistory?: boolean;
 }
 
 export interface ReceivedRequest {
@@ -161,7 +166,8 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString();
     const path = (req.url ?? '/').split('?')[0]!;
-    received.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    const keep = options.keepHistory !== false;
+    if (keep) received.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
     if (path.startsWith('/_svc/requests/')) {
       const record = records.get(decodeURIComponent(path.slice('/_svc/requests/'.length)));
       if (options.lookupDown) return void res.writeHead(503).end();
@@ -232,7 +238,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       costUsd: '0.000000',
       latencyMs: 1,
     };
-    records.set(requestId, record);
+    if (keep) records.set(requestId, record);
     const chunkCount = options.streamChunks ?? 3;
     if (!parsed.stream) {
       const outputTokens = OUTPUT_PER_CHUNK * chunkCount;
