@@ -24,6 +24,7 @@ import {
   type SqlDb,
   type SqlExecutor,
   type SqlParam,
+  type SqlRow,
   textOf,
 } from './SqlDb.js';
 
@@ -97,6 +98,34 @@ const rowKey = (scope: unknown, scopeId: unknown, period: unknown, start: unknow
   `${String(scope)}|${String(scopeId)}|${String(period)}|${String(start)}`;
 
 /**
+ * Every counter row of `values`, created when missing and locked. PostgreSQL: one upsert, whose
+ * `ON CONFLICT DO UPDATE` takes the row locks. SQLite already holds the database write lock
+ * (`BEGIN IMMEDIATE`), so existing rows are only read — the usual case — which writes nothing;
+ * the upsert runs only when a row is missing (a new period or scope).
+ */
+async function lockCounters(
+  db: SqlDb,
+  tx: SqlExecutor,
+  values: { sql: string; params: SqlParam[] },
+): Promise<SqlRow[]> {
+  const count = values.params.length / 4;
+  if (db.dialect === 'sqlite') {
+    const rows = await tx.query(
+      `SELECT scope, scope_id, period, period_start, spent, reserved FROM budget_usage
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${values.sql})`,
+      values.params,
+    );
+    if (rows.length === count) return rows;
+  }
+  return tx.query(
+    `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values.sql}
+     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE SET spent = budget_usage.spent
+     RETURNING scope, scope_id, period, period_start, spent, reserved`,
+    values.params,
+  );
+}
+
+/**
  * Reserves min(maxAmount, smallest room) on every counter of the key, atomically. One upsert
  * creates missing counter rows and locks all of them (PostgreSQL `ON CONFLICT DO UPDATE` takes
  * row locks; SQLite holds the database write lock from `BEGIN IMMEDIATE`).
@@ -113,12 +142,7 @@ export async function reserve(
       PERIODS.map((period, index) => ({ scope, scopeId, period, periodStart: starts[index]! })),
     );
     const values = tuples(entries, 1);
-    const locked = await tx.query(
-      `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values.sql}
-       ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE SET spent = budget_usage.spent
-       RETURNING scope, scope_id, period, period_start, spent, reserved`,
-      values.params,
-    );
+    const locked = await lockCounters(db, tx, values);
     const counters = new Map(
       locked.map((row) => [rowKey(row.scope, row.scope_id, row.period, row.period_start), row]),
     );
