@@ -7,9 +7,11 @@
  * so both see the same machine (2 shared cores: this process — client and stub buyer — and the
  * gateway process compete for them; so do other jobs on the machine). Then requests/s, the
  * gateway process's CPU per request, and the overspend scenario (200 concurrent requests on a
- * key with room for 10) on both gateways.
+ * key with room for 10) on both gateways. A bare forwarding process (no auth, budgets or logs)
+ * is measured the same way: what the extra process and HTTP hop cost on their own.
  */
 
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,6 +29,55 @@ function cpuMsOf(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The floor of any gateway process: a bare forwarder (node:http server + undici pool, like the
+ * gateway) with no auth, budgets or logs. Its overhead is the extra process and HTTP hop alone.
+ */
+const BARE_PROXY = `
+const { createServer } = require('node:http');
+const { Pool } = require('undici');
+const buyer = new Pool(process.argv[1], { connections: 128, pipelining: 1 });
+const server = createServer(async (req, res) => {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const up = await buyer.request({
+    method: req.method, path: req.url, headers: { 'content-type': 'application/json' },
+    body: Buffer.concat(chunks),
+  });
+  const body = Buffer.from(await up.body.arrayBuffer());
+  const headers = { ...up.headers };
+  delete headers['keep-alive'];
+  delete headers.connection;
+  res.writeHead(up.statusCode, headers);
+  res.end(body);
+});
+server.keepAliveTimeout = 65000;
+server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));
+process.once('SIGTERM', () => process.exit(0));
+`;
+
+async function startBareProxy(buyerUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['-e', BARE_PROXY, buyerUrl], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bare proxy exited (${code})`)));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const match = /listening (\d+)/.exec(chunk.toString());
+      if (match) resolve(match[1]!);
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 const BODY = JSON.stringify({ model: 'model-a', messages: [{ role: 'user', content: 'hi' }] });
@@ -143,10 +194,12 @@ export default async function bench(): Promise<Record<string, unknown>> {
     JSON.stringify({ gateway: { maxRequestCostUsd: '0.000001' } }),
   );
   const child = await startGatewayProcess({ dataDir: processDir, buyerUrl: h.buyer.url });
+  const bare = await startBareProxy(h.buyer.url);
 
   const direct = new Pool(h.buyer.url, { connections: 64 });
   const inProcess = new Pool(h.gateway.url, { connections: 64 });
   const viaProcess = new Pool(child.url, { connections: 64 });
+  const viaBare = new Pool(bare.url, { connections: 64 });
   try {
     const { secret } = await h.key({ limits: { total: 1_000_000_000n } });
     const directCall = caller(direct, null);
@@ -162,6 +215,23 @@ export default async function bench(): Promise<Record<string, unknown>> {
     const inProcessLatency = printLatency(
       'in-process',
       await interleaved(inProcessCall, directCall),
+    );
+    const bareLatency = await interleaved(caller(viaBare, null), directCall);
+    const bareP50 = bareLatency.ours.p50Ms - bareLatency.baseline.p50Ms;
+    const bareP99 = bareLatency.ours.p99Ms - bareLatency.baseline.p99Ms;
+    printFigure('bare proxy process (the hop alone): overhead p50', bareP50, 'ms');
+    printFigure('bare proxy process (the hop alone): overhead p99', bareP99, 'ms');
+    printComparison(
+      'separate process vs bare proxy: overhead p50',
+      separateLatency.overheadP50Ms,
+      bareP50,
+      'ms',
+    );
+    printComparison(
+      'separate process vs bare proxy: overhead p99',
+      separateLatency.overheadP99Ms,
+      bareP99,
+      'ms',
     );
 
     const directRate = await throughput(directCall, { concurrency: 32, durationMs: 3000 });
@@ -213,7 +283,11 @@ export default async function bench(): Promise<Record<string, unknown>> {
       await processStore.close();
     }
     return {
-      latency: { separateProcess: separateLatency, inProcess: inProcessLatency },
+      latency: {
+        separateProcess: separateLatency,
+        inProcess: inProcessLatency,
+        bareProxy: { ...bareLatency, overheadP50Ms: bareP50, overheadP99Ms: bareP99 },
+      },
       throughput: {
         direct: directRate,
         separateProcess: processRate,
@@ -223,6 +297,8 @@ export default async function bench(): Promise<Record<string, unknown>> {
       overspend: { inProcess: overspendInProcess, separateProcess: overspendProcess },
     };
   } finally {
+    await viaBare.close();
+    await bare.stop();
     await viaProcess.close();
     await child.stop();
     await direct.close();
