@@ -1,12 +1,15 @@
-/** Bearer authentication: the key is read from the store on every request (no caching). */
+/**
+ * Bearer authentication: the key, its member and workspace are read from the store on every
+ * request, in one query (no caching: changes from other processes apply at once).
+ */
 import { SvcError } from '../../errors/index.js';
 import { keyState } from '../keys/keyState.js';
 import { hashesEqual, hashSecret, parseBearer } from '../keys/secrets.js';
-import type { GatewayStore, KeyRecord, MemberRecord, WorkspaceRecord } from '../store/types.js';
+import type { GatewayStore, KeyRecord, MemberCore, WorkspaceRecord } from '../store/types.js';
 
 export interface Caller {
   key: KeyRecord;
-  member: MemberRecord | null;
+  member: MemberCore | null;
   workspace: WorkspaceRecord;
 }
 
@@ -25,19 +28,14 @@ export async function authenticate(
     });
   }
   const hash = hashSecret(secret);
-  const key = await storeCall(() => store.findKeyBySecretHash(hash));
-  if (!key || !hashesEqual(key.secretHash, hash)) {
+  const found = await storeCall(() => store.findCaller(hash));
+  if (!found || !hashesEqual(found.key.secretHash, hash)) {
     throw new SvcError('unauthorized', { message: 'This API key is not known to this gateway.' });
   }
+  const { key, member, workspace } = found;
   const state = keyState(key, now);
   if (state === 'revoked') throw new SvcError('key_revoked');
   if (state === 'expired') throw new SvcError('key_expired');
-  const [member, workspace] = await storeCall(() =>
-    Promise.all([
-      key.memberId ? store.getMember(key.memberId) : Promise.resolve(null),
-      store.getWorkspace(key.workspaceId),
-    ]),
-  );
   if (member?.disabled) {
     throw new SvcError('unauthorized', { message: "This API key's member has been disabled." });
   }

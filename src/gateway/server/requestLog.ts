@@ -2,6 +2,19 @@
 import { randomUUID } from 'node:crypto';
 import type { LogRow } from '../store/types.js';
 
+/**
+ * A time-ordered UUID (version 7: 48 bits of unix ms, then random bits) for a log row. Rows are
+ * inserted in time order, so the primary-key index grows at its end: a batch of rows dirties a
+ * page or two instead of one random page per row (fewer WAL pages, shorter checkpoints).
+ */
+export function newLogId(at: number): string {
+  const random = randomUUID();
+  const ms = Math.max(0, Math.min(Math.floor(at), 0xffff_ffff_ffff))
+    .toString(16)
+    .padStart(12, '0');
+  return `${ms.slice(0, 8)}-${ms.slice(8)}-7${random.slice(15)}`;
+}
+
 /** An empty row for a request that just arrived. */
 export function newLogRow(input: {
   at: number;
@@ -10,7 +23,7 @@ export function newLogRow(input: {
   clientAddress: string | null;
 }): LogRow {
   return {
-    id: randomUUID(),
+    id: newLogId(input.at),
     at: input.at,
     requestId: null,
     keyId: null,

@@ -41,6 +41,8 @@ export interface RunningGateway {
 }
 
 const HOUR_MS = 3_600_000;
+/** How often a gateway's SQLite WAL is checkpointed off the request path (decision 099). */
+export const BACKGROUND_CHECKPOINT_MS = 500;
 
 /** Starts the gateway on config.host:config.port (0 = a free port). */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
@@ -48,7 +50,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const now = options.clock ?? Date.now;
   const ownsStore = !options.store;
   const store =
-    options.store ?? (await createStore({ dataDir, databaseUrl: config.databaseUrl, now }));
+    options.store ??
+    (await createStore({
+      dataDir,
+      databaseUrl: config.databaseUrl,
+      now,
+      sqliteBackgroundCheckpointMs: BACKGROUND_CHECKPOINT_MS,
+    }));
   let topups: TopupService | undefined;
   try {
     topups = options.topups ? await options.topups(store) : undefined;

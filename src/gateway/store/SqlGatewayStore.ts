@@ -4,6 +4,7 @@ import type { TopupLedger } from '../../x402/index.js';
 import type { RoutingPolicy } from '../policy/types.js';
 import { migrate } from './migrations.js';
 import * as budgets from './sql/budgets.js';
+import * as callers from './sql/callers.js';
 import * as keys from './sql/keys.js';
 import * as logs from './sql/logs.js';
 import * as members from './sql/members.js';
@@ -13,6 +14,7 @@ import { SqlTopupLedger } from './sql/topups.js';
 import * as workspaces from './sql/workspaces.js';
 import type {
   BudgetLevel,
+  CallerRecord,
   GatewayStore,
   KeyRecord,
   KeyUsage,
@@ -122,6 +124,9 @@ export class SqlGatewayStore implements GatewayStore {
   }
   findKeyBySecretHash(secretHash: string): Promise<KeyRecord | null> {
     return keys.findKey(this.db, 'secret_hash', secretHash);
+  }
+  findCaller(secretHash: string): Promise<CallerRecord | null> {
+    return callers.findCaller(this.db, secretHash);
   }
   listKeys(filter?: { workspaceId?: string; memberId?: string }): Promise<KeyRecord[]> {
     return keys.listKeys(this.db, filter);

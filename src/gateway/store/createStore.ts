@@ -13,6 +13,8 @@ export interface CreateStoreOptions {
   sqlitePath?: string;
   /** How long SQLite waits for another process's write lock before failing (default 5000 ms). */
   sqliteBusyTimeoutMs?: number;
+  /** Checkpoint SQLite's WAL from a worker thread every this many ms (long-running gateways). */
+  sqliteBackgroundCheckpointMs?: number;
   now?: () => number;
 }
 
@@ -23,6 +25,7 @@ export async function createStore(options: CreateStoreOptions): Promise<SqlGatew
     : new SqliteDb(
         options.sqlitePath ?? join(ensureDir(join(options.dataDir, 'gateway')), 'gateway.db'),
         options.sqliteBusyTimeoutMs,
+        { backgroundCheckpointMs: options.sqliteBackgroundCheckpointMs },
       );
   const store = new SqlGatewayStore(db, options.now);
   try {

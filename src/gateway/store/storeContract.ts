@@ -160,6 +160,38 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
       expect((await store.listKeys({ memberId: member.id })).length).toBe(1);
     });
 
+    it('finds a caller (key, member, workspace) by secret hash in one read, current every time', async () => {
+      const store = await open();
+      const { key, member, workspace } = await fixture(store, { daily: 7n });
+      await store.setMemberPolicy(member.id, { minTrustScore: 40 });
+      await store.setWorkspaceLimits(workspace.id, { total: 9n });
+      const found = await store.findCaller(key.secretHash);
+      expect(found?.key).toEqual(await store.getKey(key.id));
+      const { workspaces: _memberships, ...memberCore } = (await store.getMember(member.id))!;
+      expect(found?.member).toEqual(memberCore);
+      expect(found?.workspace).toEqual(await store.getWorkspace(workspace.id));
+      expect(found?.member?.policy).toEqual({ minTrustScore: 40 });
+      expect(found?.workspace?.limits.total).toBe(9n);
+      await store.setMemberDisabled(member.id, true);
+      await store.setKeyLimits(key.id, 'owner', { daily: 3n });
+      const again = await store.findCaller(key.secretHash);
+      expect(again?.member?.disabled).toBe(true);
+      expect(again?.key.ownerLimits.daily).toBe(3n);
+      await store.revokeKey(key.id, T0 + 5);
+      expect((await store.findCaller(key.secretHash))?.key.revokedAt).toBe(T0 + 5);
+      expect(await store.findCaller(unique('nohash'))).toBeNull();
+      const loose = await store.createKey({
+        ...key,
+        id: unique('key'),
+        secretHash: unique('hash'),
+        memberId: null,
+        adminLimits: NO_LIMITS,
+      });
+      const alone = await store.findCaller(loose.secretHash);
+      expect(alone).toMatchObject({ key: { id: loose.id }, member: null });
+      expect(alone?.workspace?.id).toBe(workspace.id);
+    });
+
     it('stores presets per owner', async () => {
       const store = await open();
       const name = unique('fast');

@@ -30,7 +30,8 @@ export interface WorkspaceRecord {
 export type OrgRole = 'owner' | 'admin' | 'none';
 export type WorkspaceRole = 'admin' | 'member';
 
-export interface MemberRecord {
+/** A member without its memberships (what a request needs). */
+export interface MemberCore {
   id: string;
   name: string;
   orgRole: OrgRole;
@@ -40,6 +41,9 @@ export interface MemberRecord {
   limits: Limits;
   policy: RoutingPolicy | null;
   createdAt: number;
+}
+
+export interface MemberRecord extends MemberCore {
   workspaces: Array<{ workspaceId: string; role: WorkspaceRole }>;
 }
 
@@ -86,6 +90,13 @@ export interface PresetRecord {
   model: string | null;
   policy: RoutingPolicy;
   createdAt: number;
+}
+
+/** A key with its member (null when it has none) and workspace (null when gone), read at once. */
+export interface CallerRecord {
+  key: KeyRecord;
+  member: MemberCore | null;
+  workspace: WorkspaceRecord | null;
 }
 
 /** Why a reservation was refused (the 402 details). */
@@ -218,6 +229,8 @@ export interface GatewayStore {
   createKey(input: NewKey): Promise<KeyRecord>;
   getKey(id: string): Promise<KeyRecord | null>;
   findKeyBySecretHash(secretHash: string): Promise<KeyRecord | null>;
+  /** The key with this secret hash, its member and its workspace, in one read (the request path). */
+  findCaller(secretHash: string): Promise<CallerRecord | null>;
   listKeys(filter?: { workspaceId?: string; memberId?: string }): Promise<KeyRecord[]>;
   countKeysOfMember(memberId: string): Promise<number>;
   revokeKey(id: string, at: number): Promise<boolean>;

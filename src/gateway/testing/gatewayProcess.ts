@@ -15,8 +15,11 @@ export async function startGatewayProcess(args: {
   dataDir: string;
   buyerUrl: string;
   databaseUrl?: string;
+  /** Extra node flags (e.g. `--cpu-prof` for profiling). */
+  nodeArgs?: string[];
 }): Promise<GatewayProcess> {
   const argv = [
+    ...(args.nodeArgs ?? []),
     '--import',
     'tsx',
     CLI,

@@ -6,7 +6,11 @@ import { configSchema, type GatewayConfig } from '../../config/index.js';
 import { IdentityStore } from '../../identity/index.js';
 import { silentLogger } from '../../log/index.js';
 import { type CreateKeyInput, createKey } from '../admin/createKey.js';
-import { type RunningGateway, startGateway } from '../server/startGateway.js';
+import {
+  BACKGROUND_CHECKPOINT_MS,
+  type RunningGateway,
+  startGateway,
+} from '../server/startGateway.js';
 import { createStore } from '../store/createStore.js';
 import type { GatewayStore, KeyRecord } from '../store/types.js';
 import { type StubBuyer, type StubBuyerOptions, startStubBuyer } from './stubBuyer.js';
@@ -47,6 +51,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     databaseUrl: options.databaseUrl,
     now,
     sqliteBusyTimeoutMs: options.sqliteBusyTimeoutMs,
+    sqliteBackgroundCheckpointMs: BACKGROUND_CHECKPOINT_MS,
   });
   const config = configSchema.parse({
     gateway: { port: 0, buyerUrl: buyer.url, ...options.gateway },

@@ -26,6 +26,11 @@ export interface StubBuyerOptions {
   cutStreamAfter?: number;
   /** Models of `GET /v1/models`. */
   models?: string[];
+  /**
+   * Keep every request and record for assertions and `GET /_svc/requests/<id>` (default true).
+   * Benchmarks turn it off: an ever-growing history would tax the process they measure in.
+   */
+  keepHistory?: boolean;
 }
 
 export interface ReceivedRequest {
@@ -161,7 +166,8 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString();
     const path = (req.url ?? '/').split('?')[0]!;
-    received.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    const keep = options.keepHistory !== false;
+    if (keep) received.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
     if (path.startsWith('/_svc/requests/')) {
       const record = records.get(decodeURIComponent(path.slice('/_svc/requests/'.length)));
       if (options.lookupDown) return void res.writeHead(503).end();
@@ -232,7 +238,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       costUsd: '0.000000',
       latencyMs: 1,
     };
-    records.set(requestId, record);
+    if (keep) records.set(requestId, record);
     const chunkCount = options.streamChunks ?? 3;
     if (!parsed.stream) {
       const outputTokens = OUTPUT_PER_CHUNK * chunkCount;
@@ -242,13 +248,16 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         costUsd: formatUsd(cost),
         usage: { ...record.usage, outputTokens },
       });
-      const answer =
+      const answer = JSON.stringify(
         path === '/v1/messages'
           ? anthropicMessage(model, requestId, outputTokens)
-          : openAiCompletion(model, requestId, outputTokens);
+          : openAiCompletion(model, requestId, outputTokens),
+      );
+      // A complete answer carries its length, as the buyer's does (src/buyer/deliver.ts).
       res.writeHead(200, {
         ...common,
         'content-type': 'application/json',
+        'content-length': Buffer.byteLength(answer),
         'x-svc-input-tokens': String(INPUT_TOKENS),
         'x-svc-cached-input-tokens': String(CACHED_TOKENS),
         'x-svc-output-tokens': String(outputTokens),
@@ -257,7 +266,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         ...(options.omitCost ? {} : { 'x-svc-estimated-cost-usd': formatUsd(cost) }),
         'x-svc-latency-ms': '1',
       });
-      return void res.end(JSON.stringify(answer));
+      return void res.end(answer);
     }
     res.writeHead(200, {
       ...common,

@@ -37,6 +37,12 @@ export class PostgresDb implements SqlDb {
   async transaction<T>(body: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken = false;
+    // The server going away mid-transaction (restart) is emitted on the checked-out client as
+    // well as failing its query: without a listener that event would crash the process.
+    const onError = () => {
+      broken = true;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const tx: SqlExecutor = {
@@ -57,6 +63,7 @@ export class PostgresDb implements SqlDb {
         throw error;
       }
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }

@@ -24,6 +24,7 @@ import {
   type SqlDb,
   type SqlExecutor,
   type SqlParam,
+  type SqlRow,
   textOf,
 } from './SqlDb.js';
 
@@ -39,16 +40,15 @@ type Scope = { scope: BudgetLevel; scopeId: string; limits: Limits };
 const LIMIT_COLUMNS = (alias: string, prefix = '') =>
   PERIODS.map((p) => `${alias}.${prefix}${p}_limit AS ${alias}_${prefix}${p}_limit`).join(', ');
 
-/** The key's three budget scopes with their limits, read in one query inside the transaction. */
-async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null> {
-  const rows = await tx.query(
-    `SELECT k.member_id AS member_id, k.workspace_id AS workspace_id,
+const SCOPES_SQL = `SELECT k.member_id AS member_id, k.workspace_id AS workspace_id,
        ${LIMIT_COLUMNS('k', 'admin_')}, ${LIMIT_COLUMNS('k', 'owner_')},
        ${LIMIT_COLUMNS('m')}, ${LIMIT_COLUMNS('w')}
      FROM api_keys k LEFT JOIN members m ON m.id = k.member_id
-     JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`,
-    [keyId],
-  );
+     JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`;
+
+/** The key's three budget scopes with their limits, read in one query inside the transaction. */
+async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null> {
+  const rows = await tx.query(SCOPES_SQL, [keyId]);
   const row = rows[0];
   if (!row) return null;
   const scopes: Scope[] = [
@@ -69,19 +69,61 @@ async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null>
   return scopes;
 }
 
-/** `(scope, scope_id, period, period_start)` tuples as placeholders from `$first`. */
+const tupleSql = new Map<string, string>();
+
+/**
+ * `(scope, scope_id, period, period_start)` tuples as placeholders from `$first`. The text only
+ * depends on the count, so it is built once (and the driver's statement cache hits at once).
+ */
 function tuples(entries: Entry[], first: number): { sql: string; params: SqlParam[] } {
   const params: SqlParam[] = [];
-  const parts = entries.map((entry) => {
-    const at = first + params.length;
+  for (const entry of entries) {
     params.push(entry.scope, entry.scopeId, entry.period, entry.periodStart);
-    return `($${at}, $${at + 1}, $${at + 2}, CAST($${at + 3} AS BIGINT))`;
-  });
-  return { sql: parts.join(', '), params };
+  }
+  const shape = `${entries.length}/${first}`;
+  let sql = tupleSql.get(shape);
+  if (sql === undefined) {
+    sql = entries
+      .map((_, index) => {
+        const at = first + index * 4;
+        return `($${at}, $${at + 1}, $${at + 2}, CAST($${at + 3} AS BIGINT))`;
+      })
+      .join(', ');
+    tupleSql.set(shape, sql);
+  }
+  return { sql, params };
 }
 
 const rowKey = (scope: unknown, scopeId: unknown, period: unknown, start: unknown) =>
   `${String(scope)}|${String(scopeId)}|${String(period)}|${String(start)}`;
+
+/**
+ * Every counter row of `values`, created when missing and locked. PostgreSQL: one upsert, whose
+ * `ON CONFLICT DO UPDATE` takes the row locks. SQLite already holds the database write lock
+ * (`BEGIN IMMEDIATE`), so existing rows are only read — the usual case — which writes nothing;
+ * the upsert runs only when a row is missing (a new period or scope).
+ */
+async function lockCounters(
+  db: SqlDb,
+  tx: SqlExecutor,
+  values: { sql: string; params: SqlParam[] },
+): Promise<SqlRow[]> {
+  const count = values.params.length / 4;
+  if (db.dialect === 'sqlite') {
+    const rows = await tx.query(
+      `SELECT scope, scope_id, period, period_start, spent, reserved FROM budget_usage
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${values.sql})`,
+      values.params,
+    );
+    if (rows.length === count) return rows;
+  }
+  return tx.query(
+    `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values.sql}
+     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE SET spent = budget_usage.spent
+     RETURNING scope, scope_id, period, period_start, spent, reserved`,
+    values.params,
+  );
+}
 
 /**
  * Reserves min(maxAmount, smallest room) on every counter of the key, atomically. One upsert
@@ -95,30 +137,21 @@ export async function reserve(
   return db.transaction(async (tx) => {
     const scopes = await scopesOf(tx, input.keyId);
     if (!scopes) throw new Error(`unknown key ${input.keyId}`);
+    const starts = PERIODS.map((period) => periodStart(period, input.now));
     const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
-      PERIODS.map((period) => ({
-        scope,
-        scopeId,
-        period,
-        periodStart: periodStart(period, input.now),
-      })),
+      PERIODS.map((period, index) => ({ scope, scopeId, period, periodStart: starts[index]! })),
     );
     const values = tuples(entries, 1);
-    const locked = await tx.query(
-      `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values.sql}
-       ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE SET spent = budget_usage.spent
-       RETURNING scope, scope_id, period, period_start, spent, reserved`,
-      values.params,
-    );
+    const locked = await lockCounters(db, tx, values);
     const counters = new Map(
       locked.map((row) => [rowKey(row.scope, row.scope_id, row.period, row.period_start), row]),
     );
     let room: MicroUsd | null = null;
     for (const { scope, scopeId, limits } of scopes) {
-      for (const period of PERIODS) {
+      for (const [index, period] of PERIODS.entries()) {
         const limit = limits[period];
         if (limit === null) continue;
-        const row = counters.get(rowKey(scope, scopeId, period, periodStart(period, input.now)));
+        const row = counters.get(rowKey(scope, scopeId, period, starts[index]));
         const spent = bigintOf(row?.spent);
         const committed = spent + bigintOf(row?.reserved);
         const left = limit - committed;

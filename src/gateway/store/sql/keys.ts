@@ -4,7 +4,7 @@ import type { KeyRecord, Limits, NewKey } from '../types.js';
 import { boolOf, limitAssignments, limitsOf, numberOrNull, policyOf, policyText } from './rows.js';
 import { bigintOf, numberOf, type SqlExecutor, type SqlRow, textOf, textOrNull } from './SqlDb.js';
 
-function keyOf(row: SqlRow): KeyRecord {
+export function keyOf(row: SqlRow): KeyRecord {
   const models = textOrNull(row.allowed_models);
   return {
     id: textOf(row.id),

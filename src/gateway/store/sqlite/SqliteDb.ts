@@ -6,15 +6,32 @@
  */
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import type { SqlDb, SqlExecutor, SqlParam, SqlRow } from '../sql/SqlDb.js';
+import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 
 function bind(params: readonly SqlParam[]): SQLInputValue[] {
-  return params.map((value) => (typeof value === 'boolean' ? (value ? 1 : 0) : value));
+  for (const value of params) {
+    if (typeof value === 'boolean') {
+      return params.map((param) => (typeof param === 'boolean' ? (param ? 1 : 0) : param));
+    }
+  }
+  return params as SQLInputValue[];
 }
 
 /** `$1` -> `?1` (node:sqlite numbers anonymous parameters this way). */
 function toSqlite(sql: string): string {
   return sql.replace(/\$(\d+)/g, '?$1');
 }
+
+export interface SqliteOptions {
+  /**
+   * Checkpoint the WAL from a worker thread every this many ms instead of inside commits
+   * (long-running gateways; decision 099). Off by default: short CLI commands need no thread.
+   */
+  backgroundCheckpointMs?: number;
+}
+
+/** WAL pages after which a commit checkpoints itself anyway (SQLite's default is 1000). */
+const BACKSTOP_PAGES = 10_000;
 
 class Mutex {
   private tail: Promise<void> = Promise.resolve();
@@ -38,11 +55,27 @@ export class SqliteDb implements SqlDb {
   private readonly mutex = new Mutex();
   private readonly statements = new Map<string, ReturnType<DatabaseSync['prepare']>>();
 
-  constructor(path: string, busyTimeoutMs = 5000) {
+  private readonly checkpointer: Checkpointer | null;
+  /** The inside of a transaction (one at a time: the mutex serialises them). */
+  private readonly tx: SqlExecutor = {
+    forUpdate: '',
+    query: async (sql, params = []) => this.queryNow(sql, params),
+    run: async (sql, params = []) => this.runNow(sql, params),
+  };
+
+  constructor(path: string, busyTimeoutMs = 5000, options: SqliteOptions = {}) {
     this.db = new DatabaseSync(path, { timeout: busyTimeoutMs });
     this.db.exec(
       'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;',
     );
+    const background = options.backgroundCheckpointMs;
+    if (background && path !== ':memory:') {
+      // The worker checkpoints; this connection only does when the WAL outgrows the backstop.
+      this.db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+      this.checkpointer = startCheckpointer(path, background);
+    } else {
+      this.checkpointer = null;
+    }
   }
 
   private prepared(sql: string) {
@@ -81,13 +114,8 @@ export class SqliteDb implements SqlDb {
     const release = await this.mutex.lock();
     try {
       this.prepared('BEGIN IMMEDIATE').run();
-      const tx: SqlExecutor = {
-        forUpdate: '',
-        query: async (sql, params = []) => this.queryNow(sql, params),
-        run: async (sql, params = []) => this.runNow(sql, params),
-      };
       try {
-        const result = await body(tx);
+        const result = await body(this.tx);
         this.prepared('COMMIT').run();
         return result;
       } catch (error) {
@@ -109,6 +137,7 @@ export class SqliteDb implements SqlDb {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer?.stop();
     const release = await this.mutex.lock();
     try {
       if (this.db.isOpen) this.db.close();
