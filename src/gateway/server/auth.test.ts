@@ -31,6 +31,22 @@ describe('gateway authentication', () => {
     const body = await jsonOf(malformed);
     expect(body).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     expect(body.error.message).toMatch(/malformed/);
+    const notSvc = await h.call('/v1/chat/completions', {
+      method: 'POST',
+      body: JSON.stringify(chat),
+      headers: { authorization: 'Bearer sk-openai-key' },
+    });
+    expect(notSvc.status).toBe(401);
+    expect((await jsonOf(notSvc)).error.message).toMatch(/not an svc API key/);
+    // An Anthropic-style x-api-key is not read; the answer says how to send the key instead.
+    const { secret } = await h.key();
+    const viaApiKey = await h.call('/v1/messages', {
+      method: 'POST',
+      body: '{}',
+      headers: { 'x-api-key': secret },
+    });
+    expect(viaApiKey.status).toBe(401);
+    expect((await jsonOf(viaApiKey)).error.message).toMatch(/bearer token, not in x-api-key/);
     const unknown = await h.call('/v1/key', { secret: `svc_${'A'.repeat(43)}` });
     expect(unknown.status).toBe(401);
     expect((await jsonOf(unknown)).error.message).toMatch(/not known to this gateway/);

@@ -13,20 +13,31 @@ export interface Caller {
   workspace: WorkspaceRecord;
 }
 
+/** Says what was wrong with the credentials a request carried, and how to send them. */
+function missingKeyMessage(authorization: string | undefined, apiKeyHeader?: string): string {
+  const how = 'send Authorization: Bearer svc_...';
+  if (authorization === undefined) {
+    // Anthropic-style clients send x-api-key; the gateway reads the bearer token only (spec 5).
+    return apiKeyHeader
+      ? `The key must be sent as a bearer token, not in x-api-key: ${how} (Anthropic SDKs: authToken, or ANTHROPIC_AUTH_TOKEN for Claude Code).`
+      : `A valid API key is required: ${how}`;
+  }
+  if (!/^Bearer\s+\S+\s*$/i.test(authorization)) {
+    return `The Authorization header is malformed: ${how}`;
+  }
+  return `That bearer token is not an svc API key (svc_ followed by 43 characters): ${how}`;
+}
+
 /** Resolves the caller of a request or throws a 401 SvcError (store failures become 503). */
 export async function authenticate(
   store: GatewayStore,
   authorization: string | undefined,
   now: number,
+  apiKeyHeader?: string,
 ): Promise<Caller> {
   const secret = parseBearer(authorization);
-  if (!secret) {
-    throw new SvcError('unauthorized', {
-      message: authorization
-        ? 'The Authorization header is malformed: send Authorization: Bearer svc_...'
-        : 'A valid API key is required: send Authorization: Bearer svc_...',
-    });
-  }
+  if (!secret)
+    throw new SvcError('unauthorized', { message: missingKeyMessage(authorization, apiKeyHeader) });
   const hash = hashSecret(secret);
   const found = await storeCall(() => store.findCaller(hash));
   if (!found || !hashesEqual(found.key.secretHash, hash)) {

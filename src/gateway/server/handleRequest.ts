@@ -9,6 +9,11 @@ import { listModels } from './listModels.js';
 import { proxyRequest } from './proxyRequest.js';
 import { newLogRow } from './requestLog.js';
 import { matchRoute } from './routes.js';
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
 import { topupRoute } from './topupRoute.js';
 
 /** Handles one HTTP request end to end; never throws. */
@@ -35,7 +40,12 @@ export async function handleRequest(
     }
     let caller: Awaited<ReturnType<typeof authenticate>>;
     try {
-      caller = await authenticate(deps.store, req.headers.authorization, deps.now());
+      caller = await authenticate(
+        deps.store,
+        req.headers.authorization,
+        deps.now(),
+        firstValue(req.headers['x-api-key']),
+      );
     } catch (error) {
       if (isSvcError(error) && error.status === 401) deps.throttle.recordFailure(address);
       throw error;
