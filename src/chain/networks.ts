@@ -1,6 +1,6 @@
 /** The chains svc can pay on: a local anvil, Base Sepolia and Base, with their official USDC. */
 import type { Address, Chain } from 'viem';
-import { base, baseSepolia, foundry } from 'viem/chains';
+import { base, baseSepolia, foundry } from './chainDefinitions.js';
 
 export type ChainNetwork = 'local' | 'base-sepolia' | 'base';
 

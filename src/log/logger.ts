@@ -1,6 +1,6 @@
 /** Logging: pino, human-readable on a TTY, JSON lines otherwise; secrets redacted. */
+import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
-import pretty from 'pino-pretty';
 import { redact } from './redact.js';
 
 export type { Logger } from 'pino';
@@ -18,12 +18,19 @@ export interface CreateLoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+type Pretty = typeof import('pino-pretty');
+
+function loadPretty(): Pretty {
+  return createRequire(import.meta.url)('pino-pretty') as Pretty;
+}
+
 /** Creates the process logger. Log lines go to stderr so command output stays parseable. */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const destination = options.destination ?? process.stderr;
   const usePretty = options.pretty ?? Boolean((destination as { isTTY?: boolean }).isTTY);
+  // pino-pretty (about 30 modules) loads only for a terminal; services log JSON lines.
   const stream = usePretty
-    ? pretty({
+    ? loadPretty()({
         destination,
         colorize: true,
         sync: true,
