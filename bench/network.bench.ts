@@ -21,7 +21,8 @@ import {
   randomIdentity,
   startLoopbackNode,
 } from '../src/network/testing/loopback.js';
-import { type SellerHandle, startFakeUpstream, startSeller } from '../src/seller/index.js';
+import { type SellerHandle, startSeller } from '../src/seller/index.js';
+import { startFakeUpstream } from '../src/seller/testing/index.js';
 import { measure, printComparison, printFigure } from './lib.js';
 
 const NODES = 20;

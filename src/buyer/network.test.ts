@@ -18,12 +18,8 @@ import {
   startLoopbackNode,
   waitFor,
 } from '../network/testing/loopback.js';
-import {
-  type FakeUpstream,
-  type SellerHandle,
-  startFakeUpstream,
-  startSeller,
-} from '../seller/index.js';
+import { type SellerHandle, startSeller } from '../seller/index.js';
+import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
 import { type RunningBuyerNode, runBuyerNode } from './runBuyerNode.js';
 import { scoreAll } from './testing/testBuyer.js';
 

@@ -53,6 +53,5 @@ export {
   serveRequests,
 } from './requestServer.js';
 export { MAX_HEAD_BYTES } from './requestWire.js';
-export * from './testing/index.js';
 export { LibP2pTransport, type LibP2pTransportOptions, type PeerRouter } from './transport.js';
 export * from './types.js';

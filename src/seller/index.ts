@@ -16,7 +16,6 @@ export {
   type StartSellerOptions,
   startSeller,
 } from './startSeller.js';
-export * from './testing/index.js';
 export { type MeterResult, UsageMeter, usageFromJson } from './usage.js';
 export { messageJson, messageSse } from './wire/anthropicMessages.js';
 export { chatCompletionJson, chatCompletionSse } from './wire/openaiChat.js';

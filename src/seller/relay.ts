@@ -4,7 +4,7 @@
  * closes). Non-streaming answers are read whole so malformed JSON becomes a clean 502 before
  * any byte reaches the buyer; streams pass through chunk by chunk.
  */
-import { request as undiciRequest } from 'undici';
+import type { request as undiciRequest } from 'undici';
 import { SvcError } from '../errors/index.js';
 import type { ApiProtocol } from '../network/index.js';
 import {
@@ -12,6 +12,7 @@ import {
   forwardableResponseHeaders,
   type ProviderKind,
 } from './providers.js';
+import { upstreamRequest } from './upstreamRequest.js';
 
 /** Largest non-streaming upstream answer we buffer. */
 const MAX_UPSTREAM_JSON_BYTES = 64 * 1024 * 1024;
@@ -52,7 +53,8 @@ export async function relay(input: RelayInput): Promise<RelayResult> {
   const payload = 'raw' in input.body ? (input.body.raw as Uint8Array) : JSON.stringify(input.body);
   let response: Awaited<ReturnType<typeof undiciRequest>>;
   try {
-    response = await undiciRequest(upstreamUrl(input.baseUrl, input.path), {
+    const request = await upstreamRequest();
+    response = await request(upstreamUrl(input.baseUrl, input.path), {
       method: 'POST',
       headers,
       body: payload,

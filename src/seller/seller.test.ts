@@ -4,15 +4,17 @@ import { costOfUsage, toPriceMicro } from '../money/index.js';
 import {
   type BuyerNetwork,
   type LibP2pTransport,
-  loopbackNetworkConfig,
   type NetworkPeerDirectory,
-  randomIdentity,
   type SellerResponse,
   type SvcNode,
   startBuyerNetwork,
+} from '../network/index.js';
+import {
+  loopbackNetworkConfig,
+  randomIdentity,
   startLoopbackNode,
   waitFor,
-} from '../network/index.js';
+} from '../network/testing/index.js';
 import { type SellerHandle, startSeller } from './startSeller.js';
 import { type FakeUpstream, startFakeUpstream } from './testing/fakeUpstreams.js';
 import { SseParser } from './wire/sse.js';

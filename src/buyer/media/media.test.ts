@@ -19,15 +19,14 @@ import {
   startLoopbackNode,
   waitFor,
 } from '../../network/testing/loopback.js';
+import { type SellerHandle, startSeller } from '../../seller/index.js';
 import {
   type FakeUpstream,
   type FakeVideoUpstream,
-  type SellerHandle,
   startFakeUpstream,
   startFakeVideoUpstream,
-  startSeller,
   TINY_MP4,
-} from '../../seller/index.js';
+} from '../../seller/testing/index.js';
 import { type RunningBuyerNode, runBuyerNode } from '../runBuyerNode.js';
 import { scoreAll } from '../testing/testBuyer.js';
 

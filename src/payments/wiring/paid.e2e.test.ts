@@ -13,7 +13,7 @@ import type { IdentityStore } from '../../identity/index.js';
 import { formatUsd, parseUsd } from '../../money/index.js';
 import type { SvcNode } from '../../network/index.js';
 import { loopbackNetworkConfig, randomIdentity, waitFor } from '../../network/testing/loopback.js';
-import { type FakeUpstream, startFakeUpstream } from '../../seller/index.js';
+import { type FakeUpstream, startFakeUpstream } from '../../seller/testing/index.js';
 import { trustScore } from '../reputation.js';
 import { manualClock } from '../testing.js';
 import type { PaidBuyerNode } from './paidBuyer.js';

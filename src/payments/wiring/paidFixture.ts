@@ -24,7 +24,7 @@ import {
   startLoopbackNode,
   waitFor,
 } from '../../network/testing/loopback.js';
-import type { FakeUpstream } from '../../seller/index.js';
+import type { FakeUpstream } from '../../seller/testing/index.js';
 import { type PaidBuyerNode, startPaidBuyerNode } from './paidBuyer.js';
 import {
   type PaidSellerHandle,

@@ -2,13 +2,14 @@
  * Relays a media request (image JSON or multipart, video job, decision) upstream and reads the
  * whole answer as bytes: unlike the text relay, the answer may be binary (`video/mp4`).
  */
-import { request as undiciRequest } from 'undici';
+import type { request as undiciRequest } from 'undici';
 import { SvcError } from '../../errors/index.js';
 import {
   forwardableRequestHeaders,
   forwardableResponseHeaders,
   type ProviderKind,
 } from '../providers.js';
+import { upstreamRequest } from '../upstreamRequest.js';
 
 /** Largest upstream answer buffered (a short video fits easily). */
 const MAX_UPSTREAM_BYTES = 256 * 1024 * 1024;
@@ -31,7 +32,8 @@ export async function relayRaw(input: {
 }): Promise<RawRelayResult> {
   let response: Awaited<ReturnType<typeof undiciRequest>>;
   try {
-    response = await undiciRequest(input.url, {
+    const request = await upstreamRequest();
+    response = await request(input.url, {
       method: 'POST',
       headers: {
         ...(input.kind.defaults ?? {}),
