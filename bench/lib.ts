@@ -173,7 +173,10 @@ export async function startChild<T>(
     stop: (graceMs = 10_000) =>
       new Promise<void>((resolve) => {
         if (exited) return resolve();
-        const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        const kill = setTimeout(() => {
+          console.warn(`child ${child.pid} did not stop in ${graceMs} ms: killed`);
+          child.kill('SIGKILL');
+        }, graceMs);
         child.once('exit', () => {
           clearTimeout(kill);
           resolve();
