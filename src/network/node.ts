@@ -18,6 +18,7 @@ import type { PeerId } from '../identity/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
 import { corkedTcp } from './corkedTcp.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
+import { noiseCrypto } from './noiseCrypto.js';
 import { libp2pLogger } from './quietLogger.js';
 import { installLazyWindowUpdates } from './yamuxWindow.js';
 
@@ -74,7 +75,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
       announce: config.announce,
     },
     transports: [corkedTcp()],
-    connectionEncrypters: [noise()],
+    connectionEncrypters: [noise({ crypto: noiseCrypto })],
     // A paused stream (backpressure) can still receive up to one window; keep the read buffer
     // above the window so a slow reader is never reset for being slow.
     streamMuxers: [

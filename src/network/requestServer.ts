@@ -22,6 +22,7 @@ import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
 import { frameLimit, parseFrame, type RequestHead, requestHeadSchema } from './requestWire.js';
 import type { SellerTrailer } from './types.js';
+import { quickRequestHead } from './wireChecks.js';
 
 /** A request as the seller sees it. */
 export interface InboundRequest {
@@ -76,7 +77,7 @@ async function readRequest(
 ): Promise<{ head: RequestHead; body: Uint8Array } | { head: RequestHead; tooLarge: true }> {
   const first = await reader.read(frameLimit, signal);
   if (first?.type !== FrameType.head) throw new FrameError('protocol', 'expected a request head');
-  const head = parseFrame(requestHeadSchema, first.payload, 'request head');
+  const head = parseFrame(requestHeadSchema, first.payload, 'request head', quickRequestHead);
   if (head.bodyLength > uploadLimit) return { head, tooLarge: true };
   // Collected as it arrives (never pre-allocated from the declared length: a hostile head
   // could otherwise make us reserve the whole upload limit per stream without sending a byte).

@@ -29,6 +29,7 @@ import {
   TransportError,
   type TransportFailure,
 } from './types.js';
+import { quickResponseHead, quickTrailer } from './wireChecks.js';
 
 /** Where the transport learns how to reach a peer (the directory implements it). */
 export interface PeerRouter {
@@ -190,7 +191,7 @@ export class LibP2pTransport implements PeerTransport {
           throw new FrameError('eof', 'seller closed the stream before answering');
         if (frame.type !== FrameType.head)
           throw new FrameError('protocol', 'expected a response head');
-        return parseFrame(responseHeadSchema, frame.payload, 'response head');
+        return parseFrame(responseHeadSchema, frame.payload, 'response head', quickResponseHead);
       } catch (error) {
         cleanup();
         if (error instanceof TransportError) {
@@ -215,7 +216,7 @@ export class LibP2pTransport implements PeerTransport {
             if (frame === undefined)
               throw new FrameError('eof', 'seller closed the stream before the trailer');
             if (frame.type === FrameType.trailer) {
-              trailer.resolve(parseFrame(trailerSchema, frame.payload, 'trailer'));
+              trailer.resolve(parseFrame(trailerSchema, frame.payload, 'trailer', quickTrailer));
               finished = true;
               await stream.close().catch(() => undefined);
               return;
