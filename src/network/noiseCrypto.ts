@@ -25,7 +25,7 @@ const keys = new WeakMap<Uint8Array, CachedKey>();
 /** The KeyObject of `k`, checked against a copy of its bytes (the array could be reused). */
 function keyOf(k: Uint8Array): KeyObject {
   const cached = keys.get(k);
-  if (cached !== undefined && cached.bytes.equals(k)) return cached.key;
+  if (cached?.bytes.equals(k)) return cached.key;
   const bytes = Buffer.from(k);
   const key = createSecretKey(bytes);
   keys.set(k, { bytes, key });
