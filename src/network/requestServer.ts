@@ -6,6 +6,7 @@
  */
 import type { Connection, Stream } from '@libp2p/interface';
 import type { PeerId } from '../identity/index.js';
+import { deadline } from './deadline.js';
 import {
   DATA_FRAME_BYTES,
   encodeFrame,
@@ -179,11 +180,12 @@ export async function serveRequests(
     try {
       const buyer = peerIdFromLibp2p(connection.remotePeer);
       if (buyer === undefined) throw new FrameError('protocol', 'remote key is not secp256k1');
+      const receiving = deadline(controller.signal, receiveTimeoutMs);
       const request = await readRequest(
         reader,
         options.uploadLimitBytes(),
-        AbortSignal.any([controller.signal, AbortSignal.timeout(receiveTimeoutMs)]),
-      );
+        receiving.signal,
+      ).finally(receiving.clear);
       if ('tooLarge' in request) {
         await sendReply(
           stream,

@@ -6,6 +6,7 @@
  */
 import type { Stream } from '@libp2p/interface';
 import type { PeerId } from '../identity/index.js';
+import { deadline } from './deadline.js';
 import type { PeerRoute } from './directory.js';
 import {
   DATA_FRAME_BYTES,
@@ -122,6 +123,7 @@ export class LibP2pTransport implements PeerTransport {
 
     let stream: Stream;
     let opened: RequestStream;
+    const dialDeadline = deadline(controller.signal, this.dialTimeoutMs);
     try {
       // Only teach the peer store addresses when a dial is needed (it is a datastore write).
       if (
@@ -137,10 +139,12 @@ export class LibP2pTransport implements PeerTransport {
         this.node,
         route.libp2pPeerId,
         REQUEST_PROTOCOL,
-        AbortSignal.any([controller.signal, AbortSignal.timeout(this.dialTimeoutMs)]),
+        dialDeadline.signal,
       );
       stream = opened.stream;
+      dialDeadline.clear();
     } catch (error) {
+      dialDeadline.clear();
       cleanup();
       if (controller.signal.reason instanceof Cancelled)
         throw fail('cancelled', 'request cancelled', true, error);
@@ -150,6 +154,7 @@ export class LibP2pTransport implements PeerTransport {
     }
     stream.inactivityTimeout = this.idleTimeoutMs;
     const reader = new FrameReader(stream);
+    const headDeadline = deadline(controller.signal, request.headTimeoutMs ?? this.headTimeoutMs);
     const head = await (async () => {
       try {
         const { method, path, headers, body, payment } = request;
@@ -162,10 +167,7 @@ export class LibP2pTransport implements PeerTransport {
         };
         const headFrame = encodeFrame(FrameType.head, jsonPayload(sendHead));
         const endFrame = encodeFrame(FrameType.end, new Uint8Array(0));
-        const headSignal = AbortSignal.any([
-          controller.signal,
-          AbortSignal.timeout(request.headTimeoutMs ?? this.headTimeoutMs),
-        ]);
+        const headSignal = headDeadline.signal;
         if (body.byteLength <= DATA_FRAME_BYTES) {
           // Small requests go out in one write: one muxer frame, one encryption, one packet.
           const frames =
@@ -199,6 +201,8 @@ export class LibP2pTransport implements PeerTransport {
           throw error;
         }
         throw classify(error, true, stream);
+      } finally {
+        headDeadline.clear();
       }
     })();
 
