@@ -14,7 +14,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -333,11 +333,17 @@ export async function separateProcesses(): Promise<PathFigures> {
       'the buyer to reach the seller',
     );
     await probe.close();
-    return await comparePaths('separate processes', upstreamUrl, buyer.ready.url, {
+    // Other work on the machine shows in every figure (the p99 above all): print the load.
+    const loadBefore = loadavg()[0]!;
+    const figures = await comparePaths('separate processes', upstreamUrl, buyer.ready.url, {
       buyer: buyer.pid,
       seller: seller.pid,
       upstream: upstream.pid,
     });
+    console.log(
+      `machine load average (1 min) before ${loadBefore.toFixed(2)}, after ${loadavg()[0]!.toFixed(2)}`,
+    );
+    return figures;
   } finally {
     for (const stop of stops) await stop().catch(() => undefined);
     rmSync(root, { recursive: true, force: true });
