@@ -1,33 +1,19 @@
 /**
  * Buyer benchmarks (issue 4 "Speed and memory"): route selection, catalog build, added latency
  * and throughput of the proxy vs calling the fake upstream directly, RSS with 1,000 cached peers.
- * Latency and throughput use the real path: buyer -> libp2p stream -> seller node -> fake upstream.
+ * Latency and throughput use the real path: buyer -> libp2p stream -> seller node -> fake upstream
+ * (bench/proxyPath.ts). `BENCH_BUYER_ONLY=proxy` runs only that part.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { runBuyerNode, startBuyer } from '../src/buyer/index.js';
 import { MemoryNetwork } from '../src/buyer/testing/memoryNetwork.js';
 import { buildCatalog, OfferIndex, staticReputation } from '../src/catalog/index.js';
 import { type PeerSpec, peerIdFor, peerRecord } from '../src/catalog/testing/peerRecord.js';
 import { defaultConfig } from '../src/config/index.js';
-import { silentLogger } from '../src/log/index.js';
-import {
-  loopbackNetworkConfig,
-  randomIdentity,
-  startLoopbackNode,
-  waitFor,
-} from '../src/network/testing/loopback.js';
 import { ownPreferences, passThroughProtocol, selectRoute } from '../src/routing/index.js';
-import { startSeller } from '../src/seller/index.js';
-import { measure, printComparison, printFigure, stats, throughput } from './lib.js';
+import { measure, printComparison, printFigure, stats } from './lib.js';
+import { oneProcess, separateProcesses } from './proxyPath.js';
 
-const PROSE =
-  'The buyer proxy routes each request to the cheapest eligible seller, fails over when a seller breaks, and reports who served it. ';
 const MODELS = Array.from({ length: 500 }, (_, i) => `model-${i}`);
 
 function peerSpecs(peers: number, servicesPerPeer: number, modelPool: string[]): PeerSpec[] {
@@ -130,207 +116,11 @@ async function catalogBuild(): Promise<Record<string, unknown>> {
   return { cold, warm, walkOnly: baseline };
 }
 
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
 async function proxyLatency(): Promise<Record<string, unknown>> {
-  const reply = JSON.stringify({
-    id: 'chatcmpl-1',
-    object: 'chat.completion',
-    created: 1,
-    model: 'gpt-4o',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 250, completion_tokens: 1, total_tokens: 251 },
-  });
-  const sse = [
-    'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}]}\n\n',
-    'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":250,"completion_tokens":1,"total_tokens":251}}\n\n',
-    'data: [DONE]\n\n',
-  ];
-  const upstream = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (Buffer.concat(chunks).includes('"stream":true')) {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(sse[0]);
-        res.end(sse.slice(1).join(''));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(reply);
-    });
-  });
-  const upstreamUrl = await listen(upstream);
-  // The real path: buyer -> libp2p stream -> seller node (src/seller) -> upstream HTTP.
-  const bootstrap = await startLoopbackNode('bootstrap');
-  const seller = await startSeller({
-    identity: randomIdentity(),
-    network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
-    seller: {
-      displayName: 'bench seller',
-      uploadLimitBytes: 1024 * 1024,
-      providers: [
-        {
-          type: 'openai-chat',
-          baseUrl: `${upstreamUrl}/v1`,
-          services: { 'gpt-4o': { categories: [] } },
-          defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
-          maxConcurrency: 64,
-        },
-      ],
-    },
-  });
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-buyer-'));
-  const config = defaultConfig();
-  const buyer = await runBuyerNode({
-    config: {
-      ...config,
-      network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
-      buyer: {
-        ...config.buyer,
-        routingPreferences: { ...config.buyer.routingPreferences, minTrustScore: 0 },
-      },
-    },
-    dataDir,
-    identity: randomIdentity(),
-    logger: silentLogger(),
-    port: 0,
-  });
-  await waitFor(
-    async () => {
-      await buyer.directory.refresh();
-      return buyer.directory.list().some((peer) => peer.reachable);
-    },
-    60_000,
-    'the seller',
-  );
-  const body = JSON.stringify({
-    model: 'gpt-4o',
-    messages: [{ role: 'user', content: PROSE.repeat(8).slice(0, 1000) }],
-  });
-  const streamBody = JSON.stringify({ ...JSON.parse(body), stream: true });
-  const call = (base: string) => async () => {
-    const response = await fetch(`${base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
-    });
-    await response.arrayBuffer();
-    if (response.status !== 200) throw new Error(`status ${response.status}`);
-  };
-  const firstByte = (base: string) => async () => {
-    const response = await fetch(`${base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: streamBody,
-    });
-    const reader = response.body!.getReader();
-    await reader.read();
-    await reader.cancel();
-  };
-  try {
-    const direct = await measure(call(upstreamUrl), { iterations: 1000, warmup: 200 });
-    const viaBuyer = await measure(call(buyer.url), { iterations: 1000, warmup: 200 });
-    printComparison(
-      '1 KB request latency p50 (buyer+libp2p+seller vs direct)',
-      viaBuyer.p50Ms,
-      direct.p50Ms,
-      'ms',
-    );
-    printComparison(
-      '1 KB request latency p99 (buyer+libp2p+seller vs direct)',
-      viaBuyer.p99Ms,
-      direct.p99Ms,
-      'ms',
-    );
-    printFigure('added latency p50', viaBuyer.p50Ms - direct.p50Ms, 'ms', '≤ 2 ms');
-    printFigure('added latency p99', viaBuyer.p99Ms - direct.p99Ms, 'ms', '≤ 5 ms');
-    const ttfbDirect = await measure(firstByte(upstreamUrl), { iterations: 300, warmup: 50 });
-    const ttfbBuyer = await measure(firstByte(buyer.url), { iterations: 300, warmup: 50 });
-    printComparison('stream time to first byte p50', ttfbBuyer.p50Ms, ttfbDirect.p50Ms, 'ms');
-    printFigure('added time to first byte p50', ttfbBuyer.p50Ms - ttfbDirect.p50Ms, 'ms', '≤ 2 ms');
-    const directRate = await throughput(call(upstreamUrl), { concurrency: 32, durationMs: 3000 });
-    const buyerRate = await throughput(call(buyer.url), { concurrency: 32, durationMs: 3000 });
-    printComparison(
-      'requests/s (buyer vs direct)',
-      buyerRate.opsPerSecond,
-      directRate.opsPerSecond,
-      'req/s',
-    );
-    printFigure('buyer requests/s', buyerRate.opsPerSecond, 'req/s', '≥ 1,500');
-    // The buyer's own share: the same requests over the in-memory network (seller = upstream fetch).
-    const network = new MemoryNetwork();
-    network.addSeller(
-      {
-        peerId: 'memory',
-        services: [{ id: 'gpt-4o', pricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 } }],
-      },
-      async (sellerCall) => {
-        const response = await fetch(`${upstreamUrl}/v1/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: sellerCall.request.body,
-        });
-        return {
-          status: response.status,
-          headers: { 'content-type': 'application/json' },
-          body: await response.text(),
-        };
-      },
-    );
-    const memoryBuyer = await startBuyer({
-      config: {
-        ...config.buyer,
-        routingPreferences: { ...config.buyer.routingPreferences, minTrustScore: 0 },
-      },
-      dataDir,
-      directory: network.directory,
-      transport: network.transport,
-      logger: silentLogger(),
-      port: 0,
-    });
-    try {
-      const viaMemory = await measure(call(memoryBuyer.url), { iterations: 1000, warmup: 200 });
-      printComparison(
-        '1 KB latency p50, buyer over in-memory network vs direct',
-        viaMemory.p50Ms,
-        direct.p50Ms,
-        'ms',
-      );
-      network.calls.length = 0;
-      const memoryRate = await throughput(call(memoryBuyer.url), {
-        concurrency: 32,
-        durationMs: 3000,
-      });
-      printComparison(
-        'requests/s, buyer over in-memory network vs direct',
-        memoryRate.opsPerSecond,
-        directRate.opsPerSecond,
-        'req/s',
-      );
-      return {
-        direct,
-        viaBuyer,
-        ttfbDirect,
-        ttfbBuyer,
-        directRate,
-        buyerRate,
-        viaMemory,
-        memoryRate,
-      };
-    } finally {
-      await memoryBuyer.stop();
-    }
-  } finally {
-    await buyer.stop();
-    await seller.stop();
-    await bootstrap.stop();
-    await new Promise((resolve) => upstream.close(resolve));
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  // As deployed first (seller and buyer in their own processes), then all in this process.
+  const separate = await separateProcesses();
+  const inOneProcess = process.env.BENCH_SKIP_ONE_PROCESS ? undefined : await oneProcess();
+  return { separateProcesses: separate, oneProcess: inOneProcess };
 }
 
 async function memoryWithPeers(): Promise<Record<string, unknown>> {
@@ -353,6 +143,9 @@ async function memoryWithPeers(): Promise<Record<string, unknown>> {
 
 export default async function bench(): Promise<Record<string, unknown>> {
   const started = performance.now();
+  if (process.env.BENCH_BUYER_ONLY === 'proxy') {
+    return { proxy: await proxyLatency(), totalSeconds: (performance.now() - started) / 1000 };
+  }
   const results = {
     // Memory first, before other benchmarks allocate.
     memory: await memoryWithPeers(),

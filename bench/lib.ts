@@ -2,7 +2,8 @@
  * Benchmark helpers: measure ours and a baseline in the same run, print ratios, save results.
  * Benchmarks never assert timings; they report them.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 export interface Stats {
@@ -105,4 +106,82 @@ export function saveResults(name: string, results: Record<string, unknown>): str
     `${JSON.stringify(body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`,
   );
   return path.pathname;
+}
+
+/** CPU time (user + system, ms) a process has used, from /proc (Linux); null elsewhere. */
+export function cpuMsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+export interface ChildProcessHandle<T> {
+  pid: number;
+  /** What `ready` extracted from the child's output. */
+  ready: T;
+  /** Everything the child printed so far. */
+  output(): string;
+  /** SIGTERM, then waits for exit (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Spawns `node <args>` and waits until `ready(output)` returns something (stdout + stderr are
+ * read continuously, so the child never blocks on a full pipe).
+ */
+export async function startChild<T>(
+  args: string[],
+  ready: (output: string) => T | undefined,
+  { env = process.env, timeoutMs = 60_000 }: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<ChildProcessHandle<T>> {
+  const child: ChildProcess = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...env, NODE_NO_WARNINGS: '1' },
+  });
+  let output = '';
+  let exited = child.exitCode !== null;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const value = await new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`child did not become ready in ${timeoutMs} ms: ${output}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = ready(output);
+      if (found !== undefined) {
+        clearTimeout(timer);
+        resolve(found);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`child exited (${code}) before it was ready: ${output}`));
+    });
+  });
+  return {
+    pid: child.pid ?? 0,
+    ready: value,
+    output: () => output,
+    stop: (graceMs = 10_000) =>
+      new Promise<void>((resolve) => {
+        if (exited) return resolve();
+        const kill = setTimeout(() => {
+          console.warn(`child ${child.pid} did not stop in ${graceMs} ms: killed`);
+          child.kill('SIGKILL');
+        }, graceMs);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
 }

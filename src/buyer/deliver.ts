@@ -132,12 +132,16 @@ export async function deliver(
     model: candidate.offer.modelName,
   };
   // A trailer that never comes (body abandoned) must not hold the request.
+  let trailerTimer: NodeJS.Timeout | undefined;
   const trailer = Promise.race([
     response.trailer.catch(() => undefined),
     new Promise<undefined>((resolve) => {
-      setTimeout(() => resolve(undefined), TRAILER_WAIT_MS).unref();
+      trailerTimer = setTimeout(() => resolve(undefined), TRAILER_WAIT_MS);
+      trailerTimer.unref();
     }),
   ]);
+  // Once settled, the timer only keeps this request's objects alive: drop it.
+  void trailer.then(() => clearTimeout(trailerTimer));
   const costOf = (usage: TokenUsage) => costOfUsage(usage, candidate.offer.price);
 
   if (!streamed) {

@@ -28,12 +28,14 @@ export async function startAnnouncing(
   let lastOk = false;
   let running: Promise<boolean> | undefined;
   let stopped = false;
+  // Stopping abandons a provide in flight (it can wait up to 30 s for DHT peers that never answer).
+  const stopping = new AbortController();
   const provideNow = (): Promise<boolean> => {
     running ??= (async () => {
       if (node.libp2p.getConnections().length === 0) return false;
       try {
         await node.libp2p.contentRouting.provide(await sellersDhtKey(), {
-          signal: AbortSignal.timeout(30_000),
+          signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(30_000)]),
         });
         lastOk = true;
       } catch (error) {
@@ -59,6 +61,7 @@ export async function startAnnouncing(
     provideNow,
     async stop() {
       stopped = true;
+      stopping.abort();
       clearInterval(timer);
       node.libp2p.removeEventListener('peer:identify', onConnect);
       await node.libp2p.unhandle(META_PROTOCOL).catch(() => undefined);

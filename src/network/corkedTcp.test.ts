@@ -37,7 +37,12 @@ describe('corkWrites', () => {
     expect(socket.writableCorked).toBe(1);
     conn.sendData([Buffer.from('ef')]);
     expect(socket.writableCorked).toBe(1);
+    // Writes made after the tick's microtasks (an answer computed in a promise chain) still
+    // join the same flush; it happens once the event loop's current phase is done.
     await new Promise((resolve) => process.nextTick(resolve));
+    await Promise.resolve();
+    expect(socket.writableCorked).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(socket.writableCorked).toBe(0);
     conn.sendData([Buffer.from('gh')]);
     const deadline = Date.now() + 5000;

@@ -2,10 +2,12 @@
  * TCP for libp2p with write coalescing. Each muxer frame is encrypted by Noise into a length
  * prefix and a ciphertext that `@libp2p/tcp` writes separately, and one request makes about a
  * dozen small frames (data, window updates, multistream answers, FINs): ~26 `write` syscalls
- * per request. Here the socket is corked on the first write of a tick and uncorked on the next
- * tick, so everything sent in one turn of the event loop leaves in one `writev`. Bytes, order
- * and backpressure are unchanged (a corked socket still reports a full buffer, and `drain`
- * follows the flush).
+ * per request. Here the socket is corked on the first write and uncorked by `setImmediate`,
+ * i.e. once the event loop's current phase (all the reads, callbacks and promise chains it is
+ * running) is done, so everything sent meanwhile leaves in one `writev` — also answers produced
+ * a few promise hops later (a stream's ACK and its multistream-select echo, decision 096).
+ * Bytes, order and backpressure are unchanged (a corked socket still reports a full buffer, and
+ * `drain` follows the flush).
  */
 import { Socket } from 'node:net';
 import type { MultiaddrConnection, Transport, Upgrader } from '@libp2p/interface';
@@ -30,7 +32,7 @@ export function corkWrites(maConn: MultiaddrConnection): void {
     if (!corked && !socket.destroyed) {
       corked = true;
       socket.cork();
-      process.nextTick(uncork);
+      setImmediate(uncork);
     }
     return sendData.call(target, data);
   };

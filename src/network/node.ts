@@ -18,6 +18,9 @@ import type { PeerId } from '../identity/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
 import { corkedTcp } from './corkedTcp.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
+import { noiseCrypto } from './noiseCrypto.js';
+import { libp2pLogger } from './quietLogger.js';
+import { installLazyWindowUpdates } from './yamuxWindow.js';
 
 /** What the node is for: sellers and bootstrap nodes serve the DHT, others only query it. */
 export type NodeRole = 'seller' | 'buyer' | 'bootstrap' | 'client';
@@ -62,14 +65,17 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   const logger = options.logger ?? silentLogger();
   const privateKey = libp2pKeyFromIdentity(options.identity.privateKey);
   const serveDht = role === 'seller' || role === 'bootstrap';
+  installLazyWindowUpdates();
+  const quiet = libp2pLogger();
   const libp2p = await createLibp2p<SvcServices>({
     privateKey,
+    ...(quiet ? { logger: quiet } : {}),
     addresses: {
       listen: role === 'client' ? [] : config.listen,
       announce: config.announce,
     },
     transports: [corkedTcp()],
-    connectionEncrypters: [noise()],
+    connectionEncrypters: [noise({ crypto: noiseCrypto })],
     // A paused stream (backpressure) can still receive up to one window; keep the read buffer
     // above the window so a slow reader is never reset for being slow.
     streamMuxers: [

@@ -6,6 +6,7 @@
  */
 import type { Connection, Stream } from '@libp2p/interface';
 import type { PeerId } from '../identity/index.js';
+import { deadline } from './deadline.js';
 import {
   DATA_FRAME_BYTES,
   encodeFrame,
@@ -22,6 +23,7 @@ import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
 import { frameLimit, parseFrame, type RequestHead, requestHeadSchema } from './requestWire.js';
 import type { SellerTrailer } from './types.js';
+import { quickRequestHead } from './wireChecks.js';
 
 /** A request as the seller sees it. */
 export interface InboundRequest {
@@ -76,7 +78,7 @@ async function readRequest(
 ): Promise<{ head: RequestHead; body: Uint8Array } | { head: RequestHead; tooLarge: true }> {
   const first = await reader.read(frameLimit, signal);
   if (first?.type !== FrameType.head) throw new FrameError('protocol', 'expected a request head');
-  const head = parseFrame(requestHeadSchema, first.payload, 'request head');
+  const head = parseFrame(requestHeadSchema, first.payload, 'request head', quickRequestHead);
   if (head.bodyLength > uploadLimit) return { head, tooLarge: true };
   // Collected as it arrives (never pre-allocated from the declared length: a hostile head
   // could otherwise make us reserve the whole upload limit per stream without sending a byte).
@@ -178,11 +180,12 @@ export async function serveRequests(
     try {
       const buyer = peerIdFromLibp2p(connection.remotePeer);
       if (buyer === undefined) throw new FrameError('protocol', 'remote key is not secp256k1');
+      const receiving = deadline(controller.signal, receiveTimeoutMs);
       const request = await readRequest(
         reader,
         options.uploadLimitBytes(),
-        AbortSignal.any([controller.signal, AbortSignal.timeout(receiveTimeoutMs)]),
-      );
+        receiving.signal,
+      ).finally(receiving.clear);
       if ('tooLarge' in request) {
         await sendReply(
           stream,

@@ -6,6 +6,7 @@
  */
 import type { Stream } from '@libp2p/interface';
 import type { PeerId } from '../identity/index.js';
+import { deadline } from './deadline.js';
 import type { PeerRoute } from './directory.js';
 import {
   DATA_FRAME_BYTES,
@@ -29,6 +30,7 @@ import {
   TransportError,
   type TransportFailure,
 } from './types.js';
+import { quickResponseHead, quickTrailer } from './wireChecks.js';
 
 /** Where the transport learns how to reach a peer (the directory implements it). */
 export interface PeerRouter {
@@ -121,6 +123,7 @@ export class LibP2pTransport implements PeerTransport {
 
     let stream: Stream;
     let opened: RequestStream;
+    const dialDeadline = deadline(controller.signal, this.dialTimeoutMs);
     try {
       // Only teach the peer store addresses when a dial is needed (it is a datastore write).
       if (
@@ -136,10 +139,12 @@ export class LibP2pTransport implements PeerTransport {
         this.node,
         route.libp2pPeerId,
         REQUEST_PROTOCOL,
-        AbortSignal.any([controller.signal, AbortSignal.timeout(this.dialTimeoutMs)]),
+        dialDeadline.signal,
       );
       stream = opened.stream;
+      dialDeadline.clear();
     } catch (error) {
+      dialDeadline.clear();
       cleanup();
       if (controller.signal.reason instanceof Cancelled)
         throw fail('cancelled', 'request cancelled', true, error);
@@ -149,6 +154,7 @@ export class LibP2pTransport implements PeerTransport {
     }
     stream.inactivityTimeout = this.idleTimeoutMs;
     const reader = new FrameReader(stream);
+    const headDeadline = deadline(controller.signal, request.headTimeoutMs ?? this.headTimeoutMs);
     const head = await (async () => {
       try {
         const { method, path, headers, body, payment } = request;
@@ -161,10 +167,7 @@ export class LibP2pTransport implements PeerTransport {
         };
         const headFrame = encodeFrame(FrameType.head, jsonPayload(sendHead));
         const endFrame = encodeFrame(FrameType.end, new Uint8Array(0));
-        const headSignal = AbortSignal.any([
-          controller.signal,
-          AbortSignal.timeout(request.headTimeoutMs ?? this.headTimeoutMs),
-        ]);
+        const headSignal = headDeadline.signal;
         if (body.byteLength <= DATA_FRAME_BYTES) {
           // Small requests go out in one write: one muxer frame, one encryption, one packet.
           const frames =
@@ -190,7 +193,7 @@ export class LibP2pTransport implements PeerTransport {
           throw new FrameError('eof', 'seller closed the stream before answering');
         if (frame.type !== FrameType.head)
           throw new FrameError('protocol', 'expected a response head');
-        return parseFrame(responseHeadSchema, frame.payload, 'response head');
+        return parseFrame(responseHeadSchema, frame.payload, 'response head', quickResponseHead);
       } catch (error) {
         cleanup();
         if (error instanceof TransportError) {
@@ -198,6 +201,8 @@ export class LibP2pTransport implements PeerTransport {
           throw error;
         }
         throw classify(error, true, stream);
+      } finally {
+        headDeadline.clear();
       }
     })();
 
@@ -215,7 +220,7 @@ export class LibP2pTransport implements PeerTransport {
             if (frame === undefined)
               throw new FrameError('eof', 'seller closed the stream before the trailer');
             if (frame.type === FrameType.trailer) {
-              trailer.resolve(parseFrame(trailerSchema, frame.payload, 'trailer'));
+              trailer.resolve(parseFrame(trailerSchema, frame.payload, 'trailer', quickTrailer));
               finished = true;
               await stream.close().catch(() => undefined);
               return;

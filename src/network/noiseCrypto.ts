@@ -1,0 +1,74 @@
+/**
+ * Noise's ChaCha20-Poly1305 through node's crypto without re-importing the key per message.
+ * `@chainsafe/libp2p-noise` uses node's native cipher for messages of 1,200 bytes or more (its
+ * wasm one below), but passes the raw 32-byte key to `createCipheriv` each time, which builds
+ * a new KeyObject per message (~2.5 % of the buyer's CPU per request). Here the KeyObject is
+ * made once per session key and reused; the output bytes are identical (same cipher, key,
+ * nonce, associated data and tag length). Smaller messages and non-contiguous buffers go to
+ * the library's own implementation as before.
+ */
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject } from 'node:crypto';
+import type { ICryptoInterface } from '@chainsafe/libp2p-noise';
+import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto';
+
+/** Below this the library's wasm implementation is faster (its own threshold). */
+const NATIVE_FROM_BYTES = 1200;
+const TAG_BYTES = 16;
+
+interface CachedKey {
+  bytes: Buffer;
+  key: KeyObject;
+}
+
+const keys = new WeakMap<Uint8Array, CachedKey>();
+
+/** The KeyObject of `k`, checked against a copy of its bytes (the array could be reused). */
+function keyOf(k: Uint8Array): KeyObject {
+  const cached = keys.get(k);
+  if (cached?.bytes.equals(k)) return cached.key;
+  const bytes = Buffer.from(k);
+  const key = createSecretKey(bytes);
+  keys.set(k, { bytes, key });
+  return key;
+}
+
+type Encrypt = ICryptoInterface['chaCha20Poly1305Encrypt'];
+type Decrypt = ICryptoInterface['chaCha20Poly1305Decrypt'];
+
+const encrypt: Encrypt = (plaintext, nonce, ad, k) => {
+  if (!(plaintext instanceof Uint8Array) || plaintext.byteLength < NATIVE_FROM_BYTES) {
+    return defaultCrypto.chaCha20Poly1305Encrypt(plaintext, nonce, ad, k);
+  }
+  const cipher = createCipheriv('chacha20-poly1305', keyOf(k), nonce, {
+    authTagLength: TAG_BYTES,
+  });
+  cipher.setAAD(ad, { plaintextLength: plaintext.byteLength });
+  const updated = cipher.update(plaintext);
+  const final = cipher.final();
+  const tag = cipher.getAuthTag();
+  return Buffer.concat([updated, final, tag], updated.byteLength + final.byteLength + TAG_BYTES);
+};
+
+const decrypt: Decrypt = (ciphertext, nonce, ad, k, dst) => {
+  if (!(ciphertext instanceof Uint8Array) || ciphertext.byteLength < NATIVE_FROM_BYTES) {
+    return defaultCrypto.chaCha20Poly1305Decrypt(ciphertext, nonce, ad, k, dst);
+  }
+  const text = ciphertext.subarray(0, ciphertext.byteLength - TAG_BYTES);
+  const decipher = createDecipheriv('chacha20-poly1305', keyOf(k), nonce, {
+    authTagLength: TAG_BYTES,
+  });
+  decipher.setAAD(ad, { plaintextLength: text.byteLength });
+  decipher.setAuthTag(ciphertext.subarray(ciphertext.byteLength - TAG_BYTES));
+  const output = decipher.update(text);
+  const final = decipher.final();
+  return final.byteLength > 0
+    ? Buffer.concat([output, final], output.byteLength + final.byteLength)
+    : output;
+};
+
+/** The crypto to pass as `noise({ crypto })`. */
+export const noiseCrypto: ICryptoInterface = {
+  ...defaultCrypto,
+  chaCha20Poly1305Encrypt: encrypt,
+  chaCha20Poly1305Decrypt: decrypt,
+};
