@@ -1,6 +1,7 @@
 /**
  * Buyer benchmarks (issue 4 "Speed and memory"): route selection, catalog build, added latency
- * and throughput of the proxy vs calling the fake upstream directly, RSS with 1,000 cached peers.
+ * and throughput of the proxy vs calling the fake upstream directly, memory of 1,000 peers' index and catalog (the buyer
+ * process's RSS goal is bench/buyer-rss.bench.ts).
  * Latency and throughput use the real path: buyer -> libp2p stream -> seller node -> fake upstream
  * (bench/proxyPath.ts). `BENCH_BUYER_ONLY=proxy` runs only that part.
  */
@@ -131,7 +132,8 @@ async function memoryWithPeers(): Promise<Record<string, unknown>> {
   const index = OfferIndex.fromPeers(network.directory.list());
   const catalog = buildCatalog(index, { reputation: staticReputation({}) });
   const after = process.memoryUsage().rss;
-  printFigure('RSS with 1,000 cached peers (whole process)', after / 2 ** 20, 'MiB', '≤ 200 MB');
+  // The goal (≤ 200 MB) is measured on a real `svc buyer start` process: `npm run bench -- buyer-rss`.
+  printFigure('bench process RSS with 1,000 peers in memory', after / 2 ** 20, 'MiB');
   printFigure('RSS growth for 1,000 peers + index + catalog', (after - before) / 2 ** 20, 'MiB');
   return {
     rssBytes: after,
