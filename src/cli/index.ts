@@ -80,5 +80,9 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
-  process.exitCode = await main(process.argv.slice(2));
+  // Not a top-level await: command modules loaded lazily import this module (e.g. CliError), and
+  // they would wait for its evaluation to finish while it waits for them.
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }
