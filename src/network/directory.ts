@@ -13,7 +13,8 @@ import type { MetadataRejection } from './metadata/index.js';
 import { fetchMetadata } from './metaProtocol.js';
 import type { SvcNode } from './node.js';
 import { type CachedPeer, loadPeerCache, savePeerCache } from './peerCacheFile.js';
-import { META_PROTOCOL, sellersDhtKey } from './protocols.js';
+import { fetchPeerList } from './peerExchange.js';
+import { META_PROTOCOL, PEERS_PROTOCOL, sellersDhtKey } from './protocols.js';
 import type { KnownPeer, PeerDirectory } from './types.js';
 
 export interface NetworkPeerDirectoryOptions {
@@ -40,6 +41,8 @@ export interface DirectoryHealth {
 }
 
 const FETCH_CONCURRENCY = 16;
+/** Connected nodes asked for their sellers per refresh (bootstrap nodes, mostly). */
+const EXCHANGE_PEERS = 8;
 
 function toKnownPeer(entry: CachedPeer): KnownPeer {
   const { libp2pPeerId: _id, unreachableSince: _since, ...peer } = entry;
@@ -199,21 +202,9 @@ export class NetworkPeerDirectory implements PeerDirectory {
       if (id.toString() !== self) candidates.set(id.toString(), id);
     };
     if (libp2p.getConnections().length > 0) {
-      try {
-        const signal = AbortSignal.timeout(this.lookupTimeoutMs);
-        for await (const provider of libp2p.contentRouting.findProviders(await sellersDhtKey(), {
-          signal,
-        })) {
-          if (provider.multiaddrs.length > 0) {
-            await libp2p.peerStore
-              .merge(provider.id, { multiaddrs: provider.multiaddrs })
-              .catch(() => undefined);
-          }
-          add(provider.id);
-        }
-      } catch (error) {
-        this.node.logger.debug({ err: String(error) }, 'provider lookup ended early');
-      }
+      // The DHT lookup and the peer exchange with connected nodes run side by side: the exchange
+      // finds a seller that joined a moment ago, the DHT finds the ones nobody we know is near.
+      await Promise.all([this.lookupProviders(add), this.exchangePeers(add)]);
     }
     for (const connection of libp2p.getConnections()) {
       const peer = await libp2p.peerStore.get(connection.remotePeer).catch(() => undefined);
@@ -231,6 +222,43 @@ export class NetworkPeerDirectory implements PeerDirectory {
     this.dropExpired();
     this.lastRefreshAt = this.now();
     this.persist();
+  }
+
+  private async lookupProviders(add: (id: Libp2pPeerId) => void): Promise<void> {
+    const libp2p = this.node.libp2p;
+    try {
+      const signal = AbortSignal.timeout(this.lookupTimeoutMs);
+      for await (const provider of libp2p.contentRouting.findProviders(await sellersDhtKey(), {
+        signal,
+      })) {
+        if (provider.multiaddrs.length > 0) {
+          await libp2p.peerStore
+            .merge(provider.id, { multiaddrs: provider.multiaddrs })
+            .catch(() => undefined);
+        }
+        add(provider.id);
+      }
+    } catch (error) {
+      this.node.logger.debug({ err: String(error) }, 'provider lookup ended early');
+    }
+  }
+
+  /** Asks up to EXCHANGE_PEERS connected nodes that serve `/svc/peers/1` which sellers they see. */
+  private async exchangePeers(add: (id: Libp2pPeerId) => void): Promise<void> {
+    const libp2p = this.node.libp2p;
+    const askable: Libp2pPeerId[] = [];
+    for (const connection of libp2p.getConnections()) {
+      if (askable.length >= EXCHANGE_PEERS) break;
+      const peer = await libp2p.peerStore.get(connection.remotePeer).catch(() => undefined);
+      if (peer?.protocols.includes(PEERS_PROTOCOL)) askable.push(connection.remotePeer);
+    }
+    const lists = await Promise.all(askable.map((id) => fetchPeerList(this.node, id)));
+    for (const peer of lists.flat()) {
+      if (peer.addrs.length > 0) {
+        await libp2p.peerStore.merge(peer.id, { multiaddrs: peer.addrs }).catch(() => undefined);
+      }
+      add(peer.id);
+    }
   }
 
   /** Fetches one peer's record (deduplicated while in flight). */

@@ -19,6 +19,7 @@ import { type Logger, silentLogger } from '../log/index.js';
 import { corkedTcp } from './corkedTcp.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
+import { servePeerExchange } from './peerExchange.js';
 import { libp2pLogger } from './quietLogger.js';
 import { installLazyWindowUpdates } from './yamuxWindow.js';
 
@@ -58,6 +59,9 @@ export interface SvcNode {
 }
 
 const BOOTSTRAP_RETRY_MS = 10_000;
+/** First retries after a failed bootstrap dial come sooner (1, 2, 4, 8 s), then every 10 s. */
+const BOOTSTRAP_FIRST_RETRY_MS = 1_000;
+const INBOUND_PER_SECOND_PER_HOST = 100;
 
 /** Creates (and starts) a node for `role`. */
 export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcNode> {
@@ -86,7 +90,14 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
         },
       }),
     ],
-    connectionManager: { maxConnections: 300 },
+    // libp2p's default admits 5 inbound connections per second per remote IP and resets the rest:
+    // a bootstrap node or seller behind one address (a NAT, a datacenter, loopback) then refuses
+    // a newcomer for tens of seconds (decision 012). Servers accept bursts; the total stays capped.
+    connectionManager: {
+      maxConnections: 300,
+      inboundConnectionThreshold: INBOUND_PER_SECOND_PER_HOST,
+      maxIncomingPendingConnections: 64,
+    },
     services: {
       identify: identify(),
       ping: ping(),
@@ -104,6 +115,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');
 
   let retry: NodeJS.Timeout | undefined;
+  let running = false;
   const bootstrapAddrs = () =>
     config.bootstrap
       .map((text) => {
@@ -140,16 +152,25 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
     },
     async start() {
       await libp2p.start();
+      await servePeerExchange(node);
       if (config.bootstrap.length > 0) {
-        void node.dialBootstrap();
-        retry = setInterval(() => {
-          if (libp2p.getConnections().length === 0) void node.dialBootstrap();
-        }, BOOTSTRAP_RETRY_MS);
-        retry.unref();
+        // Retry while nothing is connected: soon at first, then every 10 s.
+        running = true;
+        let delay = BOOTSTRAP_FIRST_RETRY_MS;
+        const attempt = async () => {
+          if (libp2p.getConnections().length === 0) await node.dialBootstrap();
+          if (!running) return;
+          retry = setTimeout(() => void attempt(), delay);
+          retry.unref();
+          delay = Math.min(delay * 2, BOOTSTRAP_RETRY_MS);
+        };
+        void attempt();
       }
     },
     async stop() {
-      if (retry) clearInterval(retry);
+      running = false;
+      if (retry) clearTimeout(retry);
+      retry = undefined;
       await libp2p.stop();
     },
   };

@@ -5,6 +5,8 @@ import { sha256 } from 'multiformats/hashes/sha2';
 
 /** A seller's signed metadata record, sent on request. */
 export const META_PROTOCOL = '/svc/meta/1';
+/** The sellers a node is connected to (a discovery hint, decision 012). */
+export const PEERS_PROTOCOL = '/svc/peers/1';
 /** One request per stream. */
 export const REQUEST_PROTOCOL = '/svc/request/1';
 /** The DHT key every seller provides; its preimage names the record family and version. */

@@ -1,0 +1,83 @@
+/**
+ * `/svc/peers/1` between real libp2p nodes on loopback, and a bootstrap node admitting a burst
+ * of newcomers from one address (libp2p's default would reset all but 5 per second).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveMetadata } from './metaProtocol.js';
+import type { SvcNode } from './node.js';
+import { fetchPeerList } from './peerExchange.js';
+import { PEERS_PROTOCOL } from './protocols.js';
+import { startLoopbackNode, waitFor } from './testing/loopback.js';
+
+describe('peer exchange', () => {
+  let bootstrap: SvcNode;
+  let seller: SvcNode;
+  let other: SvcNode;
+  let buyer: SvcNode;
+  const started: SvcNode[] = [];
+
+  beforeAll(async () => {
+    bootstrap = await startLoopbackNode('bootstrap');
+    const config = { bootstrap: [bootstrap.multiaddrs()[0]!] };
+    seller = await startLoopbackNode('seller', config);
+    await serveMetadata(seller, () => new TextEncoder().encode('{}'));
+    other = await startLoopbackNode('client', config); // connected, serves no seller records
+    buyer = await startLoopbackNode('buyer', config);
+    started.push(bootstrap, seller, other, buyer);
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const node of started.reverse()) await node.stop();
+  });
+
+  it('lists the connected peers that serve seller records, with their addresses', async () => {
+    const list = await waitFor(
+      async () => {
+        const peers = await fetchPeerList(buyer, bootstrap.libp2pPeerId);
+        return peers.some((peer) => peer.id.equals(seller.libp2pPeerId)) && peers;
+      },
+      20_000,
+      'the seller in the bootstrap list',
+    );
+    const ids = list.map((peer) => peer.id.toString());
+    expect(ids).not.toContain(other.libp2pPeerId.toString());
+    expect(ids).not.toContain(buyer.libp2pPeerId.toString());
+    const entry = list.find((peer) => peer.id.equals(seller.libp2pPeerId))!;
+    const sellerAddrs = seller.libp2p.getMultiaddrs().map((a) => a.toString().split('/p2p/')[0]);
+    expect(entry.addrs.some((a) => sellerAddrs.includes(a.toString().split('/p2p/')[0]!))).toBe(
+      true,
+    );
+  });
+
+  it('treats a garbage answer or a peer without the protocol as an empty list', async () => {
+    const liar = await startLoopbackNode('seller', { bootstrap: [bootstrap.multiaddrs()[0]!] });
+    started.push(liar);
+    await liar.libp2p.unhandle(PEERS_PROTOCOL);
+    await liar.libp2p.handle(PEERS_PROTOCOL, async (stream) => {
+      stream.send(new TextEncoder().encode('not a frame at all'));
+      await stream.close();
+    });
+    await buyer.libp2p.dial(liar.libp2p.getMultiaddrs()[0]!);
+    expect(await fetchPeerList(buyer, liar.libp2pPeerId)).toEqual([]);
+    await liar.libp2p.unhandle(PEERS_PROTOCOL);
+    expect(await fetchPeerList(buyer, liar.libp2pPeerId)).toEqual([]);
+  });
+
+  it('a bootstrap node admits a burst of newcomers from one address', async () => {
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        startLoopbackNode('client', { bootstrap: [bootstrap.multiaddrs()[0]!] }),
+      ),
+    );
+    started.push(...burst);
+    // Without the raised per-host threshold, libp2p resets all but 5 of these for a while.
+    await waitFor(
+      () =>
+        burst.every((node) =>
+          node.libp2p.getConnections().some((c) => c.remotePeer.equals(bootstrap.libp2pPeerId)),
+        ),
+      5_000,
+      'every newcomer connected to the bootstrap',
+    );
+  });
+});
