@@ -41,6 +41,23 @@ import {
   throughput,
 } from './lib.js';
 
+/** The seller both setups run: one free chat-completions service relayed to the fake upstream. */
+function benchSeller(upstreamUrl: string) {
+  return {
+    displayName: 'bench seller',
+    uploadLimitBytes: 1024 * 1024,
+    providers: [
+      {
+        type: 'openai-chat' as const,
+        baseUrl: `${upstreamUrl}/v1`,
+        services: { 'gpt-4o': { categories: [] } },
+        defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
+        maxConcurrency: 64,
+      },
+    ],
+  };
+}
+
 const PROSE =
   'The buyer proxy routes each request to the cheapest eligible seller, fails over when a seller breaks, and reports who served it. ';
 const BODY = JSON.stringify({
@@ -263,19 +280,7 @@ export async function separateProcesses(): Promise<PathFigures> {
       join(sellerDir, 'config.json'),
       JSON.stringify({
         network,
-        seller: {
-          displayName: 'bench seller',
-          uploadLimitBytes: 1024 * 1024,
-          providers: [
-            {
-              type: 'openai-chat',
-              baseUrl: `${upstreamUrl}/v1`,
-              services: { 'gpt-4o': { categories: [] } },
-              defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
-              maxConcurrency: 64,
-            },
-          ],
-        },
+        seller: benchSeller(upstreamUrl),
       }),
     );
     const seller = await startChild(
@@ -359,19 +364,7 @@ export async function oneProcess(): Promise<Record<string, unknown>> {
   const seller = await startSeller({
     identity: randomIdentity(),
     network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
-    seller: {
-      displayName: 'bench seller',
-      uploadLimitBytes: 1024 * 1024,
-      providers: [
-        {
-          type: 'openai-chat',
-          baseUrl: `${upstreamUrl}/v1`,
-          services: { 'gpt-4o': { categories: [] } },
-          defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
-          maxConcurrency: 64,
-        },
-      ],
-    },
+    seller: benchSeller(upstreamUrl),
   });
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-buyer-'));
   const config = defaultConfig();
