@@ -18,9 +18,10 @@ import type { PaymentObject, VoucherMessage } from '../wire.js';
 import { BuyerChannels } from './BuyerChannels.js';
 import { billChannel } from './billChannel.js';
 import { type ClaimTolerance, checkClaim } from './checkClaim.js';
+import { claimToleranceFor } from './claimTolerance.js';
 import { DepositSweeper } from './DepositSweeper.js';
+import { paymentObjectOf } from './paymentObject.js';
 import { type BuyerChannelRow, BuyerStore } from './store.js';
-import { tokenizerAllowancePercent } from './tokenizerAllowance.js';
 import type { BuyerPaymentsOptions, CompleteArgs, CompleteResult, PrepareArgs } from './types.js';
 
 interface InFlight {
@@ -108,14 +109,6 @@ export class BuyerPayments {
     }
   }
 
-  /** Claim tolerance of one request: exact for units, widened by the model's tokenizer family. */
-  private toleranceFor(args: CompleteArgs): ClaimTolerance {
-    if (args.units) return { percent: 0, slackTokens: 0 };
-    if (args.serviceId === undefined) return this.tolerance;
-    const allowance = tokenizerAllowancePercent(args.serviceId);
-    return { ...this.tolerance, percent: this.tolerance.percent + allowance };
-  }
-
   /** Usage claims this buyer refused per seller address since `sinceMs` (survives restarts). */
   refusedClaimsSince(sinceMs: number): Map<Address, number> {
     return this.store.refusedClaimsSince(sinceMs);
@@ -168,7 +161,7 @@ export class BuyerPayments {
         maxCostMicro: args.maxCostMicro,
         lockMicro: channel.authorisedLockMicro,
       });
-      return this.paymentObject(channel, requestId, args.maxCostMicro);
+      return paymentObjectOf(this.domain, channel, requestId, args.maxCostMicro);
     });
   }
 
@@ -188,7 +181,7 @@ export class BuyerPayments {
       estimatedUsage: args.estimatedUsage,
       price: args.price,
       maxCostMicro: entry.maxCostMicro,
-      tolerance: this.toleranceFor(args),
+      tolerance: claimToleranceFor(this.tolerance, args),
     });
     const account = this.account(entry.identity);
     const result = await this.queue.run(pairKey(entry.identity, entry.seller), async () => {
@@ -376,36 +369,5 @@ export class BuyerPayments {
       pending += row.authorisedLockMicro - row.confirmedLockMicro;
     }
     return credits > pending ? credits - pending : 0n;
-  }
-
-  private paymentObject(
-    channel: BuyerChannelRow,
-    requestId: string,
-    maxCostMicro: MicroUsd,
-  ): PaymentObject {
-    const payment: PaymentObject = {
-      v: 1,
-      chainId: this.domain.chainId,
-      paymentsContract: this.domain.paymentsAddress,
-      buyer: channel.buyer,
-      channelId: channel.channelId,
-      salt: channel.salt,
-      requestId,
-      maxCostMicro: maxCostMicro.toString(),
-    };
-    if (channel.authorisedLockMicro > channel.confirmedLockMicro && channel.reserveSignature) {
-      payment.reserve = {
-        maxAmount: channel.authorisedLockMicro.toString(),
-        deadline: channel.reserveDeadline.toString(),
-        signature: channel.reserveSignature,
-      };
-    }
-    if (channel.voucherSignature && channel.signedMicro > 0n) {
-      payment.voucher = {
-        cumulativeAmount: channel.signedMicro.toString(),
-        signature: channel.voucherSignature,
-      };
-    }
-    return payment;
   }
 }

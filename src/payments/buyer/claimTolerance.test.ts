@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   CLAUDE_ALLOWANCE_PERCENT,
+  claimToleranceFor,
   OTHER_ALLOWANCE_PERCENT,
   tokenizerAllowancePercent,
-} from './tokenizerAllowance.js';
+} from './claimTolerance.js';
 
 describe('tokenizerAllowancePercent', () => {
   it.each([
@@ -21,5 +22,19 @@ describe('tokenizerAllowancePercent', () => {
     ['ollama-model', OTHER_ALLOWANCE_PERCENT],
   ])('%s → %d', (serviceId, expected) => {
     expect(tokenizerAllowancePercent(serviceId)).toBe(expected);
+  });
+
+  it('claimToleranceFor: exact for units, the base without a service, widened by family', () => {
+    const base = { percent: 10, slackTokens: 16 };
+    expect(claimToleranceFor(base, { units: true, serviceId: 'img-1' })).toEqual({
+      percent: 0,
+      slackTokens: 0,
+    });
+    expect(claimToleranceFor(base, {})).toEqual(base);
+    expect(claimToleranceFor(base, { serviceId: 'gpt-4o' })).toEqual(base);
+    expect(claimToleranceFor(base, { serviceId: 'claude-opus-4' })).toEqual({
+      percent: 10 + CLAUDE_ALLOWANCE_PERCENT,
+      slackTokens: 16,
+    });
   });
 });
