@@ -310,6 +310,6 @@ function printSummary(
  * How the user runs `svc` in the lines we print: through npm when `svc up` itself was started by an
  * npm script from a checkout (`npm start`: no `svc` on PATH there), else the installed command.
  */
-export function svcInvocation(env: NodeJS.ProcessEnv): string {
+function svcInvocation(env: NodeJS.ProcessEnv): string {
   return env.npm_lifecycle_event ? 'npm run svc --' : 'svc';
 }

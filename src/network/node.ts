@@ -152,7 +152,6 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
     },
     async start() {
       await libp2p.start();
-      await servePeerExchange(node);
       if (config.bootstrap.length > 0) {
         // Retry while nothing is connected: soon at first, then every 10 s.
         running = true;
@@ -174,6 +173,8 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
       await libp2p.stop();
     },
   };
+  // Registered once (a handler survives stop/start); every role serves it, bootstrap nodes above all.
+  await servePeerExchange(node);
   await node.start();
   return node;
 }
