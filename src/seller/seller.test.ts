@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SellerConfig } from '../config/index.js';
+import { SseDecoder } from '../formats/index.js';
 import { costOfUsage, toPriceMicro } from '../money/index.js';
 import {
   type BuyerNetwork,
@@ -17,7 +18,6 @@ import {
 } from '../network/testing/index.js';
 import { type SellerHandle, startSeller } from './startSeller.js';
 import { type FakeUpstream, startFakeUpstream } from './testing/fakeUpstreams.js';
-import { SseParser } from './wire/sse.js';
 
 const encoder = new TextEncoder();
 const PRICE = { inputUsdPerMillion: 2, outputUsdPerMillion: 8, cachedInputUsdPerMillion: 1 };
@@ -171,7 +171,7 @@ describe('seller node', () => {
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toContain('text/event-stream');
     const body = await text(response);
-    const events = new SseParser().push(encoder.encode(body));
+    const events = new SseDecoder().push(body);
     expect(events.at(-1)?.data).toBe('[DONE]');
     const seen = upstream.requests.at(-1)!;
     expect(seen.path).toBe('/v1/chat/completions');
