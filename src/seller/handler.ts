@@ -54,10 +54,11 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
       ? mediaBilling(request, body, route, media)
       : textBilling(request, body, route);
   const admission = await admit(deps, request, route, billing);
+  const admitted = { request, body, route, admission };
   try {
     return media !== undefined
-      ? await serveMedia(deps, request, body, route, media, admission)
-      : await serveText(request, body, route, admission);
+      ? await serveMedia(deps, admitted, media)
+      : await serveText(admitted);
   } catch (error) {
     admission.release();
     await admission.billNothing();

@@ -7,14 +7,14 @@
 import { maxCostOfRequest, toPriceMicro } from '../money/index.js';
 import type { InboundRequest, OutboundReply, SellerTrailer } from '../network/index.js';
 import { demoAnswer } from './demo.js';
-import { replaceMultipartField } from './multipart.js';
-import type { Admission, Billing } from './pipeline/admission.js';
+import type { Admission, Admitted, Billing } from './pipeline/admission.js';
 import type { Json, SellerBody, SellerRoute } from './pipeline/route.js';
 import {
   callUpstream,
   readUpstreamBody,
   type UpstreamAnswer,
   upstreamJson,
+  upstreamPayload,
   upstreamUrl,
 } from './pipeline/upstream.js';
 import { type MeterResult, UsageMeter } from './usage.js';
@@ -66,12 +66,7 @@ async function finishTrailer(
   return trailer;
 }
 
-function demoReply(
-  request: InboundRequest,
-  body: SellerBody,
-  route: SellerRoute,
-  admission: Admission,
-): OutboundReply {
+function demoReply({ request, body, route, admission }: Admitted): OutboundReply {
   const answer = demoAnswer(route.protocol, route.model, body.json, request.body.byteLength);
   return {
     status: answer.status,
@@ -87,24 +82,15 @@ function demoReply(
   };
 }
 
-/** The body sent upstream: the model rewritten (in place for multipart), chat streams asked for usage. */
-function upstreamBody(
-  request: InboundRequest,
-  body: SellerBody,
-  route: SellerRoute,
-): Uint8Array | string {
-  const upstreamModel = route.service.upstreamModel ?? route.model;
-  if (body.boundary !== undefined) {
-    return replaceMultipartField(request.body, body.boundary, 'model', upstreamModel);
-  }
-  const json: Json = { ...body.json, model: upstreamModel };
-  if (route.protocol === 'openai-chat-completions' && body.json.stream === true) {
-    json.stream_options = {
+/** Chat streams are asked for their usage chunk: the seller bills from it. */
+function usageRequest(body: SellerBody, route: SellerRoute): Json {
+  if (route.protocol !== 'openai-chat-completions' || body.json.stream !== true) return {};
+  return {
+    stream_options: {
       ...((body.json.stream_options as Json | undefined) ?? {}),
       include_usage: true,
-    };
-  }
-  return JSON.stringify(json);
+    },
+  };
 }
 
 /** A stream passed through chunk by chunk, metered; the slot is freed when it ends. */
@@ -131,19 +117,15 @@ function streamReply(
   };
 }
 
-async function relayReply(
-  request: InboundRequest,
-  body: SellerBody,
-  route: SellerRoute,
-  admission: Admission,
-): Promise<OutboundReply> {
+async function relayReply(admitted: Admitted): Promise<OutboundReply> {
+  const { request, body, route, admission } = admitted;
   const { provider } = route;
   const answer = await callUpstream({
     kind: provider.kind,
     url: upstreamUrl(provider.baseUrl ?? '', request.path),
     apiKey: provider.apiKey,
     headers: request.headers,
-    body: upstreamBody(request, body, route),
+    body: upstreamPayload(request, body, route, usageRequest(body, route)),
     contentType: body.boundary !== undefined ? (body.contentType ?? '') : 'application/json',
     signal: request.signal,
   });
@@ -169,12 +151,7 @@ async function relayReply(
 }
 
 /** Serves an admitted text request: the demo's answer or the upstream's. */
-export function serveText(
-  request: InboundRequest,
-  body: SellerBody,
-  route: SellerRoute,
-  admission: Admission,
-): Promise<OutboundReply> | OutboundReply {
-  if (route.provider.config.type === 'demo') return demoReply(request, body, route, admission);
-  return relayReply(request, body, route, admission);
+export function serveText(admitted: Admitted): Promise<OutboundReply> | OutboundReply {
+  if (admitted.route.provider.config.type === 'demo') return demoReply(admitted);
+  return relayReply(admitted);
 }

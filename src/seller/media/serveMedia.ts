@@ -17,11 +17,16 @@ import {
   usdNumberToMicro,
 } from '../../money/index.js';
 import type { InboundRequest, OutboundReply, SellerTrailer } from '../../network/index.js';
-import { replaceMultipartField } from '../multipart.js';
-import type { Admission, Billing } from '../pipeline/admission.js';
+import type { Admitted, Billing } from '../pipeline/admission.js';
 import type { HandlerDeps } from '../pipeline/deps.js';
 import type { SellerBody, SellerRoute } from '../pipeline/route.js';
-import { callUpstream, readUpstreamBody, upstreamJson, upstreamUrl } from '../pipeline/upstream.js';
+import {
+  callUpstream,
+  readUpstreamBody,
+  upstreamJson,
+  upstreamPayload,
+  upstreamUrl,
+} from '../pipeline/upstream.js';
 import { demoDecision, parseSystemone } from './decision.js';
 
 export type MediaKind = 'image' | 'video' | 'decision';
@@ -94,11 +99,7 @@ export function mediaBilling(
   };
 }
 
-function demoDecisionReply(
-  body: SellerBody,
-  route: SellerRoute,
-  admission: Admission,
-): OutboundReply {
+function demoDecisionReply({ body, route, admission }: Admitted): OutboundReply {
   const answer = demoDecision(parseSystemone(body.json), route.model);
   const usage = answer.usage as { input_tokens: number; output_tokens: number };
   const tokens = {
@@ -117,9 +118,7 @@ function demoDecisionReply(
 /** What a successful media answer bills: undefined bills nothing. */
 function mediaUsage(
   deps: HandlerDeps,
-  request: InboundRequest,
-  body: SellerBody,
-  route: SellerRoute,
+  { request, body, route }: Admitted,
   kind: MediaKind,
   answer: { contentType: string; body: Buffer },
 ): TokenUsage | undefined {
@@ -146,14 +145,11 @@ function mediaUsage(
 
 async function relayMedia(
   deps: HandlerDeps,
-  request: InboundRequest,
-  body: SellerBody,
-  route: SellerRoute,
+  admitted: Admitted,
   kind: MediaKind,
-  admission: Admission,
 ): Promise<OutboundReply> {
+  const { request, body, route, admission } = admitted;
   const { provider } = route;
-  const upstreamModel = route.service.upstreamModel ?? route.model;
   const contentType = body.contentType ?? 'application/json';
   const answer = await callUpstream({
     kind: provider.kind,
@@ -164,10 +160,7 @@ async function relayMedia(
         : upstreamUrl(provider.baseUrl ?? '', request.path),
     apiKey: provider.apiKey,
     headers: request.headers,
-    body:
-      body.boundary !== undefined
-        ? replaceMultipartField(request.body, body.boundary, 'model', upstreamModel)
-        : JSON.stringify({ ...body.json, model: upstreamModel }),
+    body: upstreamPayload(request, body, route),
     contentType,
     signal: request.signal,
   });
@@ -175,7 +168,7 @@ async function relayMedia(
   const responseType = answer.contentType || 'application/json';
   const ok = answer.status >= 200 && answer.status < 300;
   const usage = ok
-    ? mediaUsage(deps, request, body, route, kind, { contentType: responseType, body: whole })
+    ? mediaUsage(deps, admitted, kind, { contentType: responseType, body: whole })
     : undefined;
   const trailer = async (): Promise<SellerTrailer> => {
     if (usage) return admission.bill(usage);
@@ -193,18 +186,15 @@ async function relayMedia(
 /** Serves an admitted media request; its slot is freed once the upstream's answer is in. */
 export async function serveMedia(
   deps: HandlerDeps,
-  request: InboundRequest,
-  body: SellerBody,
-  route: SellerRoute,
+  admitted: Admitted,
   kind: MediaKind,
-  admission: Admission,
 ): Promise<OutboundReply> {
   try {
-    if (kind === 'decision' && route.provider.baseUrl === undefined) {
-      return demoDecisionReply(body, route, admission);
+    if (kind === 'decision' && admitted.route.provider.baseUrl === undefined) {
+      return demoDecisionReply(admitted);
     }
-    return await relayMedia(deps, request, body, route, kind, admission);
+    return await relayMedia(deps, admitted, kind);
   } finally {
-    admission.release();
+    admitted.admission.release();
   }
 }

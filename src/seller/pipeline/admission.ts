@@ -15,7 +15,7 @@ import {
 import type { InboundRequest, SellerTrailer } from '../../network/index.js';
 import type { SellerOffer } from '../payments.js';
 import type { HandlerDeps } from './deps.js';
-import type { SellerRoute } from './route.js';
+import type { SellerBody, SellerRoute } from './route.js';
 
 /** How a request is priced. */
 export interface Billing {
@@ -37,6 +37,14 @@ export interface Admission {
    * until it is recorded.
    */
   billNothing(): Promise<void>;
+}
+
+/** One admitted request on its way through its variant (text or media). */
+export interface Admitted {
+  request: InboundRequest;
+  body: SellerBody;
+  route: SellerRoute;
+  admission: Admission;
 }
 
 const NO_USAGE: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };

@@ -10,12 +10,15 @@
  */
 import type { request as undiciRequest } from 'undici';
 import { SvcError } from '../../errors/index.js';
+import type { InboundRequest } from '../../network/index.js';
+import { replaceMultipartField } from '../multipart.js';
 import {
   forwardableRequestHeaders,
   forwardableResponseHeaders,
   type ProviderKind,
 } from '../providers.js';
 import { upstreamRequest } from '../upstreamRequest.js';
+import type { Json, SellerBody, SellerRoute } from './route.js';
 
 export interface UpstreamCall {
   kind: ProviderKind;
@@ -40,6 +43,23 @@ export interface UpstreamAnswer {
 /** URL of a buyer path at the upstream: `/v1/chat/completions` -> `<baseUrl>/chat/completions`. */
 export function upstreamUrl(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${path.replace(/^\/v1(?=\/)/, '')}`;
+}
+
+/**
+ * The body sent upstream: the model becomes the upstream model (rewritten in place in a multipart
+ * body, whose other bytes are relayed untouched); `extra` fields are added to a JSON body.
+ */
+export function upstreamPayload(
+  request: InboundRequest,
+  body: SellerBody,
+  route: SellerRoute,
+  extra: Json = {},
+): Uint8Array | string {
+  const upstreamModel = route.service.upstreamModel ?? route.model;
+  if (body.boundary !== undefined) {
+    return replaceMultipartField(request.body, body.boundary, 'model', upstreamModel);
+  }
+  return JSON.stringify({ ...body.json, ...extra, model: upstreamModel });
 }
 
 /** The svc error an upstream status stands for, or undefined when the answer is relayed. */
