@@ -185,6 +185,31 @@ describe('seller upstream failures (text and media, one mapping)', () => {
     expect(providers.map((p) => p.load.active)).toEqual([0, 0, 0]);
   });
 
+  it('text: a cancel frees the slot of a stream whose body was never read', async () => {
+    vendor.script((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': open\n\n');
+    });
+    const controller = new AbortController();
+    const reply = await handle({
+      peerId: BUYER,
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: new TextEncoder().encode(JSON.stringify({ model: 'chat-1', stream: true })),
+      signal: controller.signal,
+    });
+    expect(reply.status).toBe(200);
+    expect(providers[0]!.load.active).toBe(1);
+    controller.abort(new Error('buyer went away before the reply head'));
+    expect(providers[0]!.load.active).toBe(0);
+    // What was delivered (nothing) is still recorded once when the trailer comes.
+    expect(await reply.trailer?.(new Error('cancelled'))).toMatchObject({
+      error: 'upstream_error: cancelled',
+    });
+    expect(recorded).toEqual([0n]);
+  });
+
   it('text: a stream cut after its first bytes ends with an upstream_error trailer', async () => {
     vendor.script((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -23,6 +23,8 @@ const encoder = new TextEncoder();
 const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 /** Largest non-streaming upstream answer buffered. */
 const MAX_UPSTREAM_JSON_BYTES = 64 * 1024 * 1024;
+/** The trailer's `error` is bounded on the wire; a reason is cut well below that. */
+const MAX_TRAILER_ERROR_CHARS = 1000;
 
 function requestedMaxOutput(body: Json): number | undefined {
   for (const field of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
@@ -62,7 +64,8 @@ async function finishTrailer(
   if (result.usage) trailer = await admission.bill(result.usage);
   else await admission.billNothing();
   const error = bodyError?.message ?? result.error;
-  if (error !== undefined) trailer.error = `upstream_error: ${error}`;
+  if (error !== undefined)
+    trailer.error = `upstream_error: ${error}`.slice(0, MAX_TRAILER_ERROR_CHARS);
   return trailer;
 }
 

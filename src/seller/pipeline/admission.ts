@@ -90,14 +90,18 @@ export async function admit(
         deps.logger.warn({ err: String(error), requestId }, 'recording usage failed'),
       );
   };
+  const release = () => {
+    if (released) return;
+    released = true;
+    provider.load.active--;
+    deps.onLoadChange();
+  };
+  // A cancelled or timed-out request frees its slot at once, even when the network layer never
+  // gets as far as asking for its trailer (a stream gone before the reply head was written).
+  request.signal.addEventListener('abort', release, { once: true });
   return {
     requestId,
-    release() {
-      if (released) return;
-      released = true;
-      provider.load.active--;
-      deps.onLoadChange();
-    },
+    release,
     async bill(usage) {
       const costMicro = costOfUsage(usage, billing.price);
       await record(usage, costMicro);
