@@ -31,7 +31,10 @@ class SellerTap implements AsyncIterable<Uint8Array> {
   done = false;
   private readonly events: AsyncIterator<Uint8Array>;
 
+  private readonly peerId: string;
+
   constructor(ok: AttemptOk, candidate: RouteCandidate) {
+    this.peerId = candidate.offer.peerId;
     this.scanner = new StreamUsageScanner(candidate.sellerProtocol);
     this.events = ok.response.body[Symbol.asyncIterator]();
   }
@@ -45,7 +48,8 @@ class SellerTap implements AsyncIterable<Uint8Array> {
     } catch (error) {
       this.done = true;
       this.thrown ??= error;
-      throw error;
+      // The translator renders what it is given: the seller's failure, not an internal error.
+      throw streamFailureOf(this.peerId, error, 'open') ?? error;
     }
   }
 

@@ -4,6 +4,7 @@
  */
 import { SvcError } from '../errors/index.js';
 import { type MicroUsd, maxCostOfRequest, maxOutputTokensWithin } from '../money/index.js';
+import { SVC_HEADER } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import type { SellerCall } from './attempt.js';
 import type { ProxyContext } from './context.js';
@@ -60,7 +61,7 @@ export function textCall(
       const maxOut = maxOutputTokensWithin(ctx.maxCostMicro, inputTokens(), offer.price);
       if (maxOut === 0) {
         const error = new SvcError('spend_limit_reached', {
-          message: `x-svc-max-cost-usd does not cover the input of this request at seller ${offer.peerId}'s prices.`,
+          message: `${SVC_HEADER.maxCostUsd} does not cover the input of this request at seller ${offer.peerId}'s prices.`,
           details: { peerId: offer.peerId },
         });
         return failure('stop', error, error.code);
