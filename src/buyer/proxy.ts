@@ -16,7 +16,6 @@ import {
   selectRoute,
 } from '../routing/index.js';
 import { applyPreset } from './applyPreset.js';
-import { sendToSeller } from './attempt.js';
 import type { ProxyContext } from './context.js';
 import { deliver, responseAffinityKey } from './deliver.js';
 import { textCall } from './textCall.js';
@@ -94,10 +93,7 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
   await tryCandidates(
     ctx,
     plan,
-    async (candidate) => {
-      const call = textCall(ctx, candidate, body);
-      return 'kind' in call ? call : sendToSeller(ctx, candidate, call);
-    },
+    (candidate) => textCall(ctx, candidate, body),
     (candidate, ok) => deliver(ctx, candidate, ok, affinityKey),
   );
 }

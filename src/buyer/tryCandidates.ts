@@ -11,11 +11,18 @@ import {
   type RoutePlan,
   retryAfterMs,
 } from '../routing/index.js';
-import type { AttemptFailure, AttemptOk, AttemptOutcome } from './attempt.js';
+import {
+  type AttemptFailure,
+  type AttemptOk,
+  type AttemptOutcome,
+  type SellerCall,
+  sendToSeller,
+} from './attempt.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
 import { failRequest } from './failRequest.js';
 
-export type Attempt = (candidate: RouteCandidate) => Promise<AttemptOutcome>;
+/** The call to a candidate, or why it cannot be sent (e.g. over the gateway's max cost). */
+export type BuildCall = (candidate: RouteCandidate) => SellerCall | AttemptFailure;
 export type Deliver = (candidate: RouteCandidate, ok: AttemptOk) => Promise<void>;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -62,9 +69,13 @@ async function noteFailure(
 async function firstAnswer(
   ctx: ProxyContext,
   plan: RoutePlan,
-  attempt: Attempt,
+  build: BuildCall,
   deliver: Deliver,
 ): Promise<'delivered' | AttemptFailure | undefined> {
+  const attempt = (candidate: RouteCandidate): Promise<AttemptOutcome> | AttemptFailure => {
+    const call = build(candidate);
+    return 'kind' in call ? call : sendToSeller(ctx, candidate, call);
+  };
   let last: AttemptFailure | undefined;
   for (const candidate of plan.candidates) {
     for (let tries = 1; ; tries++) {
@@ -90,10 +101,10 @@ async function firstAnswer(
 export async function tryCandidates(
   ctx: ProxyContext,
   plan: RoutePlan,
-  attempt: Attempt,
+  build: BuildCall,
   deliver: Deliver,
 ): Promise<void> {
-  const last = await firstAnswer(ctx, plan, attempt, deliver);
+  const last = await firstAnswer(ctx, plan, build, deliver);
   if (last === 'delivered') return;
   if (ctx.clientAbort.signal.aborted || last?.action === 'cancelled') {
     const model = ctx.body.model;

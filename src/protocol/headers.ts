@@ -66,23 +66,41 @@ const CONTROL_FIELDS = [
   'maxCostUsd',
 ] as const;
 
-export function encodeControlHeaders(control: ControlHeaders): Record<string, string> {
+type Field = keyof typeof SVC_HEADER;
+
+/** The headers of the given fields that have a value. */
+function encodeFields<F extends Field>(
+  fields: readonly F[],
+  values: Partial<Record<F, string>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const field of CONTROL_FIELDS) {
-    const value = control[field];
+  for (const field of fields) {
+    const value = values[field];
     if (value !== undefined) out[SVC_HEADER[field]] = value;
   }
   return out;
 }
 
-/** The control headers present on a request (each one optional: the buyer checks the secret). */
-export function decodeControlHeaders(headers: HeaderBag): Partial<ControlHeaders> {
-  const out: Partial<ControlHeaders> = {};
-  for (const field of CONTROL_FIELDS) {
+/** The given fields present (non-empty) in `headers`. */
+function decodeFields<F extends Field>(
+  fields: readonly F[],
+  headers: HeaderBag,
+): Partial<Record<F, string>> {
+  const out: Partial<Record<F, string>> = {};
+  for (const field of fields) {
     const value = headerValue(headers, SVC_HEADER[field]);
     if (value) out[field] = value;
   }
   return out;
+}
+
+export function encodeControlHeaders(control: ControlHeaders): Record<string, string> {
+  return encodeFields(CONTROL_FIELDS, control);
+}
+
+/** The control headers present on a request (each one optional: the buyer checks the secret). */
+export function decodeControlHeaders(headers: HeaderBag): Partial<ControlHeaders> {
+  return decodeFields(CONTROL_FIELDS, headers);
 }
 
 /** The seller that served an answer and its prices (sent on streams too). */
@@ -114,22 +132,12 @@ export type UsageHeaders = z.infer<typeof usageHeadersSchema>;
 const SELLER_FIELDS = Object.keys(sellerHeadersSchema.shape) as (keyof SellerHeaders)[];
 
 export function encodeSellerHeaders(seller: SellerHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const field of SELLER_FIELDS) {
-    const value = seller[field];
-    if (value !== undefined) out[SVC_HEADER[field]] = value;
-  }
-  return out;
+  return encodeFields(SELLER_FIELDS, seller);
 }
 
 /** The seller headers of an answer; fields absent from it are left out. */
 export function decodeSellerHeaders(headers: HeaderBag): Partial<SellerHeaders> {
-  const out: Partial<SellerHeaders> = {};
-  for (const field of SELLER_FIELDS) {
-    const value = headerValue(headers, SVC_HEADER[field]);
-    if (value !== undefined) out[field] = value;
-  }
-  return out;
+  return decodeFields(SELLER_FIELDS, headers);
 }
 
 export function encodeUsageHeaders(usage: UsageHeaders): Record<string, string> {

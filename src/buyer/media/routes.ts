@@ -15,7 +15,6 @@ import {
   resolveTarget,
   selectRoute,
 } from '../../routing/index.js';
-import { sendToSeller } from '../attempt.js';
 import type { BuyerService } from '../BuyerService.js';
 import { applyGatewayLimits, openProxyContext, type ProxyContext } from '../context.js';
 import { failRequest } from '../failRequest.js';
@@ -159,10 +158,7 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
   await tryCandidates(
     ctx,
     plan,
-    async (candidate) => {
-      const call = mediaCall(ctx, request, candidate);
-      return 'kind' in call ? call : sendToSeller(ctx, candidate, call);
-    },
+    (candidate) => mediaCall(ctx, request, candidate),
     (candidate, ok) => deliverMedia(ctx, request, jobs, candidate, ok),
   );
 }
