@@ -65,10 +65,10 @@ class SellerTap implements AsyncIterable<Uint8Array> {
   }
 
   /** The failure of the seller's stream so far (a body that ended without a final event too). */
-  failure(peerId: string): SvcError | undefined {
+  failure(): SvcError | undefined {
     const { verdict } = this.scanner;
     if (verdict === 'open' && !this.done) return undefined;
-    return streamFailureOf(peerId, this.thrown, verdict);
+    return streamFailureOf(this.peerId, this.thrown, verdict);
   }
 
   async close(): Promise<void> {
@@ -88,14 +88,13 @@ async function pump(
 ): Promise<SvcError | undefined> {
   const { res } = ctx;
   const translated = candidate.sellerProtocol !== ctx.route.protocol;
-  const peerId = candidate.offer.peerId;
   try {
     const { translator } = ctx.service.deps;
     const chunks = translator.stream(ctx.route.protocol, candidate.sellerProtocol, tap);
     for await (const chunk of chunks) {
       if (ctx.clientAbort.signal.aborted) return undefined;
       // A translated chat error is followed by `[DONE]`, which must not reach the client.
-      if (translated && isDoneChunk(chunk) && tap.failure(peerId)) continue;
+      if (translated && isDoneChunk(chunk) && tap.failure()) continue;
       if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
     }
   } catch (error) {
@@ -103,7 +102,7 @@ async function pump(
   }
   if (ctx.clientAbort.signal.aborted) return undefined;
   await tap.drain();
-  const failure = tap.failure(peerId);
+  const failure = tap.failure();
   if (!failure || res.destroyed) return failure;
   // The seller's own error event already reached the client when passed through untouched.
   const alreadySent = !translated && tap.scanner.verdict === 'seller_error' && !tap.thrown;
