@@ -5,19 +5,20 @@
 import { z } from 'zod';
 import { SvcError } from '../errors/index.js';
 
-const usd = z.number().finite().nonnegative();
+const usd = z.number().finite().nonnegative().optional();
+
+/** Hard price caps in USD (tokens per million, images and videos each); the gateway stores these. */
+export const MAX_PRICING_FIELDS = {
+  inputUsdPerMillion: usd,
+  outputUsdPerMillion: usd,
+  cachedInputUsdPerMillion: usd,
+  imageUsd: usd,
+  videoUsd: usd,
+};
 
 export const routingPolicySchema = z.object({
   minTrustScore: z.number().min(0).max(100).optional(),
-  maxPricing: z
-    .object({
-      inputUsdPerMillion: usd.optional(),
-      outputUsdPerMillion: usd.optional(),
-      cachedInputUsdPerMillion: usd.optional(),
-      imageUsd: usd.optional(),
-      videoUsd: usd.optional(),
-    })
-    .optional(),
+  maxPricing: z.object(MAX_PRICING_FIELDS).optional(),
   allowedPeerIds: z.array(z.string()).optional(),
   blockedPeerIds: z.array(z.string()).optional(),
   preferFreeSellers: z.boolean().optional(),
