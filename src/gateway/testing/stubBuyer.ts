@@ -11,6 +11,7 @@ import { formatUsd, parseUsd } from '../../money/index.js';
 import {
   decodeControlHeaders,
   encodeSellerHeaders,
+  encodeUsageComment,
   encodeUsageHeaders,
   latencyHeader,
   SVC_HEADER,
@@ -325,7 +326,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         outputTokens,
         costUsd: formatUsd(cost),
       };
-      res.write(`: svc-usage ${JSON.stringify(usage)}\n\n`);
+      res.write(encodeUsageComment(usage));
     }
     res.end();
   });
