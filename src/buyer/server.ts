@@ -1,13 +1,11 @@
 /** The buyer's HTTP request handler: guards, routes, error rendering (spec 4.2, 4.5, 4.6). */
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../errors/index.js';
 import { countTokens } from '../formats/index.js';
-import { parseUsd } from '../money/index.js';
-import { parseGatewayPolicy } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
-import type { ProxyContext, ProxyRoute } from './context.js';
+import { applyGatewayLimits, openProxyContext, type ProxyRoute } from './context.js';
 import { handleControl } from './controlPlane.js';
+import { gatewayAccessOf, gatewayLimitsOf } from './gatewayAuth.js';
 import { assertLoopbackRequest, parseJsonObject, readBody, sendError, sendJson } from './http.js';
 import { handleMediaRoute } from './media/routes.js';
 import { getModel, listModels } from './models.js';
@@ -23,15 +21,6 @@ const PROXY_ROUTES: Record<string, ProxyRoute> = {
   '/v1/messages': { name: 'messages', protocol: 'anthropic-messages', style: 'anthropic' },
 };
 
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function newRequestId(): string {
-  return `req_${randomBytes(12).toString('hex')}`;
-}
-
 /** Builds the per-request handler of one buyer. */
 export function createHandler(service: BuyerService, url: () => string) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -46,16 +35,8 @@ export function createHandler(service: BuyerService, url: () => string) {
         if (method !== 'GET') throw new SvcError('method_not_allowed');
         if (path === '/v1/models') {
           // A gateway key limited to certain models sees only those (spec "Routing").
-          const access = service.controlSecret.check(
-            header(req, 'x-svc-buyer-identity'),
-            header(req, 'x-svc-gateway-auth'),
-          );
-          const policyHeader = access.authenticated
-            ? header(req, 'x-svc-routing-policy')
-            : undefined;
-          const allowedModels = policyHeader
-            ? parseGatewayPolicy(policyHeader).allowedModels
-            : undefined;
+          const { access } = gatewayAccessOf(service.controlSecret, req.headers);
+          const allowedModels = gatewayLimitsOf(access, req.headers).policy?.allowedModels;
           listModels(service, parsed.searchParams, res, allowedModels);
         } else getModel(service, decodeURIComponent(path.slice('/v1/models/'.length)), res);
         return;
@@ -93,47 +74,12 @@ async function handleProxy(
   res: ServerResponse,
   route: ProxyRoute,
 ): Promise<void> {
-  const startedAt = service.deps.clock();
-  const access = service.controlSecret.check(
-    header(req, 'x-svc-buyer-identity'),
-    header(req, 'x-svc-gateway-auth'),
-  );
-  const gatewayRequestId = access.authenticated ? header(req, 'x-svc-request-id') : undefined;
-  const clientAbort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) clientAbort.abort(new Error('client closed the connection'));
-  });
-  const ctx: ProxyContext = {
-    service,
-    req,
-    res,
-    route,
-    requestId: gatewayRequestId ?? newRequestId(),
-    startedAt,
-    body: {},
-    bodyBytes: 0,
-    access,
-    clientAbort,
-    attempts: [],
-  };
+  const ctx = openProxyContext(service, req, res, route);
   try {
     const raw = await readBody(req, service.deps.config.bodyLimitBytes);
     ctx.bodyBytes = raw.length;
     ctx.body = parseJsonObject(req, raw);
-    if (access.authenticated) {
-      const policy = header(req, 'x-svc-routing-policy');
-      if (policy) ctx.policy = parseGatewayPolicy(policy);
-      const maxCost = header(req, 'x-svc-max-cost-usd');
-      if (maxCost) {
-        try {
-          ctx.maxCostMicro = parseUsd(maxCost);
-        } catch {
-          throw new SvcError('invalid_request', {
-            message: 'x-svc-max-cost-usd must be a USD amount like "0.123456".',
-          });
-        }
-      }
-    }
+    applyGatewayLimits(ctx);
     await proxyRequest(ctx);
   } catch (error) {
     const svcError = toSvcError(error);

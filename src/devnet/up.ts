@@ -7,6 +7,7 @@ import { createChainClients, deploymentPath, readDeployment, runFaucet } from '.
 import { IdentityStore } from '../identity/index.js';
 import { formatUsd, parseUsd } from '../money/index.js';
 import { libp2pPeerIdFromIdentity } from '../network/index.js';
+import { SVC_HEADER } from '../protocol/index.js';
 import { isAlive } from './ChildProcess.js';
 import {
   bootstrapSpec,
@@ -236,8 +237,8 @@ async function smokeTest(
     });
     const body = (await response.json()) as { error?: { message?: string } };
     if (response.ok) {
-      const peer = response.headers.get('x-svc-peer-id');
-      const cost = response.headers.get('x-svc-estimated-cost-usd');
+      const peer = response.headers.get(SVC_HEADER.peerId);
+      const cost = response.headers.get(SVC_HEADER.estimatedCostUsd);
       print(`  check    a request through the gateway was served by ${peer} for ${cost} USD`);
     } else {
       print(
