@@ -14,10 +14,9 @@ import {
   MAX_METADATA_AGE_MS,
   type MetadataRejection,
   NetworkPeerDirectory,
-  type PeerMetadata,
   type SvcNode,
 } from '../network/index.js';
-import { buildSnapshot } from './buildSnapshot.js';
+import { buildSnapshot, type CrawledRecord } from './buildSnapshot.js';
 import { ChainFollower } from './ChainFollower.js';
 import type { CrawlLease } from './crawlLease.js';
 import { type EncodedSnapshot, encodeSnapshot } from './encodedSnapshot.js';
@@ -163,9 +162,11 @@ export class Indexer {
   private async startCrawler(): Promise<NetworkPeerDirectory> {
     if (this.crawler) return this.crawler.directory;
     // A fresh key: the crawler sells and buys nothing, and must not use anyone's identity.
+    // The indexer finds sellers itself: it never seeds from a snapshot (its own, under `svc up`).
+    const { indexerUrl: _own, ...network } = this.options.network;
     const node = await createSvcNode({
       identity: { privateKey: generatePrivateKey() },
-      config: this.options.network,
+      config: network,
       role: 'client',
       logger: this.logger,
     });
@@ -196,7 +197,7 @@ export class Indexer {
     }
     const started = performance.now();
     const now = this.now();
-    const records: PeerMetadata[] = [];
+    const records: CrawledRecord[] = [];
     for (const peer of directory.list()) {
       if (!peer.reachable) continue;
       // Verified when fetched, but a seller that stopped re-signing must not be served forever.
@@ -204,7 +205,11 @@ export class Indexer {
         this.staleRecords += 1;
         continue;
       }
-      records.push(peer.metadata);
+      records.push({
+        metadata: peer.metadata,
+        libp2pPeerId: directory.libp2pPeerIdOf(peer.metadata.peerId) ?? null,
+        addresses: peer.addresses,
+      });
     }
     const snapshot = buildSnapshot({
       records,

@@ -1,35 +1,15 @@
 /**
  * The public snapshot (`GET /stats`) as data: every verified seller record exactly as signed,
  * beside what the chain says about that seller (decision 131). The record's own fields are never
- * edited, so anyone can drop `onChainChannelCount` and `onChainStats` and re-verify `signature`.
+ * edited, so anyone can drop the indexer's fields (`INDEXER_PEER_FIELDS`: on-chain stats, where
+ * the seller was reached) and re-verify `signature`.
  */
 import type { Address } from 'viem';
 import { formatUsd } from '../money/index.js';
-import type { PeerMetadata } from '../network/index.js';
+import type { OnChainStats, PeerMetadata, SnapshotPeer } from '../network/index.js';
 import { trustScore } from '../payments/index.js';
 import type { ChainView } from './ChainFollower.js';
 import { emptySellerStats, type IndexedSellerStats } from './sellerStats.js';
-
-/** A seller's on-chain record as served (amounts as 6-decimal USD strings, times unix ms). */
-export interface OnChainStats {
-  settledVolumeUsd: string;
-  channelsOpened: number;
-  channelsClosed: number;
-  distinctBuyers: number;
-  reclaimedUnsettled: number;
-  firstSettlementAt: number | null;
-  lastSettlementAt: number | null;
-  /** The trust score a buyer computes from the same facts (null: no history). */
-  reputationScore: number | null;
-}
-
-/** Fields the indexer adds beside a signed record (drop them to re-verify the signature). */
-export const INDEXER_PEER_FIELDS = ['onChainChannelCount', 'onChainStats'] as const;
-
-export type SnapshotPeer = PeerMetadata & {
-  onChainChannelCount: number;
-  onChainStats: OnChainStats;
-};
 
 /** Who built the snapshot and from which chain. */
 export interface SnapshotIndexer {
@@ -61,8 +41,15 @@ export interface Snapshot {
   indexer: SnapshotIndexer;
 }
 
+/** A verified record and where the crawler reached its seller. */
+export interface CrawledRecord {
+  metadata: PeerMetadata;
+  libp2pPeerId: string | null;
+  addresses: readonly string[];
+}
+
 export interface BuildSnapshotInput {
-  records: readonly PeerMetadata[];
+  records: readonly CrawledRecord[];
   chain: ChainView;
   indexer: Omit<SnapshotIndexer, 'lastBlock' | 'onChainStatsRefreshedAt' | 'chainError'>;
   now: number;
@@ -85,17 +72,21 @@ function onChainStatsOf(stats: IndexedSellerStats, chainTimeSeconds: number): On
 export function buildSnapshot(input: BuildSnapshotInput): Snapshot {
   const { chain } = input;
   const chainTimeSeconds = chain.chainTimeSeconds ?? Math.floor(input.now / 1000);
-  const records = [...input.records].sort((a, b) => (a.peerId < b.peerId ? -1 : 1));
+  const records = [...input.records].sort((a, b) =>
+    a.metadata.peerId < b.metadata.peerId ? -1 : 1,
+  );
   let services = 0;
   let providers = 0;
-  const peers = records.map((record): SnapshotPeer => {
-    providers += record.providers.length;
-    for (const provider of record.providers) services += provider.services.length;
-    const stats = chain.stats.get(`0x${record.peerId}` as Address) ?? emptySellerStats();
+  const peers = records.map(({ metadata, libp2pPeerId, addresses }): SnapshotPeer => {
+    providers += metadata.providers.length;
+    for (const provider of metadata.providers) services += provider.services.length;
+    const stats = chain.stats.get(`0x${metadata.peerId}` as Address) ?? emptySellerStats();
     return {
-      ...record,
+      ...metadata,
       onChainChannelCount: stats.channelCount,
       onChainStats: onChainStatsOf(stats, chainTimeSeconds),
+      libp2pPeerId,
+      addresses: [...addresses],
     };
   });
   let channels = 0;

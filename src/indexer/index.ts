@@ -2,11 +2,9 @@
 export {
   type BuildSnapshotInput,
   buildSnapshot,
-  INDEXER_PEER_FIELDS,
-  type OnChainStats,
+  type CrawledRecord,
   type Snapshot,
   type SnapshotIndexer,
-  type SnapshotPeer,
 } from './buildSnapshot.js';
 export { ChainFollower, type ChainFollowerOptions, type ChainView } from './ChainFollower.js';
 export { type ChainEvent, readChainEvents } from './chainEvents.js';

@@ -7,11 +7,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli/testing/runCli.js';
 import { formatUsd } from '../money/index.js';
-import { verifyMetadata } from '../network/index.js';
-import { loopbackNetworkConfig, type TestIdentity, waitFor } from '../network/testing/index.js';
+import {
+  type BrowseResult,
+  NetworkPeerDirectory,
+  signedRecordOf,
+  verifyMetadata,
+} from '../network/index.js';
+import {
+  loopbackNetworkConfig,
+  startLoopbackNode,
+  type TestIdentity,
+  waitFor,
+} from '../network/testing/index.js';
 import { trustScore } from '../payments/index.js';
-import { INDEXER_PEER_FIELDS, type RunningIndexer, type Snapshot, startIndexer } from './index.js';
+import { type RunningIndexer, type Snapshot, startIndexer } from './index.js';
 import { IndexerNetwork, type TestSeller } from './testing/indexerNetwork.js';
 
 let net: IndexerNetwork;
@@ -109,8 +120,7 @@ describe('svc indexer on a real network (SQLite)', () => {
       honest.map((s) => s.node.peerId).sort(),
     );
     for (const peer of snapshot.peers) {
-      const record = { ...peer } as Record<string, unknown>;
-      for (const field of INDEXER_PEER_FIELDS) delete record[field];
+      const record = signedRecordOf(peer);
       const verdict = await verifyMetadata(record, { expectedPeerId: peer.peerId });
       expect(verdict.ok).toBe(true);
       // Byte for byte what the seller serves.
@@ -180,6 +190,73 @@ describe('svc indexer on a real network (SQLite)', () => {
       expect(rest).toEqual(await contractView(seller));
     }
     expect(snapshot.totals.settledVolumeUsd).toBe('0.670000');
+  });
+
+  it('feeds `svc network browse --indexer` (spec 2.5) with real on-chain sorts', async () => {
+    const browse = async (sort: string) => {
+      const run = await runCli([
+        '--data-dir',
+        dataDir,
+        '--json',
+        'network',
+        'browse',
+        '--indexer',
+        url,
+        '--sort',
+        sort,
+      ]);
+      expect(run.code).toBe(0);
+      return JSON.parse(run.stdout) as BrowseResult;
+    };
+    const byVolume = await browse('volume');
+    expect(byVolume.source).toBe(`indexer:${url}/stats`);
+    expect(byVolume.onChainStatsRefreshedAt).toBe(snapshot.indexer.onChainStatsRefreshedAt);
+    expect(byVolume).toMatchObject({
+      sort: 'volume',
+      total: 3,
+      filters: { service: null, tags: null },
+    });
+    expect(byVolume.peers.map((p) => p.reputation.volumeUsd)).toEqual([
+      '0.300000',
+      '0.300000',
+      '0.070000',
+    ]);
+    const bySessions = await browse('sessions');
+    expect(bySessions.peers[0]!.peerId).toBe(honest[0]!.node.peerId);
+    expect(bySessions.peers[0]!.reputation.sessions).toBe(2);
+    const byScore = await browse('score');
+    const scores = byScore.peers.map((p) => p.reputation.score ?? -1);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(byScore.peers[0]!.reputation.score).toBe(
+      snapshot.peers.find((p) => p.peerId === byScore.peers[0]!.peerId)!.onChainStats
+        .reputationScore,
+    );
+  });
+
+  it('seeds a buyer cache with network.indexerUrl: records fetched from the sellers themselves', {
+    timeout: 60_000,
+  }, async () => {
+    // No bootstrap: the snapshot is the only way this node can learn of any seller.
+    const node = await startLoopbackNode('buyer', { indexerUrl: url });
+    const directory = new NetworkPeerDirectory({ node });
+    try {
+      await directory.start();
+      const peers = await waitFor(
+        () => {
+          const reachable = directory.list().filter((p) => p.reachable);
+          return reachable.length === 3 ? reachable : false;
+        },
+        30_000,
+        'three sellers seeded from the indexer',
+      );
+      for (const peer of peers) {
+        const seller = honest.find((s) => s.node.peerId === peer.metadata.peerId)!;
+        expect(peer.metadata).toEqual(JSON.parse(new TextDecoder().decode(seller.bytes)));
+      }
+    } finally {
+      await directory.stop();
+      await node.stop();
+    }
   });
 
   it('keeps the last good on-chain stats when the RPC is unreachable, and says how old they are', {

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeDeployment } from '../chain/index.js';
 import { startTestPostgres, type TestPostgres } from '../gateway/testing/index.js';
 import { formatUsd } from '../money/index.js';
-import { verifyMetadata } from '../network/index.js';
+import { signedRecordOf, verifyMetadata } from '../network/index.js';
 import { waitFor } from '../network/testing/index.js';
-import { INDEXER_PEER_FIELDS, type Snapshot } from './index.js';
+import type { Snapshot } from './index.js';
 import { IndexerNetwork, type TestSeller } from './testing/indexerNetwork.js';
 import { type IndexerProcess, startIndexerProcess } from './testing/indexerProcess.js';
 
@@ -100,8 +100,7 @@ describe('two indexers on one PostgreSQL', () => {
     );
     expect(snapshot.peers.some((p) => p.peerId === tampered.node.peerId)).toBe(false);
     for (const peer of snapshot.peers) {
-      const record = { ...peer } as Record<string, unknown>;
-      for (const field of INDEXER_PEER_FIELDS) delete record[field];
+      const record = signedRecordOf(peer);
       expect((await verifyMetadata(record)).ok).toBe(true);
       const [onChain] = await net.chain.contract.sellerStats([`0x${peer.peerId}`]);
       expect(peer.onChainStats.settledVolumeUsd).toBe(formatUsd(onChain!.settledVolumeMicro));
