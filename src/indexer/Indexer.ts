@@ -224,7 +224,7 @@ export class Indexer {
       },
     });
     const body = JSON.stringify(snapshot);
-    this.serve(encodeSnapshot(body, now), snapshot.peers.length);
+    this.serve(await encodeSnapshot(body, now), snapshot.peers.length);
     this.metrics.snapshotBuildSeconds.set((performance.now() - started) / 1000);
     this.updateRejections(directory.rejections());
     if (chain.lastBlock !== null) this.metrics.chainLastBlock.set(Number(chain.lastBlock));
@@ -236,7 +236,7 @@ export class Indexer {
     const stored = await this.options.store.loadSnapshot();
     if (stored && stored.builtAt !== this.current?.builtAt) {
       const peers = (JSON.parse(stored.body) as { peers?: unknown[] }).peers?.length ?? 0;
-      this.serve(encodeSnapshot(stored.body, stored.builtAt), peers);
+      this.serve(await encodeSnapshot(stored.body, stored.builtAt), peers);
     }
   }
 

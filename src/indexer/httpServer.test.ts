@@ -9,7 +9,7 @@ const BODY = JSON.stringify({ peers: [{ peerId: 'a'.repeat(40) }], updatedAt: 1 
 let server: IndexerHttpServer | undefined;
 
 async function start(rateLimitPerSecond = 0, ready = true) {
-  const snapshot = encodeSnapshot(BODY, 1_700_000_000_000);
+  const snapshot = await encodeSnapshot(BODY, 1_700_000_000_000);
   server = await startIndexerHttp({
     host: '127.0.0.1',
     port: 0,
