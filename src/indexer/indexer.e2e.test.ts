@@ -87,8 +87,11 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'svc-indexer-'));
   net = await IndexerNetwork.start();
   honest = [];
-  for (const name of ['alpha', 'beta', 'gamma']) honest.push(await net.startSeller(name));
+  honest.push(await net.startSeller('alpha'), await net.startSeller('beta'));
+  // Gamma signs its record honestly but claims a big on-chain history in it.
+  honest.push(await net.startSeller('gamma', 'liar'));
   bad = [
+    await net.startSeller('old', 'stale'),
     await net.startSeller('tampered', 'tampered'),
     await net.startSeller('foreign', 'foreign-signed'),
     await net.startSeller('huge', 'oversized'),
@@ -135,7 +138,7 @@ describe('svc indexer on a real network (SQLite)', () => {
     });
   });
 
-  it('never serves a tampered, foreign-signed or oversized record, and counts them in /metrics', async () => {
+  it('never serves a tampered, foreign-signed, oversized or stale record, and counts them in /metrics', async () => {
     const listed = new Set(snapshot.peers.map((p) => p.peerId));
     for (const seller of bad) expect(listed.has(seller.node.peerId)).toBe(false);
     const metrics = await (await fetch(`${url}/metrics`)).text();
@@ -147,9 +150,10 @@ describe('svc indexer on a real network (SQLite)', () => {
       );
     expect(count('bad_signature')).toBeGreaterThanOrEqual(2);
     expect(count('too_large')).toBeGreaterThanOrEqual(1);
+    expect(count('stale')).toBeGreaterThanOrEqual(1);
   });
 
-  it('takes on-chain stats from the contract events: equal to the contract counters', async () => {
+  it('takes on-chain stats from the contract events only: equal to the contract counters, whatever a seller claims', async () => {
     for (const seller of honest) {
       const peer = snapshot.peers.find((p) => p.peerId === seller.node.peerId)!;
       const expected = await contractView(seller);
@@ -158,6 +162,16 @@ describe('svc indexer on a real network (SQLite)', () => {
       expect(peer.onChainChannelCount).toBe(expected.channelsOpened);
     }
     const alpha = snapshot.peers.find((p) => p.peerId === honest[0]!.node.peerId)!;
+    const gamma = snapshot.peers.find((p) => p.peerId === honest[2]!.node.peerId)!;
+    expect(gamma.verifications).toEqual({
+      onChainChannelCount: 999,
+      settledVolumeUsd: '1000000.000000',
+    });
+    expect(gamma.onChainChannelCount).toBe(0);
+    expect(gamma.onChainStats).toMatchObject({
+      settledVolumeUsd: '0.000000',
+      reputationScore: null,
+    });
     expect(alpha.onChainStats).toMatchObject({
       settledVolumeUsd: '0.300000',
       channelsOpened: 2,

@@ -32,7 +32,7 @@ export interface TestSeller {
 }
 
 /** How a seller's record is spoiled (or not). */
-export type RecordKind = 'honest' | 'tampered' | 'foreign-signed' | 'oversized';
+export type RecordKind = 'honest' | 'liar' | 'tampered' | 'foreign-signed' | 'oversized' | 'stale';
 
 /** Chain + bootstrap + sellers; everything stopped by `stop`. */
 export class IndexerNetwork {
@@ -55,7 +55,11 @@ export class IndexerNetwork {
   }
 
   /** The record an honest seller signs. */
-  async record(identity: TestIdentity, name: string): Promise<PeerMetadata> {
+  async record(
+    identity: TestIdentity,
+    name: string,
+    extra: { timestamp?: number; verifications?: Record<string, unknown> } = {},
+  ): Promise<PeerMetadata> {
     return signMetadata(
       {
         peerId: peerIdFromAddress(identity.account.address),
@@ -78,7 +82,8 @@ export class IndexerNetwork {
           },
         },
         region: 'eu',
-        timestamp: Date.now(),
+        timestamp: extra.timestamp ?? Date.now(),
+        ...(extra.verifications ? { verifications: extra.verifications } : {}),
       },
       identity.account,
     );
@@ -87,7 +92,14 @@ export class IndexerNetwork {
   /** Starts a seller announcing a record of `kind`. */
   async startSeller(name: string, kind: RecordKind = 'honest'): Promise<TestSeller> {
     const node = await startLoopbackNode('seller', { bootstrap: [this.bootstrapAddress] });
-    const record = await this.record(node.identity, name);
+    const record = await this.record(node.identity, name, {
+      // Signed 31 minutes ago: past the 30-minute freshness window.
+      ...(kind === 'stale' ? { timestamp: Date.now() - 31 * 60_000 } : {}),
+      // Validly signed, but claiming an on-chain record it does not have.
+      ...(kind === 'liar'
+        ? { verifications: { onChainChannelCount: 999, settledVolumeUsd: '1000000.000000' } }
+        : {}),
+    });
     let bytes: Uint8Array;
     if (kind === 'tampered') {
       // Signed, then the price edited: the signature no longer covers what is served.
