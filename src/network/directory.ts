@@ -218,6 +218,12 @@ export class NetworkPeerDirectory implements PeerDirectory {
         // Not a libp2p peer id: nothing to dial.
       }
     }
+    await this.fetchAll(queue);
+    this.persist();
+  }
+
+  /** Fetches every record of `queue`, FETCH_CONCURRENCY at a time. */
+  private async fetchAll(queue: Libp2pPeerId[]): Promise<void> {
     const workers = Array.from({ length: Math.min(FETCH_CONCURRENCY, queue.length) }, async () => {
       for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
         if (this.stopped) return;
@@ -225,7 +231,6 @@ export class NetworkPeerDirectory implements PeerDirectory {
       }
     });
     await Promise.all(workers);
-    this.persist();
   }
 
   /** Re-discovers providers and re-fetches every known peer's record now. */
@@ -256,14 +261,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
       if (peer?.protocols.includes(META_PROTOCOL)) add(connection.remotePeer);
     }
     for (const entry of this.peers.values()) add(peerIdFromString(entry.libp2pPeerId));
-    const queue = [...candidates.values()];
-    const workers = Array.from({ length: Math.min(FETCH_CONCURRENCY, queue.length) }, async () => {
-      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-        if (this.stopped) return;
-        await this.fetchOne(next);
-      }
-    });
-    await Promise.all(workers);
+    await this.fetchAll([...candidates.values()]);
     this.dropExpired();
     this.lastRefreshAt = this.now();
     this.persist();
