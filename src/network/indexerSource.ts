@@ -10,7 +10,7 @@
 import type { BrowseInput } from './browse.js';
 import type { CollectedPeers } from './browseSource.js';
 import type { NetworkPeerDirectory } from './directory.js';
-import { MAX_METADATA_BYTES, verifyMetadata } from './metadata/index.js';
+import { verifyMetadata } from './metadata/index.js';
 import type { PeerMetadata } from './types.js';
 
 /** A seller's on-chain record as the indexer serves it (6-decimal USD strings, unix ms). */
@@ -43,10 +43,43 @@ export type SnapshotPeer = PeerMetadata & {
   addresses: string[];
 };
 
-/** Largest snapshot read: about 1,000 peers per MiB, so room for far more than any network. */
-const MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024;
+/** Largest snapshot read: about 1,000 peers per MiB. */
+const MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;
 /** Bound on how many peers of one snapshot are looked at. */
-const MAX_SNAPSHOT_PEERS = 100_000;
+const MAX_SNAPSHOT_PEERS = 50_000;
+
+interface RawSnapshot {
+  url: string;
+  peers: unknown[];
+  onChainStatsRefreshedAt: number | null;
+}
+
+/** GETs `<indexerUrl>/stats`, reading at most MAX_SNAPSHOT_BYTES. Throws when unreachable or too big. */
+async function fetchSnapshot(indexerUrl: string, timeoutMs: number): Promise<RawSnapshot> {
+  const url = `${indexerUrl.replace(/\/+$/, '')}/stats`;
+  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  if (!response.ok || !response.body) throw new Error(`${url} answered ${response.status}`);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += chunk.byteLength;
+    if (size > MAX_SNAPSHOT_BYTES) {
+      await response.body.cancel().catch(() => undefined);
+      throw new Error(`${url} is larger than ${MAX_SNAPSHOT_BYTES} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+    peers?: unknown;
+    indexer?: { onChainStatsRefreshedAt?: unknown };
+  };
+  const refreshedAt = body.indexer?.onChainStatsRefreshedAt;
+  return {
+    url,
+    peers: Array.isArray(body.peers) ? body.peers.slice(0, MAX_SNAPSHOT_PEERS) : [],
+    onChainStatsRefreshedAt: typeof refreshedAt === 'number' ? refreshedAt : null,
+  };
+}
 
 /** The signed record inside a snapshot peer (indexer fields removed). */
 export function signedRecordOf(peer: object): Record<string, unknown> {
@@ -70,20 +103,11 @@ export async function readIndexerPeers(
   indexerUrl: string,
   options: { timeoutMs?: number; now?: number } = {},
 ): Promise<IndexerPeers> {
-  const url = `${indexerUrl.replace(/\/+$/, '')}/stats`;
-  const response = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 10_000) });
-  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-  const length = Number(response.headers.get('content-length') ?? 0);
-  if (length > MAX_SNAPSHOT_BYTES)
-    throw new Error(`${url} is larger than ${MAX_SNAPSHOT_BYTES} bytes`);
-  const text = await response.text();
-  if (text.length > MAX_SNAPSHOT_BYTES)
-    throw new Error(`${url} is larger than ${MAX_SNAPSHOT_BYTES} bytes`);
-  const body = JSON.parse(text) as {
-    peers?: unknown;
-    indexer?: { onChainStatsRefreshedAt?: unknown };
-  };
-  const list = Array.isArray(body.peers) ? body.peers.slice(0, MAX_SNAPSHOT_PEERS) : [];
+  const {
+    url,
+    peers: list,
+    onChainStatsRefreshedAt,
+  } = await fetchSnapshot(indexerUrl, options.timeoutMs ?? 10_000);
   const peers: SnapshotPeer[] = [];
   let rejected = 0;
   for (const entry of list) {
@@ -92,10 +116,6 @@ export async function readIndexerPeers(
       continue;
     }
     const record = signedRecordOf(entry as Record<string, unknown>);
-    if (JSON.stringify(record).length > MAX_METADATA_BYTES) {
-      rejected += 1;
-      continue;
-    }
     const verdict = await verifyMetadata(
       record,
       options.now !== undefined ? { now: options.now } : {},
@@ -116,13 +136,7 @@ export async function readIndexerPeers(
         : [],
     });
   }
-  const refreshedAt = body.indexer?.onChainStatsRefreshedAt;
-  return {
-    url,
-    peers,
-    onChainStatsRefreshedAt: typeof refreshedAt === 'number' ? refreshedAt : null,
-    rejected,
-  };
+  return { url, peers, onChainStatsRefreshedAt, rejected };
 }
 
 /** A snapshot read as browse input: reputation, volume and sessions from the chain via the indexer. */
@@ -159,15 +173,34 @@ export async function peersFromIndexer(indexerUrl: string): Promise<CollectedPee
   };
 }
 
-/** Seeds `directory` with the sellers an indexer lists (their records are fetched from them). */
+/** Most sellers one seeding dials (the regular refresh finds the rest). */
+const MAX_SEEDS = 1_000;
+
+/**
+ * Seeds `directory` with where the sellers an indexer lists can be reached. Only those hints are
+ * taken: each record is fetched from its seller and verified there, so the snapshot's copies are
+ * not verified here (a signature check each, for nothing).
+ */
 export async function seedFromIndexer(
   directory: Pick<NetworkPeerDirectory, 'seed'>,
   indexerUrl: string,
 ): Promise<number> {
-  const { peers } = await readIndexerPeers(indexerUrl);
-  const hints = peers.flatMap((peer) =>
-    peer.libp2pPeerId ? [{ libp2pPeerId: peer.libp2pPeerId, addresses: peer.addresses }] : [],
-  );
+  const { peers } = await fetchSnapshot(indexerUrl, 10_000);
+  const hints: { libp2pPeerId: string; addresses: string[] }[] = [];
+  for (const peer of peers) {
+    if (hints.length >= MAX_SEEDS) break;
+    const { libp2pPeerId, addresses } = (peer ?? {}) as {
+      libp2pPeerId?: unknown;
+      addresses?: unknown;
+    };
+    if (typeof libp2pPeerId !== 'string' || libp2pPeerId.length > 100) continue;
+    hints.push({
+      libp2pPeerId,
+      addresses: Array.isArray(addresses)
+        ? addresses.filter((a): a is string => typeof a === 'string' && a.length < 300).slice(0, 16)
+        : [],
+    });
+  }
   await directory.seed(hints);
   return hints.length;
 }
