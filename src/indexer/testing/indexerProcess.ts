@@ -32,7 +32,8 @@ export async function startIndexerProcess(args: {
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`indexer process did not start: ${output}`)),
-      30_000,
+      // A loaded machine (the whole suite in parallel) can take a while to load the CLI via tsx.
+      60_000,
     );
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
