@@ -22,6 +22,7 @@ import {
 import { createRateLimiter } from '../src/indexer/rateLimit.js';
 import type { PeerMetadata } from '../src/network/index.js';
 import { cpuMsOf, printFigure, startChild, throughput } from './lib.js';
+import { rawHttpLoad } from './rawHttpLoad.js';
 
 const PEERS = 10_000;
 
@@ -180,21 +181,39 @@ export default async function run(): Promise<Record<string, unknown>> {
     const fullGzip = () => get({ 'accept-encoding': 'gzip' }, 200);
     // The server's own CPU per request says what one core can serve, whatever else the machine
     // (and the load generator) is doing meanwhile.
-    const phase = async (label: string, fn: () => Promise<void>, goal?: string) => {
+    const phase = async (label: string, headers: Record<string, string>, goal?: string) => {
       const cpuBefore = cpuMsOf(child.pid) ?? 0;
-      const result = await throughput(fn, { concurrency: 32, durationMs: 3000 });
+      const clientBefore = process.cpuUsage();
+      const result = await rawHttpLoad(url, '/stats', headers, {
+        connections: 16,
+        durationMs: 3000,
+      });
       const cpuMs = (cpuMsOf(child.pid) ?? 0) - cpuBefore;
+      const client = process.cpuUsage(clientBefore);
+      const clientCpuShare = (client.user + client.system) / 1000 / 3000;
       const serverCpuMsPerRequest = cpuMs / Math.max(1, result.operations);
       const perServerCore = serverCpuMsPerRequest > 0 ? 1000 / serverCpuMsPerRequest : Number.NaN;
       printFigure(label, result.opsPerSecond, 'req/s', goal);
       printFigure(`  server CPU per request`, serverCpuMsPerRequest, 'ms');
       printFigure(`  => one server core serves`, perServerCore, 'req/s');
-      return { ...result, serverCpuMsPerRequest, requestsPerServerCoreSecond: perServerCore };
+      printFigure(`  load generator CPU (share of one core)`, clientCpuShare, '');
+      return {
+        ...result,
+        serverCpuMsPerRequest,
+        requestsPerServerCoreSecond: perServerCore,
+        loadGeneratorCpuShare: clientCpuShare,
+      };
     };
     await throughput(etagHit, { concurrency: 32, durationMs: 500 });
-    const hits = await phase('GET /stats, ETag hit (304)', etagHit, '>= 2000');
-    const brotli = await phase('GET /stats, full body (brotli)', fullBrotli, '>= 2000');
-    const gzip = await phase('GET /stats, full body (gzip)', fullGzip);
+    await throughput(fullBrotli, { concurrency: 8, durationMs: 300 });
+    await throughput(fullGzip, { concurrency: 8, durationMs: 300 });
+    const hits = await phase('GET /stats, ETag hit (304)', { 'if-none-match': etag }, '>= 2000');
+    const brotli = await phase(
+      'GET /stats, full body (brotli)',
+      { 'accept-encoding': 'br' },
+      '>= 2000',
+    );
+    const gzip = await phase('GET /stats, full body (gzip)', { 'accept-encoding': 'gzip' });
     return {
       peers: PEERS,
       build: {
@@ -214,7 +233,7 @@ export default async function run(): Promise<Record<string, unknown>> {
         fullBodyGzip: gzip,
         loadAverage: loadavg(),
         goalPerSecond: 2000,
-        note: 'server in a child process; client and server share the machine',
+        note: 'server in a child process, load from bench/rawHttpLoad.ts (16 keep-alive sockets); both share the machine',
       },
     };
   } finally {
