@@ -15,12 +15,14 @@ import {
   chainSpec,
   facilitatorSpec,
   gatewaySpec,
+  indexerSpec,
   sellerSpec,
 } from './components.js';
 import {
   DEV_MIN_TRUST_SCORE,
   writeBootstrapConfig,
   writeBuyerConfig,
+  writeIndexerConfig,
   writePayerConfig,
   writeSellerConfig,
 } from './configs.js';
@@ -85,6 +87,7 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
     layout.buyer,
     layout.payer,
     layout.facilitator,
+    layout.indexer,
   ]) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
@@ -115,6 +118,7 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
     }
     writeBuyerConfig(layout.buyer, options.ports, bootstrapAddr, rpcUrl, deployment);
     writePayerConfig(layout.payer, rpcUrl, deployment);
+    writeIndexerConfig(layout.indexer, bootstrapAddr, rpcUrl, deployment);
   };
   const configured = () => {
     configuring ??= configure();
@@ -129,7 +133,14 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
       await configured();
       return sellerSpec(layout, index + 1, seller.summary, layout.logs);
     }),
-    [buyerSpec(layout, options.ports), facilitatorSpec(layout, options.ports)],
+    [
+      buyerSpec(layout, options.ports),
+      facilitatorSpec(layout, options.ports),
+      async () => {
+        await configured();
+        return indexerSpec(layout, options.ports);
+      },
+    ],
     gatewaySpec(layout, options.ports),
   ];
   const buyerUrl = `http://127.0.0.1:${options.ports.buyer}`;
@@ -267,6 +278,9 @@ function printSummary(
     `  buyer     ${buyerUrl}      OpenAI base ${buyerUrl}/v1, Anthropic base ${buyerUrl} (no key needed)`,
   );
   p(`  gateway   ${gatewayUrl}      OpenAI base ${gatewayUrl}/v1, Anthropic base ${gatewayUrl}`);
+  p(
+    `  indexer   http://127.0.0.1:${options.ports.indexer ?? 8380}/stats  public snapshot: sellers and their on-chain record`,
+  );
   p(`  key       ${key.secret}  (${key.id}, Default workspace, weekly budget ${weekly} USD)`);
   p(`  chain     ${state.chainRpcUrl}  (local anvil; the buyer wallet was funded with test USDC)`);
   p(

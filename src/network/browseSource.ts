@@ -27,6 +27,8 @@ export interface CollectedPeers {
   peers: BrowseInput[];
   /** Said to the user when nothing could be reached. */
   problem?: string;
+  /** Unix ms of the source's last on-chain stats read (an indexer knows it). */
+  onChainStatsRefreshedAt?: number | null;
 }
 
 function looksLikePeer(value: unknown): value is BrowseInput {
