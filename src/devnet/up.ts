@@ -286,10 +286,14 @@ function printSummary(
   p(`  curl ${gatewayUrl}/v1/key -H "authorization: Bearer ${key.secret}"   # spend and limits`);
   p('');
   const svc = svcInvocation(options.env);
-  p('Coding tools against the buyer (each must be installed):');
+  p('Coding tools against the buyer (each must be installed; README "Coding tools"):');
   p(`  ${svc} --data-dir ${layout.buyer} claude      # Claude Code`);
   p(`  ${svc} --data-dir ${layout.buyer} codex       # Codex`);
   p(`  ${svc} --data-dir ${layout.buyer} opencode    # opencode`);
+  p('and through the gateway with the key above:');
+  p(
+    `  SVC_API_KEY=${key.secret} ${svc} claude --svc-gateway ${gatewayUrl}   # same for codex, opencode`,
+  );
   p('');
   p(
     `Top up a key of its own with x402 (paid from a test wallet holding ${formatUsd(FUND_PAYER_USDC)} USDC, settled on the local chain):`,
