@@ -26,7 +26,7 @@ import {
 import { type DevKey, ensureDevKey } from './devKey.js';
 import { type DevLayout, type DevPorts, devLayout } from './layout.js';
 import { ComponentStartError, type StartStep, Supervisor } from './Supervisor.js';
-import { demoSeller, realSellers } from './sellers.js';
+import { type DevSeller, demoSeller, realSellers } from './sellers.js';
 import { clearDevState, type DevState, readDevState, writeDevState } from './state.js';
 import { waitFor } from './waitFor.js';
 
@@ -38,6 +38,8 @@ export interface UpOptions {
   ports: DevPorts;
   env: NodeJS.ProcessEnv;
   print: (line: string) => void;
+  /** More sellers beside the demo ones (tests: sellers of one API format over a stand-in upstream). */
+  extraSellers?: DevSeller[];
 }
 
 /** A running local network (attached mode). */
@@ -100,6 +102,7 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
   const sellers = [
     ...Array.from({ length: options.sellers }, (_, i) => demoSeller(i)),
     ...realSellers(options.env),
+    ...(options.extraSellers ?? []),
   ];
 
   const supervisor = new Supervisor({ logDir: layout.logs, print: options.print });
