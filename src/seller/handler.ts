@@ -22,6 +22,7 @@ import { multipartBoundary, multipartField, replaceMultipartField } from './mult
 import type { SellerOffer, SellerPayments } from './payments.js';
 import { PROVIDER_KINDS, type ProviderKind } from './providers.js';
 import { type RelayInput, relay } from './relay.js';
+import { noteRequest, withRequestLines } from './requestLine.js';
 import { type MeterResult, UsageMeter } from './usage.js';
 
 /** A configured provider with its key resolved and its live load. */
@@ -69,7 +70,7 @@ function requestedMaxOutput(body: Json): number | undefined {
 export function createSellerHandler(
   deps: HandlerDeps,
 ): (request: InboundRequest) => Promise<OutboundReply> {
-  return async (request) => {
+  return withRequestLines(deps.logger, async (request) => {
     try {
       return await handle(deps, request);
     } catch (error) {
@@ -78,7 +79,7 @@ export function createSellerHandler(
         deps.logger.error({ err: String(error) }, 'seller handler failed');
       return errorReply(svcError, request.path);
     }
-  };
+  });
 }
 
 async function handle(deps: HandlerDeps, request: InboundRequest): Promise<OutboundReply> {
@@ -138,6 +139,7 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
     requestedMaxOutput(body) ?? service.capabilities?.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   const price = toPriceMicro(pricing);
   const maxCost = maxCostOfRequest(Math.ceil(request.body.byteLength / 2), maxOutput, price);
+  noteRequest(request, { model, requestId });
   const context = { requestId, buyerPeerId: request.peerId };
   await deps.payments.admit(request.payment, offer, maxCost, context);
 
