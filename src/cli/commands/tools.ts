@@ -10,6 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { resolveDataDir } from '../../config/index.js';
+import { runningDevBuyerDir } from '../../devnet/index.js';
 import { RouteStateStore } from '../../routing/index.js';
 import { CliContext, type GlobalOptions } from '../context.js';
 import { CliError } from '../index.js';
@@ -207,7 +209,12 @@ export async function launchTool(argv: readonly string[], io: CliIo): Promise<nu
     io.stdout(helpText(name));
     return 0;
   }
-  const ctx = new CliContext(io, options);
+  // Typed without a data directory while `svc up` runs: the local network's buyer (decision 127).
+  const devDir =
+    options.dataDir === undefined && io.env.SVC_DATA_DIR === undefined
+      ? runningDevBuyerDir(resolveDataDir(undefined, io.env))
+      : undefined;
+  const ctx = new CliContext(io, devDir ? { ...options, dataDir: devDir } : options);
   const resolved = await resolveTarget(ctx, launcher);
   const best = bestAgentModel(resolved.models);
   const userModel = namesModel(tool, launcher.toolArgs);
