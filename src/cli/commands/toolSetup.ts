@@ -91,6 +91,10 @@ export const TOOLS: Record<ToolName, ToolSpec> = {
         `wire_api=${toml('responses')}`,
         // svc serves no WebSocket upgrade on /v1/responses: plain HTTP streaming from the start.
         'supports_websockets=false',
+        // Codex ignores x-should-retry and retries 4 x 5 times by default (35 s on an unknown
+        // model); the buyer already fails over between sellers, so one retry is enough.
+        'request_max_retries=1',
+        'stream_max_retries=1',
       ].join(', ');
       return {
         args: [

@@ -138,6 +138,7 @@ describe('svc claude / codex / opencode', () => {
     expect(provider).toContain(`base_url="http://127.0.0.1:${port}/v1"`);
     expect(provider).toContain('wire_api="responses"');
     expect(provider).toContain('supports_websockets=false');
+    expect(provider).toContain('stream_max_retries=1');
     expect(provider).toContain('env_key="SVC_LOCAL_KEY"');
     expect(args).toContain('model_provider="svc"');
     expect(envOf('codex')).toContain('SVC_LOCAL_KEY=svc-local\n');
