@@ -4,10 +4,10 @@
 // platform packages out of package-lock.json, and `npm ci` refuses the lock as out of sync.
 // This adds the missing optional platform entries, marked with their os/cpu so npm skips them
 // on other platforms and installs them where they exist. Run after changing dependencies:
-//   node scripts/lock-platforms.mjs
+//   node scripts/lock-platforms.mjs [path/to/package-lock.json]
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const path = new URL('../package-lock.json', import.meta.url);
+const path = process.argv[2] ?? new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(path, 'utf8'));
 const packages = lock.packages;
 
@@ -25,7 +25,10 @@ const CPU = {
 
 function platformOf(name) {
   const parts = name.split('/').pop().split('-');
-  const os = parts.find((part) => OS.includes(part));
+  // Some packages spell win32 "windows" in their names (opencode-windows-x64).
+  const os = parts
+    .map((part) => (part === 'windows' ? 'win32' : part))
+    .find((part) => OS.includes(part));
   const cpu = parts.map((part) => CPU[part]).find(Boolean);
   if (!os || !cpu) return undefined;
   const entry = { os: [os], cpu: [cpu] };

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorStyle } from '../errors/index.js';
+import { logRequestLine } from '../log/index.js';
 import type { MicroUsd, TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
 import type { PreferenceNarrowing } from '../routing/index.js';
@@ -87,6 +88,19 @@ export function finishRequest(
   };
   const { metrics, records } = ctx.service;
   records.put(full);
+  logRequestLine(ctx.service.deps.logger, {
+    requestId: ctx.requestId,
+    route: ctx.req.url ?? '',
+    model: record.serviceId ?? record.model,
+    peer: record.peerId,
+    status: record.status,
+    inputTokens: record.usage.inputTokens,
+    cachedInputTokens: record.usage.cachedInputTokens,
+    outputTokens: record.usage.outputTokens,
+    costUsd: record.costUsd,
+    ms: Math.round(latencyMs),
+    errorCode: record.errorCode ?? null,
+  });
   metrics.requests.inc({ route: ctx.route.name, status: String(record.status) });
   if (record.errorCode) metrics.errors.inc({ code: record.errorCode });
   metrics.latency.observe(

@@ -175,6 +175,38 @@ describe('buyer over libp2p with real sellers', () => {
     rmSync(join(dataDir, 'gateway'), { recursive: true, force: true });
   });
 
+  it('answers an unknown model once, not retried by the official SDKs, naming GET /v1/models', async () => {
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    // Default retry settings: without x-should-retry: false both SDKs retry a 502 twice.
+    const sdkOpenAi = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, fetch: counting });
+    const chatError = await sdkOpenAi.chat.completions
+      .create({ model: 'gpt-4o-minj', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error);
+    expect(chatError).toBeInstanceOf(OpenAI.APIError);
+    const apiError = chatError as InstanceType<typeof OpenAI.APIError>;
+    expect(apiError.status).toBe(502);
+    expect(apiError.headers?.get('x-should-retry')).toBe('false');
+    expect(apiError.message).toMatch(/GET \/v1\/models/);
+    expect((apiError.error as { didYouMean: string[] }).didYouMean).toContain('gpt-4o-mini');
+    expect(calls).toBe(1);
+    const sdkAnthropic = new Anthropic({ apiKey: 'x', baseURL: buyer.url, fetch: counting });
+    const messagesError = await sdkAnthropic.messages
+      .create({
+        model: 'claude-opus-4-8[1m]',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      .catch((error: unknown) => error);
+    expect(messagesError).toBeInstanceOf(Anthropic.APIError);
+    expect((messagesError as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+    expect(String(messagesError)).toMatch(/GET \/v1\/models/);
+    expect(calls).toBe(2);
+  });
+
   it('fails over from the cheaper seller whose upstream fails to the next one', async () => {
     const { data, response } = await openai.chat.completions
       .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })

@@ -6,7 +6,7 @@ import { ConfigError } from '../config/index.js';
 import { isSvcError } from '../errors/index.js';
 import { type CliIo, processIo } from './io.js';
 import { applyMemoryPolicy } from './memory.js';
-import { createProgram } from './program.js';
+import { commandWord, createProgram } from './program.js';
 
 export type { CliIo } from './io.js';
 
@@ -33,12 +33,23 @@ export async function main(argv: string[], givenIo?: CliIo): Promise<number> {
   const io = givenIo ?? processIo();
   if (givenIo === undefined) applyMemoryPolicy(argv, io.env);
   try {
+    // A coding tool takes the raw argument vector: every option after its name is the tool's
+    // (`--version`, `--json` included), which commander would read as svc's own.
+    if (isToolWord(commandWord(argv))) {
+      const code = await (await import('./commands/tools.js')).launchTool(argv, io);
+      if (code !== 0) throw new CliError('', code);
+      return EXIT_OK;
+    }
     const program = await createProgram(io, argv);
     await program.parseAsync(argv, { from: 'user' });
     return EXIT_OK;
   } catch (error) {
     return reportError(error, io);
   }
+}
+
+function isToolWord(word: string | undefined): boolean {
+  return word === 'claude' || word === 'codex' || word === 'opencode';
 }
 
 function reportError(error: unknown, io: CliIo): number {

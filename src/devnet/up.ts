@@ -29,7 +29,7 @@ import {
 import { type DevKey, ensureDevKey } from './devKey.js';
 import { type DevLayout, type DevPorts, devLayout } from './layout.js';
 import { ComponentStartError, type StartStep, Supervisor } from './Supervisor.js';
-import { demoSeller, realSellers } from './sellers.js';
+import { type DevSeller, demoSeller, realSellers } from './sellers.js';
 import { clearDevState, type DevState, readDevState, writeDevState } from './state.js';
 import { waitFor } from './waitFor.js';
 
@@ -41,6 +41,8 @@ export interface UpOptions {
   ports: DevPorts;
   env: NodeJS.ProcessEnv;
   print: (line: string) => void;
+  /** More sellers beside the demo ones (tests: sellers of one API format over a stand-in upstream). */
+  extraSellers?: DevSeller[];
 }
 
 /** A running local network (attached mode). */
@@ -104,6 +106,7 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
   const sellers = [
     ...Array.from({ length: options.sellers }, (_, i) => demoSeller(i)),
     ...realSellers(options.env),
+    ...(options.extraSellers ?? []),
   ];
 
   const supervisor = new Supervisor({ logDir: layout.logs, print: options.print });
@@ -301,10 +304,14 @@ function printSummary(
   p(`  curl ${gatewayUrl}/v1/key -H "authorization: Bearer ${key.secret}"   # spend and limits`);
   p('');
   const svc = svcInvocation(options.env);
-  p('Coding tools against the buyer (each must be installed):');
+  p('Coding tools against the buyer (each must be installed; README "Coding tools"):');
   p(`  ${svc} --data-dir ${layout.buyer} claude      # Claude Code`);
   p(`  ${svc} --data-dir ${layout.buyer} codex       # Codex`);
   p(`  ${svc} --data-dir ${layout.buyer} opencode    # opencode`);
+  p('and through the gateway with the key above:');
+  p(
+    `  SVC_API_KEY=${key.secret} ${svc} claude --svc-gateway ${gatewayUrl}   # same for codex, opencode`,
+  );
   p('');
   p(
     `Top up a key of its own with x402 (paid from a test wallet holding ${formatUsd(FUND_PAYER_USDC)} USDC, settled on the local chain):`,

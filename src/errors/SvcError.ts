@@ -1,6 +1,7 @@
 /** The one error base of svc: a stable code, an HTTP status, a message that says what to do. */
 import { redact } from '../log/redact.js';
 import { ERROR_CODES, type ErrorCode } from './codes.js';
+import { retryCanFix, SHOULD_RETRY_HEADER } from './retry.js';
 
 export interface SvcErrorOptions {
   /** Overrides the code's default message. Secrets are redacted from it. */
@@ -27,7 +28,10 @@ export class SvcError extends Error {
     this.code = code;
     this.status = options.status ?? ERROR_CODES[code].status;
     this.details = options.details;
-    this.headers = options.headers;
+    // Set on every error a retry cannot fix, so no SDK spends minutes retrying it.
+    this.headers = retryCanFix(code, this.status)
+      ? options.headers
+      : { [SHOULD_RETRY_HEADER]: 'false', ...(options.headers ?? {}) };
   }
 }
 

@@ -80,7 +80,7 @@ export const ERROR_CODES = {
   model_not_found: {
     status: 502,
     message:
-      'No seller allowed by your routing preferences offers this model. Run `svc network browse` to see offers.',
+      'No seller allowed by your routing preferences offers this model. The models on offer are listed by GET /v1/models (or `svc network browse`).',
   },
 
   // --- general request errors ---

@@ -11,11 +11,14 @@ export {
 } from './codes.js';
 export {
   type AnthropicErrorBody,
+  type BothStylesErrorBody,
   type ErrorStyle,
   errorStyleForPath,
   type OpenAiErrorBody,
   renderAnthropicError,
+  renderBothStyles,
   renderError,
   renderOpenAiError,
 } from './render.js';
+export { retryCanFix, SHOULD_RETRY_HEADER } from './retry.js';
 export { isSvcError, SvcError, type SvcErrorOptions, toSvcError } from './SvcError.js';

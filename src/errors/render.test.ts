@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from './codes.js';
-import { errorStyleForPath, renderAnthropicError, renderOpenAiError } from './render.js';
+import {
+  errorStyleForPath,
+  renderAnthropicError,
+  renderBothStyles,
+  renderOpenAiError,
+} from './render.js';
 import { SvcError } from './SvcError.js';
 
 const specCodes: Array<[ErrorCode, number]> = [
@@ -71,5 +76,27 @@ describe('error codes', () => {
     expect(errorStyleForPath('/v1/messages/count_tokens')).toBe('anthropic');
     expect(errorStyleForPath('/v1/chat/completions')).toBe('openai');
     expect(errorStyleForPath('/v1/responses')).toBe('openai');
+  });
+
+  it.each([
+    ['model_not_found', 'false'],
+    ['unauthorized', 'false'],
+    ['invalid_request', 'false'],
+    ['insufficient_deposits', 'false'],
+    ['seller_error', undefined],
+    ['rate_limited', undefined],
+    ['channel_lock_exhausted', undefined],
+    ['store_unavailable', undefined],
+  ] as Array<[ErrorCode, string | undefined]>)('%s carries x-should-retry: %s', (code, value) => {
+    expect(new SvcError(code).headers?.['x-should-retry']).toBe(value);
+  });
+
+  it('renders a refused key in a shape both vendors read', () => {
+    const body = renderBothStyles(new SvcError('unauthorized'));
+    expect(body).toMatchObject({
+      type: 'error',
+      error: { type: 'authentication_error', code: 'unauthorized', param: null },
+    });
+    expect(body.error.message).toMatch(/Bearer/);
   });
 });

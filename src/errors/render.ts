@@ -51,6 +51,24 @@ export function renderAnthropicError(error: SvcError): AnthropicErrorBody {
   };
 }
 
+/** A body both vendors' SDKs read: Anthropic's `type: "error"` envelope around OpenAI's fields. */
+export interface BothStylesErrorBody {
+  type: 'error';
+  error: OpenAiErrorBody['error'];
+}
+
+/**
+ * Renders in both styles at once, for answers a client gets before its route's style matters
+ * (a refused key): each SDK finds `error.message` and `error.type` where it looks.
+ */
+export function renderBothStyles(error: SvcError): BothStylesErrorBody {
+  const openai = renderOpenAiError(error);
+  return {
+    type: 'error',
+    error: { ...openai.error, type: anthropicTypeForStatus(error.status) },
+  };
+}
+
 /** Renders in the given style. */
 export function renderError(
   error: SvcError,

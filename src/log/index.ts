@@ -8,3 +8,4 @@ export {
   silentLogger,
 } from './logger.js';
 export { redact, redactHeaders, SECRET_HEADERS } from './redact.js';
+export { logRequestLine, type RequestLine } from './requestLine.js';

@@ -156,7 +156,7 @@ function notFound(model: string, request: RouteRequest, exclusions: Exclusion[])
     ? ` Offers excluded: ${exclusions.map((e) => `${e.peerId}@${e.serviceId} (${e.reason})`).join('; ')}.`
     : ' No seller offers it.';
   return new SvcError('model_not_found', {
-    message: `No seller allowed by your routing preferences offers "${model}".${reasons}${hint} Run \`svc network browse\` to see offers.`,
+    message: `No seller allowed by your routing preferences offers "${model}".${reasons}${hint} The models on offer are listed by GET /v1/models (or \`svc network browse\`).`,
     details: { model, excluded: exclusions, didYouMean: suggestions },
   });
 }
@@ -202,7 +202,7 @@ function selectPinned(
   const model = target.model ?? '(any model)';
   if (!offer) {
     throw new SvcError('model_not_found', {
-      message: `Seller ${target.peerId} does not offer "${model}". It offers: ${peerOffers.map((o) => o.serviceId).join(', ') || 'nothing'}. Run \`svc network browse\` to see offers.`,
+      message: `Seller ${target.peerId} does not offer "${model}". It offers: ${peerOffers.map((o) => o.serviceId).join(', ') || 'nothing'}. The models on offer are listed by GET /v1/models (or \`svc network browse\`).`,
       details: { peerId: target.peerId, model, offered: peerOffers.map((o) => o.serviceId) },
     });
   }

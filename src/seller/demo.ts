@@ -1,36 +1,29 @@
 /**
- * The built-in demo provider: no model behind it, deterministic answers in the chat,
- * responses and messages formats (streaming too) with honest usage, for local networks and
- * tests. Its metadata says `capabilities.demo: true`. Chat streams always end with the usage
- * chunk, as relayed upstream streams do (the seller asks upstreams for it).
+ * The built-in demo provider: no model behind it, a deterministic agent-capable model
+ * (src/seller/demo/, rules in README "Demo model") answering in the chat, responses and messages
+ * formats (streaming too) with honest usage, for local networks and tests. Its metadata says
+ * `capabilities.demo: true`. Chat streams always end with the usage chunk, as relayed upstream
+ * streams do (the seller asks upstreams for it).
  */
-
+import { createHash } from 'node:crypto';
 import { countTextTokens, estimateInputTokens, formatOfProtocol } from '../formats/index.js';
 import type { TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
-import { type AnswerSpec, answerJson, answerSse } from './answer.js';
+import {
+  type Answer,
+  answerOf,
+  chatJson,
+  chatSse,
+  type DemoReply,
+  messagesJson,
+  messagesSse,
+  planReply,
+  readConversation,
+  responsesJson,
+  responsesSse,
+} from './demo/index.js';
 
 type Json = Record<string, unknown>;
-
-/** The last user text of a request in any of the three formats. */
-function lastUserText(protocol: ApiProtocol, body: Json): string {
-  const source = protocol === 'openai-responses' ? body.input : body.messages;
-  if (typeof source === 'string') return source;
-  if (!Array.isArray(source)) return '';
-  for (let i = source.length - 1; i >= 0; i--) {
-    const message = source[i] as Json;
-    if (message?.role !== 'user') continue;
-    const content = message.content;
-    if (typeof content === 'string') return content;
-    if (Array.isArray(content)) {
-      return content
-        .map((part: Json) => (typeof part?.text === 'string' ? part.text : ''))
-        .join(' ')
-        .trim();
-    }
-  }
-  return '';
-}
 
 export interface DemoAnswer {
   status: number;
@@ -55,6 +48,39 @@ function demoInputTokens(protocol: ApiProtocol, body: Json, bodyBytes: number): 
   return Math.max(1, Math.ceil(bodyBytes / 4));
 }
 
+/** Prompts shorter than this are never cached, as with the vendors' minimum cacheable prefix. */
+const MIN_CACHED_PROMPT_TOKENS = 1024;
+/** Cache reads come in blocks of this many tokens (the vendors' cache granularity). */
+const CACHE_BLOCK_TOKENS = 128;
+
+/** Usage of a reply: cache markers on a long prompt make three quarters of it a cache read. */
+function usageOf(reply: DemoReply, inputTokens: number, cacheMarked: boolean): TokenUsage {
+  const cachedInputTokens =
+    cacheMarked && inputTokens >= MIN_CACHED_PROMPT_TOKENS
+      ? Math.floor((inputTokens * 3) / 4 / CACHE_BLOCK_TOKENS) * CACHE_BLOCK_TOKENS
+      : 0;
+  const visible = [
+    reply.text,
+    reply.reasoning ?? '',
+    ...reply.calls.map((c) => JSON.stringify(c.arguments)),
+  ];
+  return {
+    inputTokens,
+    cachedInputTokens,
+    outputTokens: visible.reduce((sum, text) => sum + (text ? countTextTokens(text) : 0), 0),
+  };
+}
+
+function render(protocol: ApiProtocol, answer: Answer, stream: boolean): string[] {
+  if (protocol === 'openai-responses') {
+    return stream ? responsesSse(answer) : [JSON.stringify(responsesJson(answer))];
+  }
+  if (protocol === 'anthropic-messages') {
+    return stream ? messagesSse(answer) : [JSON.stringify(messagesJson(answer))];
+  }
+  return stream ? chatSse(answer) : [JSON.stringify(chatJson(answer))];
+}
+
 /** Answers one demo request deterministically. */
 export function demoAnswer(
   protocol: ApiProtocol,
@@ -62,19 +88,19 @@ export function demoAnswer(
   body: Json,
   bodyBytes: number,
 ): DemoAnswer {
-  const said = lastUserText(protocol, body).replace(/\s+/g, ' ').slice(0, 80);
-  const text = `This is the svc demo provider (no model behind it). You said: "${said}".`;
-  const usage: TokenUsage = {
-    inputTokens: demoInputTokens(protocol, body, bodyBytes),
-    cachedInputTokens: 0,
-    outputTokens: countTextTokens(text),
+  const conversation = readConversation(protocol, body);
+  const reply = planReply(conversation);
+  const usage = usageOf(
+    reply,
+    demoInputTokens(protocol, body, bodyBytes),
+    conversation.cacheMarked,
+  );
+  const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+  const stream = body.stream === true;
+  return {
+    status: 200,
+    contentType: stream ? 'text/event-stream; charset=utf-8' : 'application/json',
+    parts: render(protocol, answerOf(reply, model, hash, usage), stream),
+    usage,
   };
-  const spec: AnswerSpec = { model, text, usage };
-  const format = formatOfProtocol(protocol) ?? 'chat';
-  if (body.stream !== true) {
-    const json = answerJson(format, spec);
-    return { status: 200, contentType: 'application/json', parts: [JSON.stringify(json)], usage };
-  }
-  const parts = answerSse(format, spec, { includeUsage: true });
-  return { status: 200, contentType: 'text/event-stream; charset=utf-8', parts, usage };
 }

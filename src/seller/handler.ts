@@ -11,6 +11,7 @@ import { mediaBilling, mediaKindOf, serveMedia } from './media/serveMedia.js';
 import { admit } from './pipeline/admission.js';
 import type { HandlerDeps } from './pipeline/deps.js';
 import { checkPath, readBody, routeOf } from './pipeline/route.js';
+import { noteRequest, withRequestLines } from './requestLine.js';
 import { serveText, textBilling } from './text.js';
 
 export type { HandlerDeps, RuntimeProvider } from './pipeline/deps.js';
@@ -30,7 +31,7 @@ function errorReply(error: SvcError, path: string): OutboundReply {
 export function createSellerHandler(
   deps: HandlerDeps,
 ): (request: InboundRequest) => Promise<OutboundReply> {
-  return async (request) => {
+  return withRequestLines(deps.logger, async (request) => {
     try {
       return await handle(deps, request);
     } catch (error) {
@@ -39,7 +40,7 @@ export function createSellerHandler(
         deps.logger.error({ err: String(error) }, 'seller handler failed');
       return errorReply(svcError, request.path);
     }
-  };
+  });
 }
 
 async function handle(deps: HandlerDeps, request: InboundRequest): Promise<OutboundReply> {
@@ -54,6 +55,7 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
       ? mediaBilling(request, body, route, media)
       : textBilling(request, body, route);
   const admission = await admit(deps, request, route, billing);
+  noteRequest(request, { model: route.model, requestId: admission.requestId });
   const admitted = { request, body, route, admission };
   try {
     return media !== undefined

@@ -1,3 +1,5 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore } from '../store/createStore.js';
 import { eventually, type Harness, jsonOf, startHarness } from '../testing/harness.js';
@@ -50,6 +52,37 @@ describe('gateway authentication', () => {
     const unknown = await h.call('/v1/key', { secret: `svc_${'A'.repeat(43)}` });
     expect(unknown.status).toBe(401);
     expect((await jsonOf(unknown)).error.message).toMatch(/not known to this gateway/);
+  });
+
+  it('shows a refused key to both official SDKs at once, on either route, without retries', async () => {
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    const bogus = `svc_${'B'.repeat(43)}`;
+    // Each client on the other vendor's route too: coding tools choose their SDK, not the route.
+    const anthropic = new Anthropic({
+      authToken: bogus,
+      apiKey: null,
+      baseURL: h.gateway.url,
+      fetch: counting,
+    });
+    const openai = new OpenAI({ apiKey: bogus, baseURL: `${h.gateway.url}/v1`, fetch: counting });
+    const failures = [
+      await anthropic.messages
+        .create({ model: 'model-a', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: unknown) => error),
+      await openai.chat.completions.create(chat as never).catch((error: unknown) => error),
+      await openai.post('/messages', { body: {} }).catch((error: unknown) => error),
+    ];
+    expect(failures[0]).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect(failures[1]).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(failures[2]).toBeInstanceOf(OpenAI.AuthenticationError);
+    for (const failure of failures) {
+      expect(String(failure)).toMatch(/not known to this gateway/);
+    }
+    expect(calls).toBe(3);
   });
 
   it('refuses a key of another gateway (another database)', async () => {

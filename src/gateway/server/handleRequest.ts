@@ -1,6 +1,8 @@
 /** One request: route, throttle, authenticate, dispatch, answer errors in the client's style, log. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorStyleForPath, isSvcError, SvcError, toSvcError } from '../../errors/index.js';
+import { logRequestLine } from '../../log/index.js';
+import { formatUsd } from '../../money/index.js';
 import { authenticate, storeCall } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
 import { sendError, sendJson } from './httpIo.js';
@@ -84,5 +86,18 @@ export async function handleRequest(
   } finally {
     log.latencyMs = Math.round(performance.now() - startedMs);
     deps.logs.write(log);
+    logRequestLine(deps.logger, {
+      requestId: log.requestId,
+      route: log.route,
+      model: log.serviceId ?? log.requestedModel,
+      peer: log.peerId,
+      status: log.status,
+      inputTokens: log.inputTokens,
+      cachedInputTokens: log.cachedInputTokens,
+      outputTokens: log.outputTokens,
+      costUsd: formatUsd(log.costMicro),
+      ms: log.latencyMs,
+      errorCode: log.errorCode,
+    });
   }
 }

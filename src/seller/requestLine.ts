@@ -1,0 +1,52 @@
+/**
+ * The seller's one info line per request (src/log/requestLine.ts), written once the trailer is
+ * known: the handler notes the model and request id as soon as it has them; the wrapper adds
+ * the status, usage, cost and time.
+ */
+import { type Logger, logRequestLine } from '../log/index.js';
+import { formatUsd } from '../money/index.js';
+import type { InboundRequest, OutboundReply } from '../network/index.js';
+
+const noted = new WeakMap<InboundRequest, { model: string; requestId: string }>();
+
+/** Records what the request is for, for its log line. */
+export function noteRequest(
+  request: InboundRequest,
+  facts: { model: string; requestId: string },
+): void {
+  noted.set(request, facts);
+}
+
+/** Wraps a handler so that each request writes its line when its trailer is done. */
+export function withRequestLines(
+  logger: Logger,
+  handler: (request: InboundRequest) => Promise<OutboundReply>,
+): (request: InboundRequest) => Promise<OutboundReply> {
+  return async (request) => {
+    const started = performance.now();
+    const reply = await handler(request);
+    const trailer = reply.trailer;
+    return {
+      ...reply,
+      trailer: async (bodyError) => {
+        const result = trailer ? await trailer(bodyError) : {};
+        const facts = noted.get(request);
+        const usage = result.usage;
+        logRequestLine(logger, {
+          requestId: facts?.requestId ?? null,
+          route: request.path,
+          model: facts?.model ?? null,
+          peer: request.peerId,
+          status: reply.status,
+          inputTokens: usage?.inputTokens ?? 0,
+          cachedInputTokens: usage?.cachedInputTokens ?? 0,
+          outputTokens: usage?.outputTokens ?? 0,
+          costUsd: formatUsd(BigInt(result.costMicroUsd ?? '0')),
+          ms: Math.round(performance.now() - started),
+          errorCode: result.error ?? null,
+        });
+        return result;
+      },
+    };
+  };
+}
