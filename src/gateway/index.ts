@@ -3,6 +3,7 @@
  * logs in front of the buyer, which it reaches over HTTP only (SEAMS.md "Gateway -> buyer").
  */
 export { type CreatedKey, type CreateKeyInput, createKey, rotateKey } from './admin/createKey.js';
+export { logRowJson, logsToCsv } from './admin/logCsv.js';
 export {
   parseCount,
   parseExpiresInDays,

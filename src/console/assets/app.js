@@ -1,0 +1,102 @@
+// The console shell: one page answer per view (no request waterfall), hash routes, sign-in/out.
+
+import { keysPage, membersPage } from './admin.js';
+import { ApiError, loadView, signOut } from './api.js';
+import { auditPage, logsPage, mePage, policiesPage, signInPage, usagePage } from './pages.js';
+import { h, notice } from './ui.js';
+
+const main = document.getElementById('main');
+const top = document.getElementById('top');
+
+const STAFF_NAV = [
+  ['keys', 'Keys'],
+  ['members', 'Members'],
+  ['policies', 'Policies'],
+  ['logs', 'Logs'],
+  ['usage', 'Usage'],
+];
+
+function route() {
+  const [page, query = ''] = location.hash.replace(/^#\/?/, '').split('?');
+  return { page: page || 'home', query };
+}
+
+function go(page, query = '') {
+  const hash = `#/${page}${query ? `?${query}` : ''}`;
+  if (location.hash === hash) render();
+  else location.hash = hash;
+}
+
+function header(session, page) {
+  const nav =
+    session.kind === 'key'
+      ? [['me', 'My key']]
+      : [...STAFF_NAV, ...(session.kind === 'admin' ? [['audit', 'Audit']] : [])];
+  top.replaceChildren(
+    h('span.brand', {}, 'svc console'),
+    h(
+      'nav',
+      { 'aria-label': 'Pages' },
+      h(
+        'ul',
+        {},
+        nav.map(([name, label]) =>
+          h(
+            'li',
+            {},
+            h('a', { href: `#/${name}`, 'aria-current': name === page ? 'page' : null }, label),
+          ),
+        ),
+      ),
+    ),
+    h(
+      'span.who',
+      {},
+      `${session.kind === 'key' ? 'key' : session.kind}: ${session.name}`,
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'sign-out',
+          onclick: async () => {
+            await signOut();
+            render();
+          },
+        },
+        'Sign out',
+      ),
+    ),
+  );
+}
+
+async function render() {
+  const { page, query } = route();
+  try {
+    const { session, data } = await loadView(page, query);
+    header(session, data.page);
+    const reload = () => render();
+    const views = {
+      me: () => mePage(data),
+      keys: () => keysPage(data, reload),
+      members: () => membersPage(data, reload, session.kind === 'admin'),
+      policies: () => policiesPage(data),
+      logs: () => logsPage(data, query, go),
+      usage: () => usagePage(data),
+      audit: () => auditPage(data),
+    };
+    main.replaceChildren(views[data.page]());
+    document.title = `svc console · ${data.page}`;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      top.replaceChildren(h('span.brand', {}, 'svc console'));
+      const message = error.code === 'console_sign_in_required' ? undefined : error.message;
+      main.replaceChildren(signInPage(() => go('home'), message));
+      document.title = 'svc console · sign in';
+      return;
+    }
+    main.replaceChildren(notice(error.message ?? String(error), 'error'));
+  }
+}
+
+window.addEventListener('hashchange', render);
+render();
