@@ -68,7 +68,7 @@ function editKey(key, reload) {
       field('Expires (YYYY-MM-DD, empty = never)', 'expiresAt', key.expiresAt?.slice(0, 10) ?? ''),
       field('Models (comma-separated, empty = all)', 'models', (key.models ?? []).join(',')),
       h(
-        'label',
+        'label.check',
         {},
         h('input', {
           type: 'checkbox',
@@ -76,7 +76,7 @@ function editKey(key, reload) {
           checked: key.topupEnabled,
           disabled: !key.ownIdentity,
         }),
-        ' x402 top-ups',
+        key.ownIdentity ? 'x402 top-ups' : 'x402 top-ups (only keys with their own wallet)',
       ),
     ],
     async (form) => {
@@ -250,7 +250,7 @@ function editMember(member, reload) {
       field('Key quota (empty = unlimited)', 'keyQuota', member.keyQuota ?? ''),
       limitFields(member.limits),
       h(
-        'label',
+        'label.check',
         {},
         h('input', { type: 'checkbox', name: 'disabled', checked: member.disabled }),
         ' Disabled',

@@ -216,7 +216,7 @@ function dimensionChart(title, rows) {
     title,
     ['', 'Cost', 'Share', 'Requests', 'Tokens in/out'],
     rows.map((r) => [
-      r.group ?? '(none)',
+      r.group ? h('span.ellipsis', { title: r.group }, r.group) : '(none)',
       usd(r.costUsd),
       h('meter', { min: 0, max, value: Number(r.costUsd), 'aria-label': `${r.group} cost` }),
       count(r.requests),

@@ -101,7 +101,10 @@ export function dailyChart(title, days) {
         height: 200,
         legend: { show: false },
         scales: { x: { time: true } },
-        axes: [{ stroke: '#222' }, { stroke: '#222', values: (_u, v) => v.map((n) => `$${n}`) }],
+        axes: [
+          { stroke: '#222' },
+          { stroke: '#222', size: 84, values: (_u, v) => v.map((n) => `$${n.toFixed(4)}`) },
+        ],
         series: [
           {},
           {
