@@ -196,8 +196,22 @@ function createKey(data, reload) {
   );
 }
 
-const spentOf = (key, p) =>
-  key.limits[p] === null ? usd(key.spent[p]) : `${usd(key.spent[p])} / ${usd(key.limits[p])}`;
+/** Spent / limit per period, one line each (a period without a limit shows spend only). */
+function spendLines(key) {
+  return h(
+    'ul.periods',
+    {},
+    PERIODS.map((p) =>
+      h(
+        'li',
+        {},
+        h('span.period', {}, p),
+        ' ',
+        key.limits[p] === null ? usd(key.spent[p]) : `${usd(key.spent[p])} / ${usd(key.limits[p])}`,
+      ),
+    ),
+  );
+}
 
 export function keysPage(data, reload) {
   return h(
@@ -216,24 +230,14 @@ export function keysPage(data, reload) {
     data.keyQuota === null ? null : h('p.meta', {}, `Your key quota: ${data.keyQuota}`),
     table(
       'Keys',
-      [
-        'Label',
-        'Id',
-        'State',
-        'Workspace',
-        'Member',
-        ...PERIODS.map((p) => `${p} spent / limit`),
-        'Requests',
-        'Expires',
-        '',
-      ],
+      ['Label', 'Id', 'State', 'Workspace', 'Member', 'Spent / limit', 'Requests', 'Expires', ''],
       data.keys.map((k) => [
         k.label,
         h('code', {}, k.id),
         h(`span.state.${k.state}`, {}, k.state),
         k.workspace,
         k.member,
-        ...PERIODS.map((p) => spentOf(k, p)),
+        spendLines(k),
         String(k.requests),
         when(k.expiresAt),
         rowMenu(k, reload),
