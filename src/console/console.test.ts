@@ -5,12 +5,57 @@ import { STUB_PEER_ID } from '../gateway/testing/stubBuyer.js';
 import { createLoginLink } from './index.js';
 import { launchBrowser, shot } from './testing/browser.js';
 
+/** What a buyer's control plane says about the network (spec 4.6 shapes, trimmed). */
+const CONTROL_PLANE = {
+  status: {
+    reachability: 'online',
+    peerCount: 1,
+    reachablePeerCount: 1,
+    lastRefreshAt: 1_700_000_000_000,
+  },
+  peers: {
+    total: 1,
+    peers: [
+      {
+        peerId: STUB_PEER_ID,
+        region: 'eu-west',
+        reachable: true,
+        reputationScore: 87,
+        recentFailures: 0,
+        coolingDown: false,
+        offers: [
+          {
+            model: 'model-a',
+            prices: {
+              inputUsdPerMillion: 2,
+              outputUsdPerMillion: 8,
+              cachedInputUsdPerMillion: 0.5,
+            },
+          },
+        ],
+      },
+    ],
+  },
+  channels: {
+    channels: [
+      {
+        channelId: '0xchan1',
+        identity: 'default',
+        seller: STUB_PEER_ID,
+        status: 'open',
+        signedMicro: '1234567',
+        requests: 3,
+      },
+    ],
+  },
+};
+
 let h: Harness;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  h = await startHarness({ buyer: { costUsd: '0.000300' } });
+  h = await startHarness({ buyer: { costUsd: '0.000300', controlPlane: CONTROL_PLANE } });
   browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -274,6 +319,28 @@ describe('console: admin pages', () => {
     expect(lines[0]).toMatch(/^at,requestId,keyId/);
     expect(lines).toHaveLength(3);
     for (const line of lines.slice(1)) expect(line).toContain('alice');
+  });
+
+  it('shows the network and wallets from the buyer, with a deposit QR code', async () => {
+    const page = await newPage();
+    await signInAsOperator(page);
+    await page.goto(`${h.gateway.url}/console/#/network`);
+    const offer = page.locator('tbody tr', { hasText: 'model-a' });
+    expect(await offer.textContent()).toContain('in $2.00 · cached $0.50 · out $8.00');
+    expect(await offer.textContent()).toContain('87');
+    await shot(page, 'network');
+    await page.goto(`${h.gateway.url}/console/#/wallets`);
+    const wallet = page.getByRole('article', { name: 'Wallet of Default' });
+    const address = h.identities.loadDefault().record.address;
+    expect(await wallet.textContent()).toContain(address);
+    const qr = wallet.locator('img.qr');
+    expect(await qr.getAttribute('alt')).toBe(`QR code of ${address}`);
+    // The QR image decodes (a data: URL the CSP allows) to a real bitmap.
+    await page.waitForFunction('document.querySelector("img.qr")?.naturalWidth > 100');
+    expect(await page.locator('tbody tr', { hasText: 'open' }).textContent()).toContain(
+      '$1.234567',
+    );
+    await shot(page, 'wallets');
   });
 
   it('shows usage, members and policies pages', async () => {

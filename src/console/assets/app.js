@@ -2,6 +2,7 @@
 
 import { keysPage, membersPage } from './admin.js';
 import { ApiError, loadView, signOut } from './api.js';
+import { networkPage, walletsPage } from './network.js';
 import { auditPage, logsPage, mePage, policiesPage, signInPage, usagePage } from './pages.js';
 import { h, notice } from './ui.js';
 
@@ -14,6 +15,8 @@ const STAFF_NAV = [
   ['policies', 'Policies'],
   ['logs', 'Logs'],
   ['usage', 'Usage'],
+  ['network', 'Network'],
+  ['wallets', 'Wallets'],
 ];
 
 function route() {
@@ -82,6 +85,8 @@ async function render() {
       policies: () => policiesPage(data),
       logs: () => logsPage(data, query, go),
       usage: () => usagePage(data),
+      network: () => networkPage(data),
+      wallets: () => walletsPage(data),
       audit: () => auditPage(data),
     };
     main.replaceChildren(views[data.page]());

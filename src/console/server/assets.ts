@@ -10,7 +10,9 @@ export interface Asset {
 }
 
 const ASSET_DIR = fileURLToPath(new URL('../assets/', import.meta.url));
-const UPLOT_DIR = dirname(createRequire(import.meta.url).resolve('uplot'));
+const require = createRequire(import.meta.url);
+const UPLOT_DIR = dirname(require.resolve('uplot'));
+const QRCODE_DIR = dirname(require.resolve('qrcode-generator'));
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -27,7 +29,9 @@ const FILES: Record<string, string> = {
   'pages.js': join(ASSET_DIR, 'pages.js'),
   'admin.js': join(ASSET_DIR, 'admin.js'),
   'app.css': join(ASSET_DIR, 'app.css'),
+  'network.js': join(ASSET_DIR, 'network.js'),
   'uplot.js': join(UPLOT_DIR, 'uPlot.iife.min.js'),
+  'qrcode.js': join(QRCODE_DIR, 'qrcode.mjs'),
   'uplot.css': join(UPLOT_DIR, 'uPlot.min.css'),
 };
 

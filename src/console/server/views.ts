@@ -13,6 +13,7 @@ import {
   type UsageDimension,
 } from '../../gateway/store/types.js';
 import { formatUsd } from '../../money/index.js';
+import { networkPage, walletsPage } from './buyerViews.js';
 import type { ConsoleDeps } from './deps.js';
 import { requireAdmin, requireStaff, type StaffViewer, scopedFilter } from './scope.js';
 import type { Viewer } from './sessions.js';
@@ -293,6 +294,11 @@ export async function pageData(
       return { page, logs: (await visibleLogs(deps, requireStaff(viewer), query)).map(logJson) };
     case 'usage':
       return { page, ...(await usagePage(deps, requireStaff(viewer), query)) };
+    case 'network':
+      requireStaff(viewer);
+      return { page, ...(await networkPage(deps)) };
+    case 'wallets':
+      return { page, ...(await walletsPage(deps, requireStaff(viewer))) };
     case 'audit':
       requireAdmin(viewer);
       return { page, ...(await auditPage(deps)) };
