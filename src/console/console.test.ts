@@ -343,15 +343,42 @@ describe('console: admin pages', () => {
     await shot(page, 'wallets');
   });
 
-  it('shows usage, members and policies pages', async () => {
+  it('adds a member, creates a workspace and disables a member from the Members page', async () => {
     const page = await newPage();
     await signInAsOperator(page);
-    for (const name of ['usage', 'members', 'policies']) {
+    await page.goto(`${h.gateway.url}/console/#/members`);
+    await page.click('#create-workspace');
+    await page.fill('#f-name', 'research');
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+    await page.waitForSelector('tbody tr:has-text("research")');
+    expect((await h.store.findWorkspaceByName('research'))?.identity).toBe('research');
+    await page.click('#add-member');
+    await page.fill('#f-name', 'bea');
+    await page.selectOption('#f-workspace', 'research');
+    await page.fill('#f-keyQuota', '3');
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+    await page.waitForSelector('tbody tr:has-text("bea")');
+    const bea = await h.store.findMemberByName('bea');
+    expect(bea).toMatchObject({ keyQuota: 3, orgRole: 'none', disabled: false });
+    await page.getByRole('button', { name: 'Edit bea' }).click();
+    await page.check('input[name="disabled"]');
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+    await page.waitForSelector('tbody tr:has-text("bea"):has-text("disabled")');
+    expect((await h.store.findMemberByName('bea'))?.disabled).toBe(true);
+    await shot(page, 'members');
+    await page.goto(`${h.gateway.url}/console/#/audit`);
+    await page.waitForSelector('text=member.add');
+    expect(await page.locator('text=workspace.create').count()).toBe(1);
+  });
+
+  it('shows usage and policies pages', async () => {
+    const page = await newPage();
+    await signInAsOperator(page);
+    for (const name of ['usage', 'policies']) {
       await page.goto(`${h.gateway.url}/console/#/${name}`);
       await page.waitForSelector(`[aria-current="page"][href="#/${name}"]`);
       await shot(page, name);
     }
-    expect(await page.locator('text=Default').count()).toBeGreaterThan(0);
   });
 });
 

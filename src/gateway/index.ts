@@ -4,6 +4,7 @@
  */
 export { type CreatedKey, type CreateKeyInput, createKey, rotateKey } from './admin/createKey.js';
 export { logRowJson, logsToCsv } from './admin/logCsv.js';
+export { type AddMemberInput, addMember } from './admin/members.js';
 export {
   parseCount,
   parseExpiresInDays,
@@ -12,6 +13,7 @@ export {
   parseModelList,
 } from './admin/parseInput.js';
 export {
+  createNamedWorkspace,
   DEFAULT_WORKSPACE,
   defaultWorkspace,
   newId,

@@ -1,7 +1,8 @@
 // The console shell: one page answer per view (no request waterfall), hash routes, sign-in/out.
 
-import { keysPage, membersPage } from './admin.js';
+import { keysPage } from './admin.js';
 import { ApiError, loadView, signOut } from './api.js';
+import { membersPage } from './members.js';
 import { networkPage, walletsPage } from './network.js';
 import { auditPage, logsPage, mePage, policiesPage, signInPage, usagePage } from './pages.js';
 import { h, notice } from './ui.js';

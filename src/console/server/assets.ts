@@ -28,6 +28,8 @@ const FILES: Record<string, string> = {
   'ui.js': join(ASSET_DIR, 'ui.js'),
   'pages.js': join(ASSET_DIR, 'pages.js'),
   'admin.js': join(ASSET_DIR, 'admin.js'),
+  'forms.js': join(ASSET_DIR, 'forms.js'),
+  'members.js': join(ASSET_DIR, 'members.js'),
   'app.css': join(ASSET_DIR, 'app.css'),
   'network.js': join(ASSET_DIR, 'network.js'),
   'uplot.js': join(UPLOT_DIR, 'uPlot.iife.min.js'),

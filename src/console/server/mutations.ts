@@ -4,7 +4,8 @@
  */
 import { SvcError } from '../../errors/index.js';
 import { createKey, rotateKey } from '../../gateway/admin/createKey.js';
-import { newId } from '../../gateway/admin/workspaces.js';
+import { addMember } from '../../gateway/admin/members.js';
+import { createNamedWorkspace, newId } from '../../gateway/admin/workspaces.js';
 import type { ConsoleSessionKind } from '../../gateway/store/sql/console.js';
 import type { GatewayStore } from '../../gateway/store/types.js';
 import type { ConsoleDeps } from './deps.js';
@@ -139,6 +140,32 @@ async function editWorkspace(deps: ConsoleDeps, viewer: StaffViewer, id: string,
   return { id };
 }
 
+async function addMemberAction(deps: ConsoleDeps, viewer: StaffViewer, body: Body) {
+  requireAdmin(viewer);
+  const input = {
+    name: optionalText(body, 'name') ?? '',
+    workspace: optionalText(body, 'workspace') ?? 'Default',
+    role: optionalText(body, 'role') ?? 'member',
+    orgRole: optionalText(body, 'orgRole'),
+    keyQuota: quotaOf(body),
+  };
+  const member = await addMember(deps.store, input, deps.now());
+  await audit(deps, viewer, 'member.add', member.name, input);
+  return { id: member.id };
+}
+
+async function createWorkspaceAction(deps: ConsoleDeps, viewer: StaffViewer, body: Body) {
+  requireAdmin(viewer);
+  const input = {
+    name: optionalText(body, 'name') ?? '',
+    identity: optionalText(body, 'identity'),
+    newIdentity: flagOf(body, 'newIdentity'),
+  };
+  const workspace = await createNamedWorkspace(deps.store, deps.identities, input, deps.now());
+  await audit(deps, viewer, 'workspace.create', workspace.name, { identity: workspace.identity });
+  return { id: workspace.id };
+}
+
 /** Runs `POST /console/api/<path>` for a signed-in viewer; key sessions get 403. */
 export async function runMutation(
   deps: ConsoleDeps,
@@ -148,6 +175,8 @@ export async function runMutation(
 ): Promise<unknown> {
   const viewer = requireStaff(viewerIn);
   if (path === 'keys') return createKeyAction(deps, viewer, body);
+  if (path === 'members') return addMemberAction(deps, viewer, body);
+  if (path === 'workspaces') return createWorkspaceAction(deps, viewer, body);
   const match = /^(keys|members|workspaces)\/([A-Za-z0-9_-]{1,80})\/(edit|revoke|rotate)$/.exec(
     path,
   );
