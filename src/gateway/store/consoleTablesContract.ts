@@ -1,5 +1,6 @@
 /** The console's rows on every store (sessions, one-time links, audit, daily spend, key edits). */
 import { describe, expect, it } from 'vitest';
+import { fixture, logRow } from './storeContract.js';
 import type { GatewayStore } from './types.js';
 
 const T0 = Date.UTC(2026, 2, 18, 12, 0, 0);
@@ -7,30 +8,6 @@ const DAY = 86_400_000;
 let counter = 0;
 const unique = (prefix: string) =>
   `${prefix}_${Date.now().toString(36)}${(counter++).toString(36)}`;
-
-async function keyFixture(store: GatewayStore) {
-  const identity = unique('id');
-  const workspace = await store.createWorkspace({
-    id: unique('ws'),
-    name: unique('team'),
-    identity,
-    createdAt: T0,
-  });
-  return store.createKey({
-    id: unique('key'),
-    label: 'ci',
-    secretHash: unique('hash'),
-    workspaceId: workspace.id,
-    memberId: null,
-    identity,
-    ownIdentity: false,
-    allowedModels: null,
-    topupEnabled: false,
-    createdAt: T0,
-    expiresAt: null,
-    adminLimits: { daily: null, weekly: null, monthly: null, total: null },
-  });
-}
 
 export function runConsoleTablesContract(name: string, open: () => Promise<GatewayStore>): void {
   describe(`console tables: ${name}`, () => {
@@ -101,33 +78,9 @@ export function runConsoleTablesContract(name: string, open: () => Promise<Gatew
 
     it('sums spend per UTC day from the request log and edits key details', async () => {
       const store = await open();
-      const key = await keyFixture(store);
-      const row = (at: number, costMicro: bigint) => ({
-        id: unique('log'),
-        at,
-        requestId: null,
-        keyId: key.id,
-        workspaceId: key.workspaceId,
-        memberId: null,
-        endUser: null,
-        clientAddress: null,
-        method: 'POST',
-        route: '/v1/chat/completions',
-        requestedModel: 'm',
-        servedModel: 'm',
-        peerId: null,
-        provider: null,
-        serviceId: null,
-        status: 200,
-        errorCode: null,
-        inputTokens: 1,
-        cachedInputTokens: 0,
-        outputTokens: 1,
-        costMicro,
-        latencyMs: 1,
-        ttfbMs: null,
-        streamed: false,
-      });
+      const { key } = await fixture(store);
+      const row = (at: number, costMicro: bigint) =>
+        logRow(key.id, at, { workspaceId: key.workspaceId, costMicro });
       const day0 = Math.floor(T0 / DAY) * DAY;
       await store.insertLogs([row(day0 + 1, 100n), row(day0 + DAY - 1, 200n), row(day0 + DAY, 5n)]);
       const days = await store.consoleTables().dailySpend({ keyId: key.id, since: day0 - DAY });
