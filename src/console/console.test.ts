@@ -371,10 +371,42 @@ describe('console: admin pages', () => {
     expect(await page.locator('text=workspace.create').count()).toBe(1);
   });
 
-  it('shows usage and policies pages', async () => {
+  it('edits a workspace policy and saves a preset on the Policies page', async () => {
     const page = await newPage();
     await signInAsOperator(page);
-    for (const name of ['usage', 'policies']) {
+    await page.goto(`${h.gateway.url}/console/#/policies`);
+    await page.getByRole('button', { name: 'Edit policy of Default' }).click();
+    await page.fill('#f-policy', '{"minTrustScore": 150}');
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+    await page.waitForSelector('dialog .notice.error');
+    expect(await page.textContent('dialog .notice.error')).toContain(
+      'invalid policy: minTrustScore',
+    );
+    await page.fill('#f-policy', '{"minTrustScore": 70, "allowedModels": ["model-a"]}');
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+    await page.waitForSelector('td pre:has-text("minTrustScore")');
+    expect((await h.store.findWorkspaceByName('Default'))?.policy).toEqual({
+      minTrustScore: 70,
+      allowedModels: ['model-a'],
+    });
+    await page.click('#save-preset');
+    await page.fill('#f-name', 'fast');
+    await page.fill('#f-model', 'model-a');
+    await page.fill('#f-policy', '{"sort": "price"}');
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+    await page.waitForSelector('code:has-text("@preset/fast")');
+    expect(await h.store.getPreset('fast', '')).toMatchObject({
+      model: 'model-a',
+      policy: { sort: 'price' },
+    });
+    await shot(page, 'policies');
+    await h.store.setWorkspacePolicy((await h.store.findWorkspaceByName('Default'))!.id, null);
+  });
+
+  it('shows the usage page', async () => {
+    const page = await newPage();
+    await signInAsOperator(page);
+    for (const name of ['usage']) {
       await page.goto(`${h.gateway.url}/console/#/${name}`);
       await page.waitForSelector(`[aria-current="page"][href="#/${name}"]`);
       await shot(page, name);

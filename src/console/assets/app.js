@@ -4,7 +4,8 @@ import { keysPage } from './admin.js';
 import { ApiError, loadView, signOut } from './api.js';
 import { membersPage } from './members.js';
 import { networkPage, walletsPage } from './network.js';
-import { auditPage, logsPage, mePage, policiesPage, signInPage, usagePage } from './pages.js';
+import { auditPage, logsPage, mePage, signInPage, usagePage } from './pages.js';
+import { policiesPage } from './policies.js';
 import { h, notice } from './ui.js';
 
 const main = document.getElementById('main');
@@ -83,7 +84,7 @@ async function render() {
       me: () => mePage(data),
       keys: () => keysPage(data, reload),
       members: () => membersPage(data, reload, session.kind === 'admin'),
-      policies: () => policiesPage(data),
+      policies: () => policiesPage(data, reload, session.kind === 'admin'),
       logs: () => logsPage(data, query, go),
       usage: () => usagePage(data),
       network: () => networkPage(data),

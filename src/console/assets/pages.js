@@ -1,4 +1,4 @@
-// Read-only pages: sign-in, the key holder's view, policies, logs, usage and the audit log.
+// Read-only pages: sign-in, the key holder's view, logs, usage and the audit log.
 import { signIn } from './api.js';
 import { count, dailyChart, h, limitBar, notice, table, usd, when } from './ui.js';
 
@@ -126,37 +126,6 @@ export function mePage(data) {
 
 function card(label, value, id) {
   return h('div.card', { id: `card-${id}` }, h('dt', {}, label), h('dd', {}, value));
-}
-
-const json = (value) => (value ? h('pre', {}, JSON.stringify(value, null, 2)) : '—');
-
-export function policiesPage(data) {
-  return h(
-    'section',
-    {},
-    h('h1', {}, 'Routing policies and presets'),
-    table(
-      'Presets',
-      ['Name', 'Owner', 'Model', 'Policy'],
-      data.presets.map((p) => [
-        h('code', {}, `@preset/${p.name}`),
-        p.owner,
-        p.model,
-        json(p.policy),
-      ]),
-      'none. Add one with `svc gateway policy preset set`.',
-    ),
-    table(
-      'Workspace policies',
-      ['Workspace', 'Policy'],
-      data.workspaces.map((w) => [w.name, json(w.policy)]),
-    ),
-    table(
-      'Member policies',
-      ['Member', 'Policy'],
-      data.members.map((m) => [m.name, json(m.policy)]),
-    ),
-  );
 }
 
 const LOG_FILTERS = [

@@ -10,6 +10,7 @@ import type { ConsoleSessionKind } from '../../gateway/store/sql/console.js';
 import type { GatewayStore } from '../../gateway/store/types.js';
 import type { ConsoleDeps } from './deps.js';
 import { expiryOf, flagOf, limitsOf, modelsOf, optionalText, quotaOf } from './parseBody.js';
+import { removePreset, savePreset, setPolicy } from './policyMutations.js';
 import { mayManageKey, requireAdmin, requireStaff, type StaffViewer } from './scope.js';
 import type { Viewer } from './sessions.js';
 
@@ -177,6 +178,20 @@ export async function runMutation(
   if (path === 'keys') return createKeyAction(deps, viewer, body);
   if (path === 'members') return addMemberAction(deps, viewer, body);
   if (path === 'workspaces') return createWorkspaceAction(deps, viewer, body);
+  if (path === 'policies/set' || path === 'presets/save' || path === 'presets/remove') {
+    requireAdmin(viewer);
+    const run = {
+      'policies/set': setPolicy,
+      'presets/save': savePreset,
+      'presets/remove': removePreset,
+    }[path];
+    const target = await run(deps, body);
+    await audit(deps, viewer, path.replace('/', '.'), target, {
+      policy: body.policy,
+      model: body.model,
+    });
+    return { target };
+  }
   const match = /^(keys|members|workspaces)\/([A-Za-z0-9_-]{1,80})\/(edit|revoke|rotate)$/.exec(
     path,
   );
