@@ -403,6 +403,28 @@ describe('console: admin pages', () => {
     await h.store.setWorkspacePolicy((await h.store.findWorkspaceByName('Default'))!.id, null);
   });
 
+  it('works from the keyboard: row menu, dialog, Escape', async () => {
+    await h.key({ label: 'keyboard-key' });
+    const page = await newPage();
+    await signInAsOperator(page);
+    await page.goto(`${h.gateway.url}/console/#/keys`);
+    const row = rowOf(page, 'keyboard-key');
+    await row.locator('summary').focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Edit');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog[open]');
+    expect(await page.evaluate<string>('document.activeElement.id')).toBe('f-label');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('dialog', { state: 'detached' });
+    // The skip link is the first stop and leads to the main content.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe(
+      'Skip to content',
+    );
+  });
+
   it('shows the usage page', async () => {
     const page = await newPage();
     await signInAsOperator(page);
