@@ -133,6 +133,15 @@ function pageFetch(
   );
 }
 
+/**
+ * Opens a console page with a full navigation (a hash change after the sign-in page would
+ * render twice, and the second render would replace the DOM under the test's clicks).
+ */
+async function openPage(page: Page, name: string) {
+  await page.goto(`${h.gateway.url}/console/?page=${name}#/${name}`);
+  await page.waitForSelector(`[aria-current="page"][href="#/${name}"]`);
+}
+
 const rowOf = (page: Page, label: string) => page.locator('tbody tr', { hasText: label });
 
 describe('console: key sign-in', () => {
@@ -162,6 +171,12 @@ describe('console: key sign-in', () => {
     const [cookie] = await page.context().cookies();
     expect(cookie).toMatchObject({ name: 'svc_console', httpOnly: true, sameSite: 'Strict' });
     expect(cookie!.value).not.toContain(secret.slice(4));
+
+    // The Content-Security-Policy holds in the browser: an injected inline script does not run.
+    const inlineRan = await page.evaluate<boolean>(
+      "(() => { const s = document.createElement('script'); s.textContent = 'window.__ran = true'; document.body.append(s); return window.__ran === true; })()",
+    );
+    expect(inlineRan).toBe(false);
 
     // Read-only: every admin endpoint is 403, with or without a CSRF token.
     for (const path of [
@@ -205,7 +220,7 @@ describe('console: admin pages', () => {
     await signInWithKey(holder, secret);
     const page = await newPage();
     await signInAsOperator(page);
-    await page.goto(`${h.gateway.url}/console/#/keys`);
+    await openPage(page, 'keys');
     const row = rowOf(page, 'to-revoke');
     await row.locator('summary').click();
     await shot(page, 'keys-row-menu');
@@ -216,16 +231,15 @@ describe('console: admin pages', () => {
     expect((await chat(secret)).status).toBe(401);
     await holder.reload();
     await holder.waitForSelector('#key');
-    await page.goto(`${h.gateway.url}/console/#/audit`);
+    await openPage(page, 'audit');
     await page.waitForSelector('text=key.revoke');
-    await shot(page, 'audit');
   });
 
   it('rotate shows the new secret once; the old one fails', async () => {
     const { key, secret: old } = await h.key({ label: 'to-rotate' });
     const page = await newPage();
     await signInAsOperator(page);
-    await page.goto(`${h.gateway.url}/console/#/keys`);
+    await openPage(page, 'keys');
     const row = rowOf(page, 'to-rotate');
     await row.locator('summary').click();
     await row.getByRole('button', { name: 'Rotate secret' }).click();
@@ -248,7 +262,7 @@ describe('console: admin pages', () => {
     const { secret } = await h.key({ label: 'to-edit' });
     const page = await newPage();
     await signInAsOperator(page);
-    await page.goto(`${h.gateway.url}/console/#/keys`);
+    await openPage(page, 'keys');
     const row = rowOf(page, 'to-edit');
     await row.locator('summary').click();
     await row.getByRole('button', { name: 'Edit' }).click();
@@ -304,10 +318,14 @@ describe('console: admin pages', () => {
     await keyWithRequests('logs-b', 1, 'bob');
     const page = await newPage();
     await signInAsOperator(page);
-    await page.goto(`${h.gateway.url}/console/#/logs`);
+    await openPage(page, 'logs');
     await page.fill('#filter-end_user', 'alice');
     await page.press('#filter-end_user', 'Enter');
-    await page.waitForSelector('#log-count:has-text("2 requests")');
+    // Exact text: "12 requests" (the unfiltered page) also contains "2 requests".
+    await page
+      .locator('#log-count')
+      .filter({ hasText: /^2 requests$/ })
+      .waitFor();
     const texts = await page.locator('tbody tr').allTextContents();
     expect(texts).toHaveLength(2);
     for (const text of texts) expect(text).toContain('alice');
@@ -324,19 +342,21 @@ describe('console: admin pages', () => {
   it('shows the network and wallets from the buyer, with a deposit QR code', async () => {
     const page = await newPage();
     await signInAsOperator(page);
-    await page.goto(`${h.gateway.url}/console/#/network`);
+    await openPage(page, 'network');
     const offer = page.locator('tbody tr', { hasText: 'model-a' });
     expect(await offer.textContent()).toContain('in $2.00 · cached $0.50 · out $8.00');
     expect(await offer.textContent()).toContain('87');
     await shot(page, 'network');
-    await page.goto(`${h.gateway.url}/console/#/wallets`);
+    await openPage(page, 'wallets');
     const wallet = page.getByRole('article', { name: 'Wallet of Default' });
     const address = h.identities.loadDefault().record.address;
     expect(await wallet.textContent()).toContain(address);
     const qr = wallet.locator('img.qr');
     expect(await qr.getAttribute('alt')).toBe(`QR code of ${address}`);
     // The QR image decodes (a data: URL the CSP allows) to a real bitmap.
-    await page.waitForFunction('document.querySelector("img.qr")?.naturalWidth > 100');
+    await expect
+      .poll(() => page.evaluate<number>('document.querySelector("img.qr").naturalWidth'))
+      .toBeGreaterThan(100);
     expect(await page.locator('tbody tr', { hasText: 'open' }).textContent()).toContain(
       '$1.234567',
     );
@@ -346,7 +366,7 @@ describe('console: admin pages', () => {
   it('adds a member, creates a workspace and disables a member from the Members page', async () => {
     const page = await newPage();
     await signInAsOperator(page);
-    await page.goto(`${h.gateway.url}/console/#/members`);
+    await openPage(page, 'members');
     await page.click('#create-workspace');
     await page.fill('#f-name', 'research');
     await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
@@ -366,15 +386,16 @@ describe('console: admin pages', () => {
     await page.waitForSelector('tbody tr:has-text("bea"):has-text("disabled")');
     expect((await h.store.findMemberByName('bea'))?.disabled).toBe(true);
     await shot(page, 'members');
-    await page.goto(`${h.gateway.url}/console/#/audit`);
+    await openPage(page, 'audit');
     await page.waitForSelector('text=member.add');
     expect(await page.locator('text=workspace.create').count()).toBe(1);
+    await shot(page, 'audit');
   });
 
   it('edits a workspace policy and saves a preset on the Policies page', async () => {
     const page = await newPage();
     await signInAsOperator(page);
-    await page.goto(`${h.gateway.url}/console/#/policies`);
+    await openPage(page, 'policies');
     await page.getByRole('button', { name: 'Edit policy of Default' }).click();
     await page.fill('#f-policy', '{"minTrustScore": 150}');
     await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
@@ -407,7 +428,7 @@ describe('console: admin pages', () => {
     await h.key({ label: 'keyboard-key' });
     const page = await newPage();
     await signInAsOperator(page);
-    await page.goto(`${h.gateway.url}/console/#/keys`);
+    await openPage(page, 'keys');
     const row = rowOf(page, 'keyboard-key');
     await row.locator('summary').focus();
     await page.keyboard.press('Enter');
@@ -429,8 +450,7 @@ describe('console: admin pages', () => {
     const page = await newPage();
     await signInAsOperator(page);
     for (const name of ['usage']) {
-      await page.goto(`${h.gateway.url}/console/#/${name}`);
-      await page.waitForSelector(`[aria-current="page"][href="#/${name}"]`);
+      await openPage(page, name);
       await shot(page, name);
     }
   });

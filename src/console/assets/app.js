@@ -74,10 +74,15 @@ function header(session, page) {
   );
 }
 
+/** Each render has a number; an answer that arrives after a newer render started is dropped. */
+let renders = 0;
+
 async function render() {
   const { page, query } = route();
+  const mine = ++renders;
   try {
     const { session, data } = await loadView(page, query);
+    if (mine !== renders) return;
     header(session, data.page);
     const reload = () => render();
     const views = {
@@ -94,6 +99,7 @@ async function render() {
     main.replaceChildren(views[data.page]());
     document.title = `svc console · ${data.page}`;
   } catch (error) {
+    if (mine !== renders) return;
     if (error instanceof ApiError && error.status === 401) {
       top.replaceChildren(h('span.brand', {}, 'svc console'));
       const message = error.code === 'console_sign_in_required' ? undefined : error.message;
