@@ -152,7 +152,7 @@ function checkOrigin(req: IncomingMessage): void {
 export function sessionSummary(viewer: Viewer) {
   return {
     kind: viewer.kind,
-    name: viewer.kind === 'key' ? viewer.key.label : viewer.actor,
+    name: viewer.kind === 'key' ? viewer.key.label : (viewer.member?.name ?? 'operator'),
     csrfToken: viewer.session.csrfToken,
     expiresAt: new Date(viewer.session.expiresAt).toISOString(),
   };
