@@ -203,6 +203,19 @@ export const ERROR_CODES = {
   key_revoked: { status: 401, message: 'This API key has been revoked.' },
   key_expired: { status: 401, message: 'This API key has expired.' },
 
+  // --- web console (docs/decisions/135-console-sign-in.md) ---
+  console_sign_in_required: {
+    status: 401,
+    message:
+      'Sign in to the console: paste an API key, or open a link from `svc gateway console login`.',
+  },
+  console_forbidden: { status: 403, message: 'This console session may not do that.' },
+  csrf_invalid: {
+    status: 403,
+    message:
+      'The request lacks a valid CSRF token (x-csrf-token) or comes from another origin; reload the console.',
+  },
+
   // --- local (CLI) ---
   invalid_config: { status: 400, message: 'The configuration is invalid.' },
   invalid_argument: { status: 400, message: 'An argument is invalid.' },

@@ -3,6 +3,8 @@
  * logs in front of the buyer, which it reaches over HTTP only (SEAMS.md "Gateway -> buyer").
  */
 export { type CreatedKey, type CreateKeyInput, createKey, rotateKey } from './admin/createKey.js';
+export { logRowJson, logsToCsv } from './admin/logCsv.js';
+export { type AddMemberInput, addMember } from './admin/members.js';
 export {
   parseCount,
   parseExpiresInDays,
@@ -11,6 +13,7 @@ export {
   parseModelList,
 } from './admin/parseInput.js';
 export {
+  createNamedWorkspace,
   DEFAULT_WORKSPACE,
   defaultWorkspace,
   newId,

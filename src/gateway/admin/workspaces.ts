@@ -1,7 +1,7 @@
 /** Workspace administration: the Default workspace (pays from `default`) and named ones. */
 import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../errors/index.js';
-import { DEFAULT_IDENTITY } from '../../identity/index.js';
+import { DEFAULT_IDENTITY, type IdentityStore } from '../../identity/index.js';
 import type { GatewayStore, WorkspaceRecord } from '../store/types.js';
 
 export const DEFAULT_WORKSPACE = 'Default';
@@ -48,4 +48,34 @@ export async function requireWorkspace(
     });
   }
   return workspace;
+}
+
+/** Creates a named workspace paying from an existing identity or a new one named after it. */
+export async function createNamedWorkspace(
+  store: GatewayStore,
+  identities: IdentityStore,
+  input: { name: string; identity?: string; newIdentity?: boolean },
+  now: number,
+): Promise<WorkspaceRecord> {
+  const invalid = (message: string) => new SvcError('invalid_argument', { message });
+  const name = input.name.trim();
+  if (!name) throw invalid('give the workspace a name');
+  if (name === DEFAULT_WORKSPACE) throw invalid('"Default" exists already and pays from "default"');
+  if (Boolean(input.identity) === Boolean(input.newIdentity))
+    throw invalid('give exactly one of --identity <name> or --new-identity');
+  const identity = input.newIdentity ? identities.create(name).name : input.identity!;
+  if (
+    !input.newIdentity &&
+    identity !== DEFAULT_IDENTITY &&
+    !identities.list().some((listing) => listing.name === identity)
+  ) {
+    throw invalid(
+      `no identity named "${identity}"; create it with \`svc buyer identity create ${identity}\``,
+    );
+  }
+  if (await store.findWorkspaceByIdentity(identity))
+    throw invalid(`identity "${identity}" already pays for another workspace`);
+  if (await store.findWorkspaceByName(name))
+    throw invalid(`a workspace named "${name}" exists already`);
+  return store.createWorkspace({ id: newId('ws'), name, identity, createdAt: now });
 }

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import type { GatewayConfig } from '../../config/index.js';
+import { handleConsole, isConsolePath } from '../../console/index.js';
 import { IdentityStore } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseUsd } from '../../money/index.js';
@@ -103,8 +104,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const pruneTimer = setInterval(prune, HOUR_MS);
   pruneTimer.unref();
 
+  const consoleDeps = { ...deps, identities };
   const server = createServer((req, res) => {
-    void handleRequest(deps, req, res);
+    // The web console shares the origin and the store (docs/decisions/135-console-sign-in.md).
+    if (isConsolePath((req.url ?? '/').split('?')[0] ?? '/'))
+      void handleConsole(consoleDeps, req, res);
+    else void handleRequest(deps, req, res);
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

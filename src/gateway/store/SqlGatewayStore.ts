@@ -5,6 +5,7 @@ import type { RoutingPolicy } from '../policy/types.js';
 import { migrate } from './migrations.js';
 import * as budgets from './sql/budgets.js';
 import * as callers from './sql/callers.js';
+import { type ConsoleTables, SqlConsoleTables } from './sql/console.js';
 import * as keys from './sql/keys.js';
 import * as logs from './sql/logs.js';
 import * as members from './sql/members.js';
@@ -53,6 +54,9 @@ export class SqlGatewayStore implements GatewayStore {
   }
   topupLedger(): TopupLedger {
     return new SqlTopupLedger(this.db);
+  }
+  consoleTables(): ConsoleTables {
+    return new SqlConsoleTables(this.db);
   }
 
   createWorkspace(input: {

@@ -3,6 +3,8 @@
  * Money columns are BIGINT micro-USD; times are BIGINT unix milliseconds; JSON is TEXT.
  * Append new versions; never edit an applied one.
  */
+
+import { CONSOLE_MIGRATION } from './sql/console.js';
 import type { SqlDb } from './sql/SqlDb.js';
 import { TOPUP_MIGRATION } from './sql/topups.js';
 
@@ -68,6 +70,7 @@ export const MIGRATIONS: ReadonlyArray<{
     ],
   },
   { version: 2, statements: () => TOPUP_MIGRATION },
+  { version: 3, statements: () => CONSOLE_MIGRATION },
 ];
 
 /** Brings the schema up to the newest version; safe when several gateways start at once. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import { startTestPostgres, type TestPostgres } from '../testing/embeddedPostgres.js';
+import { runConsoleTablesContract } from './consoleTablesContract.js';
 import { createStore } from './createStore.js';
 import { runStoreContract } from './storeContract.js';
 import type { GatewayStore } from './types.js';
@@ -15,6 +16,12 @@ afterAll(async () => {
 });
 
 runStoreContract('postgres', async () => {
+  const store = await createStore({ dataDir: '/nonexistent', databaseUrl: pg.url });
+  opened.push(store);
+  return store;
+});
+
+runConsoleTablesContract('postgres', async () => {
   const store = await createStore({ dataDir: '/nonexistent', databaseUrl: pg.url });
   opened.push(store);
   return store;

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
+import { runConsoleTablesContract } from './consoleTablesContract.js';
 import { createStore } from './createStore.js';
 import { runStoreContract } from './storeContract.js';
 import type { GatewayStore } from './types.js';
@@ -14,6 +15,12 @@ afterAll(async () => {
 });
 
 runStoreContract('sqlite', async () => {
+  const store = await createStore({ dataDir: dir });
+  opened.push(store);
+  return store;
+});
+
+runConsoleTablesContract('sqlite', async () => {
   const store = await createStore({ dataDir: dir });
   opened.push(store);
   return store;

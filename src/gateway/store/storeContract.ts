@@ -10,7 +10,8 @@ let counter = 0;
 const unique = (prefix: string) =>
   `${prefix}_${Date.now().toString(36)}${(counter++).toString(36)}`;
 
-async function fixture(store: GatewayStore, limits: Partial<NewKey['adminLimits']> = {}) {
+/** A workspace, a member in it and a key of the member (also used by consoleTablesContract). */
+export async function fixture(store: GatewayStore, limits: Partial<NewKey['adminLimits']> = {}) {
   const identity = unique('id');
   const workspace = await store.createWorkspace({
     id: unique('ws'),
@@ -61,7 +62,8 @@ async function spend(store: GatewayStore, keyId: string, max: bigint, cost: bigi
   return result;
 }
 
-function logRow(keyId: string | null, at: number, extra: Partial<LogRow> = {}): LogRow {
+/** A request log row of `keyId` at `at`. */
+export function logRow(keyId: string | null, at: number, extra: Partial<LogRow> = {}): LogRow {
   return {
     id: unique('log'),
     at,

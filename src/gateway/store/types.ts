@@ -2,6 +2,7 @@
 import type { MicroUsd } from '../../money/index.js';
 import type { TopupLedger } from '../../x402/index.js';
 import type { RoutingPolicy } from '../policy/types.js';
+import type { ConsoleTables } from './sql/console.js';
 
 /** The four budget periods (UTC). */
 export const PERIODS = ['daily', 'weekly', 'monthly', 'total'] as const;
@@ -176,6 +177,14 @@ export interface LogFilter {
   workspaceId?: string;
   since?: number;
   limit?: number;
+  memberId?: string;
+  /** Served or requested model. */
+  model?: string;
+  /** Seller peer id. */
+  seller?: string;
+  endUser?: string;
+  /** Before this time (unix ms). */
+  until?: number;
 }
 
 export type UsageDimension = 'key' | 'member' | 'model' | 'seller' | 'end_user';
@@ -196,6 +205,8 @@ export interface GatewayStore {
   close(): Promise<void>;
   /** x402 top-up rows (src/x402 TopupLedger), crediting api_keys.topped_up. */
   topupLedger(): TopupLedger;
+  /** Web console sessions, sign-in links and audit log (docs/decisions/135-console-sign-in.md). */
+  consoleTables(): ConsoleTables;
 
   createWorkspace(input: {
     id: string;

@@ -39,6 +39,8 @@ export interface StubBuyerOptions {
    * Benchmarks turn it off: an ever-growing history would tax the process they measure in.
    */
   keepHistory?: boolean;
+  /** Bodies of `GET /_svc/status`, `/_svc/peers` and `/_svc/channels` (the console's network pages). */
+  controlPlane?: { status: unknown; peers: unknown; channels: unknown };
 }
 
 export interface ReceivedRequest {
@@ -186,6 +188,16 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify(record));
+    }
+    const control = options.controlPlane;
+    if (
+      control &&
+      (path === '/_svc/status' || path === '/_svc/peers' || path === '/_svc/channels')
+    ) {
+      const answer = control[path.slice('/_svc/'.length) as keyof typeof control];
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(answer));
     }
     if (path === '/v1/models') {
       const data = (options.models ?? ['model-a', 'model-b']).map((id) => ({

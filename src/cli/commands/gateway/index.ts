@@ -1,6 +1,7 @@
 /** `svc gateway ...`: the keyed gateway and its administration (spec 4.4). */
 import type { Command } from 'commander';
 import type { CliIo } from '../../io.js';
+import { registerConsoleCommands } from './console.js';
 import { registerKeyCommands } from './key.js';
 import { registerLogCommands } from './logs.js';
 import { registerMemberCommands } from './member.js';
@@ -21,4 +22,5 @@ export function registerGatewayCommands(program: Command, io: CliIo): void {
   registerMemberCommands(gateway, io);
   registerPolicyCommands(gateway, io);
   registerLogCommands(gateway, io);
+  registerConsoleCommands(gateway, io);
 }

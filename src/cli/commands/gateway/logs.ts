@@ -1,6 +1,7 @@
 /** `svc gateway logs` and `svc gateway usage`: the request log and summaries of it. */
 import type { Command } from 'commander';
-import type { GatewayStore, LogFilter, LogRow, UsageDimension } from '../../../gateway/index.js';
+import type { GatewayStore, LogFilter, UsageDimension } from '../../../gateway/index.js';
+import { logRowJson, logsToCsv } from '../../../gateway/index.js';
 import { formatUsd } from '../../../money/index.js';
 import { CliError } from '../../index.js';
 import type { CliIo } from '../../io.js';
@@ -46,45 +47,6 @@ async function filterOf(store: GatewayStore, flags: FilterFlags): Promise<LogFil
   };
 }
 
-function rowJson(row: LogRow) {
-  return {
-    ...row,
-    at: new Date(row.at).toISOString(),
-    costUsd: formatUsd(row.costMicro),
-    costMicro: undefined,
-  };
-}
-
-const CSV_COLUMNS = [
-  'at',
-  'requestId',
-  'keyId',
-  'workspaceId',
-  'memberId',
-  'endUser',
-  'method',
-  'route',
-  'requestedModel',
-  'servedModel',
-  'peerId',
-  'provider',
-  'serviceId',
-  'status',
-  'errorCode',
-  'inputTokens',
-  'cachedInputTokens',
-  'outputTokens',
-  'costUsd',
-  'latencyMs',
-  'ttfbMs',
-  'streamed',
-] as const;
-
-function csvCell(value: unknown): string {
-  const text = value === null || value === undefined ? '' : String(value);
-  return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
 function filterOptions(command: Command): Command {
   return command
     .option('--key <keyId>', 'only this key')
@@ -102,14 +64,10 @@ export function registerLogCommands(gateway: Command, io: CliIo): void {
     )
     .action(async (flags: FilterFlags & { csv?: boolean }, command: Command) => {
       await withStore(command, io, async (store, ctx) => {
-        const rows = (await store.queryLogs(await filterOf(store, flags))).map(rowJson);
+        const records = await store.queryLogs(await filterOf(store, flags));
+        if (flags.csv && !ctx.json) return io.stdout(logsToCsv(records));
+        const rows = records.map(logRowJson);
         if (ctx.json) return printJson(io, rows);
-        if (flags.csv) {
-          io.stdout(`${CSV_COLUMNS.join(',')}\n`);
-          for (const row of rows)
-            io.stdout(`${CSV_COLUMNS.map((c) => csvCell(row[c])).join(',')}\n`);
-          return;
-        }
         printTable(
           io,
           [

@@ -1,12 +1,11 @@
 /** `svc gateway member add|list|disable|limits`: members, roles, key quotas and member budgets. */
 import type { Command } from 'commander';
 import {
+  addMember,
   type GatewayStore,
   type MemberRecord,
-  newId,
   PERIODS,
   parseCount,
-  requireWorkspace,
 } from '../../../gateway/index.js';
 
 import { CliError } from '../../index.js';
@@ -44,30 +43,23 @@ export function registerMemberCommands(gateway: Command, io: CliIo): void {
         options: { workspace: string; role: string; orgRole?: string; keyQuota?: string },
         command: Command,
       ) => {
-        if (options.role !== 'admin' && options.role !== 'member')
-          throw new CliError('--role must be admin or member');
-        if (options.orgRole && !['owner', 'admin', 'none'].includes(options.orgRole))
-          throw new CliError('--org-role must be owner, admin or none');
         await withStore(command, io, async (store, ctx) => {
-          const workspace = await requireWorkspace(store, options.workspace, Date.now());
-          const quota =
-            options.keyQuota === undefined ? null : parseCount('--key-quota', options.keyQuota);
-          let record = await store.findMemberByName(name);
-          if (!record) {
-            record = await store.createMember({
-              id: newId('mem'),
+          const updated = await addMember(
+            store,
+            {
               name,
-              orgRole: (options.orgRole ?? 'none') as MemberRecord['orgRole'],
-              keyQuota: quota,
-              createdAt: Date.now(),
-            });
-          } else if (options.keyQuota !== undefined) {
-            await store.setMemberQuota(record.id, quota);
-          }
-          await store.addMembership(record.id, workspace.id, options.role as 'admin' | 'member');
-          const updated = (await store.getMember(record.id))!;
+              workspace: options.workspace,
+              role: options.role,
+              orgRole: options.orgRole,
+              keyQuota:
+                options.keyQuota === undefined
+                  ? undefined
+                  : parseCount('--key-quota', options.keyQuota),
+            },
+            Date.now(),
+          );
           if (ctx.json) return printJson(io, { ...updated, limits: limitsJson(updated.limits) });
-          io.stdout(`${name} is ${options.role} of ${workspace.name}\n`);
+          io.stdout(`${name} is ${options.role} of ${options.workspace}\n`);
         });
       },
     );

@@ -1,14 +1,11 @@
 /** `svc gateway workspace create|list|limits`: each workspace pays from exactly one identity. */
 import type { Command } from 'commander';
 import {
-  DEFAULT_WORKSPACE,
+  createNamedWorkspace,
   defaultWorkspace,
-  newId,
   PERIODS,
   requireWorkspace,
 } from '../../../gateway/index.js';
-
-import { CliError } from '../../index.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import { addLimitOptions, limitsFromOptions, limitsJson, limitText, withStore } from './shared.js';
@@ -35,31 +32,13 @@ export function registerWorkspaceCommands(gateway: Command, io: CliIo): void {
         command: Command,
       ) => {
         await withStore(command, io, async (store, ctx) => {
-          if (name === DEFAULT_WORKSPACE)
-            throw new CliError('"Default" exists already and pays from "default"');
-          if (Boolean(options.identity) === Boolean(options.newIdentity))
-            throw new CliError('give exactly one of --identity <name> or --new-identity');
-          const identities = ctx.identities();
-          const identity = options.newIdentity ? identities.create(name).name : options.identity!;
-          if (
-            !options.newIdentity &&
-            !identities.list().some((l) => l.name === identity) &&
-            identity !== 'default'
-          ) {
-            throw new CliError(
-              `no identity named "${identity}"; create it with \`svc buyer identity create ${identity}\``,
-            );
-          }
-          if (await store.findWorkspaceByIdentity(identity))
-            throw new CliError(`identity "${identity}" already pays for another workspace`);
-          if (await store.findWorkspaceByName(name))
-            throw new CliError(`a workspace named "${name}" exists already`);
-          const created = await store.createWorkspace({
-            id: newId('ws'),
-            name,
-            identity,
-            createdAt: Date.now(),
-          });
+          const created = await createNamedWorkspace(
+            store,
+            ctx.identities(),
+            { name, identity: options.identity, newIdentity: options.newIdentity },
+            Date.now(),
+          );
+          const identity = created.identity;
           if (ctx.json) return printJson(io, { ...created, limits: limitsJson(created.limits) });
           io.stdout(
             `created workspace ${created.name} (${created.id}) paying from identity ${identity}\n`,

@@ -100,15 +100,27 @@ export async function insertLog(db: SqlExecutor, row: LogRow): Promise<void> {
 
 function where(filter: LogFilter): { sql: string; params: SqlParam[] } {
   return {
-    sql: `WHERE ($1 = '' OR key_id = $1) AND ($2 = '' OR workspace_id = $2) AND at >= $3`,
-    params: [filter.keyId ?? '', filter.workspaceId ?? '', filter.since ?? 0],
+    sql: `WHERE ($1 = '' OR key_id = $1) AND ($2 = '' OR workspace_id = $2) AND at >= $3
+      AND at < $4 AND ($5 = '' OR member_id = $5)
+      AND ($6 = '' OR served_model = $6 OR requested_model = $6) AND ($7 = '' OR peer_id = $7)
+      AND ($8 = '' OR end_user = $8)`,
+    params: [
+      filter.keyId ?? '',
+      filter.workspaceId ?? '',
+      filter.since ?? 0,
+      filter.until ?? Number.MAX_SAFE_INTEGER,
+      filter.memberId ?? '',
+      filter.model ?? '',
+      filter.seller ?? '',
+      filter.endUser ?? '',
+    ],
   };
 }
 
 export async function queryLogs(db: SqlExecutor, filter: LogFilter): Promise<LogRow[]> {
   const { sql, params } = where(filter);
   const rows = await db.query(
-    `SELECT * FROM request_log ${sql} ORDER BY at DESC, id DESC LIMIT $4`,
+    `SELECT * FROM request_log ${sql} ORDER BY at DESC, id DESC LIMIT $9`,
     [...params, filter.limit ?? 1000],
   );
   return rows.map(logOf);
