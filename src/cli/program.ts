@@ -54,6 +54,10 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import('./commands/tools.js')).registerToolCommands,
   },
   {
+    commands: ['tunnel'],
+    load: async () => (await import('./commands/tunnel.js')).registerTunnelCommands,
+  },
+  {
     commands: ['x402'],
     load: async () => (await import('./commands/x402.js')).registerX402Commands,
   },
