@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config/index.js';
 import { silentLogger } from '../log/index.js';
-import type { SvcNode } from '../network/index.js';
+import { describeReachability, type SvcNode } from '../network/index.js';
 import {
   loopbackNetworkConfig,
   randomIdentity,
@@ -95,6 +95,17 @@ describe('a seller behind NAT, reached through the bootstrap relay', () => {
     for (const address of addresses) {
       expect(address).toContain(`/p2p/${bootstrap.libp2pPeerId.toString()}/p2p-circuit/`);
     }
+  });
+
+  it('says how each node is reachable', async () => {
+    expect(describeReachability(seller.node.libp2p)).toMatchObject({
+      mode: 'relayed',
+      relays: [bootstrap.libp2pPeerId.toString()],
+    });
+    const status = (await (await fetch(`${buyer.url}/_svc/status`)).json()) as {
+      network: { reachableAs: { mode: string } };
+    };
+    expect(status.network.reachableAs.mode).toBe('public');
   });
 
   it('serves a completion and a stream over the relayed connection', async () => {

@@ -45,6 +45,11 @@ export {
   sellersDhtKey,
 } from './protocols.js';
 export {
+  describeReachability,
+  isRelayed,
+  type Reachability,
+} from './reachability.js';
+export {
   type InboundRequest,
   type OutboundReply,
   type RequestHandler,

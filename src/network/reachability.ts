@@ -58,3 +58,50 @@ export function isRelayed(connection: Connection): boolean {
 }
 
 export type { CircuitRelayService };
+
+/** How this node can be reached, for `/_svc/status` and the CLI. */
+export interface Reachability {
+  /**
+   * `public`: it listens on addresses others dial directly; `relayed`: only through relays
+   * (`relays` names them); `none`: it listens on nothing (a client that only dials out).
+   */
+  mode: 'public' | 'relayed' | 'none';
+  /** Relay peer ids (libp2p form) this node holds reservations on. */
+  relays: string[];
+  /** Peers first reached through a relay and now also connected directly (hole punched). */
+  holePunchedPeers: number;
+  /** Connections that still go through a relay. */
+  relayedConnections: number;
+}
+
+/** Describes how `node` is reachable right now. */
+export function describeReachability(libp2p: {
+  getMultiaddrs(): { toString(): string }[];
+  getConnections(): Connection[];
+}): Reachability {
+  const addresses = libp2p.getMultiaddrs().map((address) => address.toString());
+  const relays = new Set<string>();
+  for (const address of addresses) {
+    const at = address.indexOf('/p2p-circuit');
+    if (at < 0) continue;
+    const relay = address.slice(0, at).split('/p2p/').at(-1);
+    if (relay) relays.add(relay);
+  }
+  const direct = addresses.some((address) => !address.includes('/p2p-circuit'));
+  const connections = libp2p.getConnections();
+  const relayedPeers = new Set(
+    connections.filter(isRelayed).map((connection) => connection.remotePeer.toString()),
+  );
+  const holePunched = new Set(
+    connections
+      .filter((connection) => !isRelayed(connection))
+      .map((connection) => connection.remotePeer.toString())
+      .filter((peer) => relayedPeers.has(peer)),
+  );
+  return {
+    mode: direct ? 'public' : relays.size > 0 ? 'relayed' : 'none',
+    relays: [...relays],
+    holePunchedPeers: holePunched.size,
+    relayedConnections: connections.filter(isRelayed).length,
+  };
+}
