@@ -54,8 +54,12 @@ export async function startAnnouncing(
   node.libp2p.addEventListener('peer:identify', onConnect);
   // A node behind NAT has an address only once a relay reservation lands (decision 141): DHT
   // peers ignore a provider record without addresses, so provide again when ours change.
+  let announced = node.multiaddrs().join(' ');
   const onAddresses = () => {
-    if (!stopped) void provideNow();
+    const now = node.multiaddrs().join(' ');
+    if (stopped || now === announced) return;
+    announced = now;
+    void provideNow();
   };
   node.libp2p.addEventListener('self:peer:update', onAddresses);
   const reprovideMs =

@@ -62,8 +62,9 @@ export type { CircuitRelayService };
 /** How this node can be reached, for `/_svc/status` and the CLI. */
 export interface Reachability {
   /**
-   * `public`: it listens on addresses others dial directly; `relayed`: only through relays
-   * (`relays` names them); `none`: it listens on nothing (a client that only dials out).
+   * `relayed`: it holds relay reservations (`relays` names them) because it expects not to be
+   * dialled directly; `public`: it listens on addresses others dial directly; `none`: it
+   * listens on nothing (a client that only dials out).
    */
   mode: 'public' | 'relayed' | 'none';
   /** Relay peer ids (libp2p form) this node holds reservations on. */
@@ -99,7 +100,8 @@ export function describeReachability(libp2p: {
       .filter((peer) => relayedPeers.has(peer)),
   );
   return {
-    mode: direct ? 'public' : relays.size > 0 ? 'relayed' : 'none',
+    // Holding a reservation means the node expects not to be dialled directly (behind NAT).
+    mode: relays.size > 0 ? 'relayed' : direct ? 'public' : 'none',
     relays: [...relays],
     holePunchedPeers: holePunched.size,
     relayedConnections: connections.filter(isRelayed).length,
