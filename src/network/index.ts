@@ -46,6 +46,7 @@ export {
 } from './protocols.js';
 export {
   describeReachability,
+  formatReachability,
   isRelayed,
   type Reachability,
 } from './reachability.js';

@@ -107,3 +107,16 @@ export function describeReachability(libp2p: {
     relayedConnections: connections.filter(isRelayed).length,
   };
 }
+
+/** One status line: `public`, `relayed via <id>[, <id>]`, `none`, plus hole-punched peers. */
+export function formatReachability(reachability: Reachability): string {
+  const how =
+    reachability.mode === 'relayed'
+      ? `relayed via ${reachability.relays.join(', ')}`
+      : reachability.mode === 'public'
+        ? 'public (listening on directly dialable addresses)'
+        : 'none (dials out only)';
+  return reachability.holePunchedPeers > 0
+    ? `${how}; direct after hole punching with ${reachability.holePunchedPeers} peer(s)`
+    : how;
+}
