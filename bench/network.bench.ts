@@ -46,6 +46,23 @@ function demoSeller(name: string) {
   };
 }
 
+/** A seller relaying `bench-model` to the fake upstream at `baseUrl`. */
+function chatSeller(name: string, baseUrl: string) {
+  return {
+    displayName: name,
+    uploadLimitBytes: 1024 * 1024,
+    providers: [
+      {
+        type: 'openai-chat' as const,
+        baseUrl,
+        services: { 'bench-model': { categories: [] } },
+        defaultPricing: { inputUsdPerMillion: 1, outputUsdPerMillion: 1 },
+        maxConcurrency: 64,
+      },
+    ],
+  };
+}
+
 async function drain(response: SellerResponse): Promise<number> {
   let bytes = 0;
   for await (const chunk of response.body) bytes += chunk.byteLength;
@@ -101,19 +118,7 @@ export default async function networkBench(): Promise<Record<string, unknown>> {
     const relaySeller = await startSeller({
       identity: randomIdentity(),
       network,
-      seller: {
-        displayName: 'relay',
-        uploadLimitBytes: 1024 * 1024,
-        providers: [
-          {
-            type: 'openai-chat',
-            baseUrl: upstream.baseUrl,
-            services: { 'bench-model': { categories: [] } },
-            defaultPricing: { inputUsdPerMillion: 1, outputUsdPerMillion: 1 },
-            maxConcurrency: 64,
-          },
-        ],
-      },
+      seller: chatSeller('relay', upstream.baseUrl),
     });
     sellers.push(relaySeller);
     while (!directory.get(relaySeller.node.peerId)?.reachable) await directory.refresh();
@@ -165,19 +170,7 @@ export default async function networkBench(): Promise<Record<string, unknown>> {
     const natSeller = await startSeller({
       identity: randomIdentity(),
       network: { ...network, listen: ['/p2p-circuit'] },
-      seller: {
-        displayName: 'behind nat',
-        uploadLimitBytes: 1024 * 1024,
-        providers: [
-          {
-            type: 'openai-chat',
-            baseUrl: upstream.baseUrl,
-            services: { 'bench-model': { categories: [] } },
-            defaultPricing: { inputUsdPerMillion: 1, outputUsdPerMillion: 1 },
-            maxConcurrency: 64,
-          },
-        ],
-      },
+      seller: chatSeller('behind nat', upstream.baseUrl),
     });
     sellers.push(natSeller);
     while (!directory.get(natSeller.node.peerId)?.reachable) {

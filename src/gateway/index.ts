@@ -27,6 +27,7 @@ export {
   ForwardedTrust,
   TUNNEL_TOKEN_HEADER,
 } from './server/forwarded.js';
+export { sendError } from './server/httpIo.js';
 export { keyView } from './server/keyView.js';
 export {
   type RunningGateway,

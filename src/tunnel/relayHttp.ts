@@ -6,14 +6,8 @@
  * cancel as its own client going away.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  errorStyleForPath,
-  isSvcError,
-  renderError,
-  SvcError,
-  toSvcError,
-} from '../errors/index.js';
-import type { ForwardedTrust } from '../gateway/index.js';
+import { errorStyleForPath, isSvcError, SvcError, toSvcError } from '../errors/index.js';
+import { type ForwardedTrust, sendError } from '../gateway/index.js';
 import { type PeerId, parsePeerId } from '../identity/index.js';
 import { type LibP2pTransport, TransportError } from '../network/index.js';
 import { flattenHeaders } from './protocol.js';
@@ -102,8 +96,8 @@ export async function relayRequest(
     }
     res.end();
   } catch (error) {
-    if (res.headersSent) res.destroy();
-    else sendError(res, asRelayError(error, gatewayId), style);
+    // Once the head is out, an error can only cut the response (sendError destroys it).
+    sendError(res, asRelayError(error, gatewayId), style);
   } finally {
     res.off('close', onClose);
     deps.registry.release(gatewayId);
@@ -145,14 +139,4 @@ function asRelayError(error: unknown, gatewayId: PeerId): SvcError {
     return new SvcError('gateway_failed', { cause: error });
   }
   return toSvcError(error);
-}
-
-function sendError(res: ServerResponse, error: SvcError, style: 'openai' | 'anthropic'): void {
-  const body = JSON.stringify(renderError(error, style));
-  res.writeHead(error.status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-    ...(error.headers ?? {}),
-  });
-  res.end(body);
 }
