@@ -4,7 +4,10 @@
  *     (the buyer refreshes on demand every 200 ms; all 20 nodes share this one process);
  *  2. round trip of a 1 KB chat request through buyer -> libp2p stream -> seller -> upstream,
  *     against the same request sent straight to the upstream over loopback HTTP;
- *  3. stream throughput of one /svc/request/1 stream against one loopback HTTP response.
+ *  3. stream throughput of one /svc/request/1 stream against one loopback HTTP response;
+ *  4. the same 1 KB round trip to a seller that listens only on `/p2p-circuit` (behind NAT):
+ *     through the bootstrap node's relay, then after DCUtR has upgraded the connection to a
+ *     direct one (decision 141).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +41,23 @@ function demoSeller(name: string) {
         services: { [`demo-${name}`]: { categories: [] } },
         defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
         maxConcurrency: 8,
+      },
+    ],
+  };
+}
+
+/** A seller relaying `bench-model` to the fake upstream at `baseUrl`. */
+function chatSeller(name: string, baseUrl: string) {
+  return {
+    displayName: name,
+    uploadLimitBytes: 1024 * 1024,
+    providers: [
+      {
+        type: 'openai-chat' as const,
+        baseUrl,
+        services: { 'bench-model': { categories: [] } },
+        defaultPricing: { inputUsdPerMillion: 1, outputUsdPerMillion: 1 },
+        maxConcurrency: 64,
       },
     ],
   };
@@ -98,19 +118,7 @@ export default async function networkBench(): Promise<Record<string, unknown>> {
     const relaySeller = await startSeller({
       identity: randomIdentity(),
       network,
-      seller: {
-        displayName: 'relay',
-        uploadLimitBytes: 1024 * 1024,
-        providers: [
-          {
-            type: 'openai-chat',
-            baseUrl: upstream.baseUrl,
-            services: { 'bench-model': { categories: [] } },
-            defaultPricing: { inputUsdPerMillion: 1, outputUsdPerMillion: 1 },
-            maxConcurrency: 64,
-          },
-        ],
-      },
+      seller: chatSeller('relay', upstream.baseUrl),
     });
     sellers.push(relaySeller);
     while (!directory.get(relaySeller.node.peerId)?.reachable) await directory.refresh();
@@ -157,6 +165,62 @@ export default async function networkBench(): Promise<Record<string, unknown>> {
       'ms',
     );
     printFigure('added latency p50', viaNetwork.p50Ms - direct.p50Ms, 'ms', '<= 1 ms');
+
+    // 4. the same round trip to a relay-only seller: relayed, then direct after hole punching.
+    const natSeller = await startSeller({
+      identity: randomIdentity(),
+      network: { ...network, listen: ['/p2p-circuit'] },
+      seller: chatSeller('behind nat', upstream.baseUrl),
+    });
+    sellers.push(natSeller);
+    while (!directory.get(natSeller.node.peerId)?.reachable) {
+      await directory.refresh();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const isRelayedTo = (relayedOnly: boolean) =>
+      buyer.libp2p
+        .getConnections(natSeller.node.libp2pPeerId)
+        .some((c) => c.remoteAddr.toString().includes('/p2p-circuit') === relayedOnly);
+    const roundTripTo = (peerId: string) => async () =>
+      drain(
+        await transport.request(peerId, {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: { 'content-type': 'application/json' },
+          body: bodyBytes,
+        }),
+      );
+    // Measured while only the relayed connection exists; DCUtR may upgrade it at any time, so
+    // the first iterations run before it can (the upgrade needs identify on both sides first).
+    await roundTripTo(natSeller.node.peerId)();
+    const relayedOnlyAtStart = !isRelayedTo(false);
+    const viaRelay = await measure(roundTripTo(natSeller.node.peerId), {
+      iterations: 200,
+      warmup: 0,
+    });
+    const upgradeDeadline = Date.now() + 10_000;
+    while (!isRelayedTo(false) && Date.now() < upgradeDeadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const holePunched = isRelayedTo(false);
+    const afterPunch = holePunched
+      ? await measure(roundTripTo(natSeller.node.peerId), { iterations: 500, warmup: 50 })
+      : undefined;
+    printComparison(
+      '1 KB round trip p50 (relayed vs direct peer)',
+      viaRelay.p50Ms,
+      viaNetwork.p50Ms,
+      'ms',
+    );
+    printFigure('relayed only when measured', relayedOnlyAtStart ? 1 : 0, '(1 = yes)');
+    if (afterPunch) {
+      printComparison(
+        '1 KB round trip p50 (after hole punch vs direct)',
+        afterPunch.p50Ms,
+        viaNetwork.p50Ms,
+        'ms',
+      );
+    } else printFigure('after hole punch', Number.NaN, 'ms', 'no direct upgrade within 10 s');
 
     // 3. throughput of one stream vs one loopback HTTP response.
     const totalBytes = 256 * 1024 * 1024;
@@ -220,6 +284,7 @@ export default async function networkBench(): Promise<Record<string, unknown>> {
       nodes: NODES,
       newSellerVisibleMs: visibilityMs,
       roundTrip1KB: { viaNetwork, direct, addedP50Ms: viaNetwork.p50Ms - direct.p50Ms },
+      roundTrip1KBRelayed: { viaRelay, relayedOnlyAtStart, afterHolePunch: afterPunch ?? null },
       throughput: { streamMBps, httpMBps, bytes: received },
     };
   } finally {

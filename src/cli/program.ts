@@ -58,6 +58,10 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import('./commands/indexer.js')).registerIndexerCommands,
   },
   {
+    commands: ['tunnel'],
+    load: async () => (await import('./commands/tunnel.js')).registerTunnelCommands,
+  },
+  {
     commands: ['x402'],
     load: async () => (await import('./commands/x402.js')).registerX402Commands,
   },

@@ -258,6 +258,22 @@ export const ERROR_CODES = {
     message:
       'Wallet USDC cannot be deposited yet: neither the wallet nor the relayer identity holds ETH for gas. Send a little ETH to the address named.',
   },
+
+  // --- gateway tunnel relay (src/tunnel) ---
+  gateway_offline: {
+    status: 502,
+    message:
+      'That gateway is not connected to this tunnel relay. Is `svc gateway start --tunnel` running?',
+  },
+  gateway_failed: { status: 502, message: 'The gateway failed to answer through the tunnel.' },
+  gateway_timeout: {
+    status: 504,
+    message: 'The gateway did not answer through the tunnel in time.',
+  },
+  tunnel_busy: {
+    status: 503,
+    message: 'Too many requests are open to this gateway through the tunnel. Retry shortly.',
+  },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 /** A stable machine-readable error code. */

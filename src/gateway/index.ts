@@ -25,6 +25,12 @@ export { keyState } from './keys/keyState.js';
 export { encodeBuyerPolicy, mergePolicies, narrow } from './policy/mergePolicies.js';
 export { type RoutingPolicy, routingPolicySchema } from './policy/types.js';
 export { controlSecretPath, ensureControlSecret } from './server/controlSecret.js';
+export {
+  type ClientOrigin,
+  ForwardedTrust,
+  TUNNEL_TOKEN_HEADER,
+} from './server/forwarded.js';
+export { sendError } from './server/httpIo.js';
 export { keyView } from './server/keyView.js';
 export {
   type RunningGateway,

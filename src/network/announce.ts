@@ -52,6 +52,16 @@ export async function startAnnouncing(
     if (!lastOk && !stopped) void provideNow();
   };
   node.libp2p.addEventListener('peer:identify', onConnect);
+  // A node behind NAT has an address only once a relay reservation lands (decision 141): DHT
+  // peers ignore a provider record without addresses, so provide again when ours change.
+  let announced = node.multiaddrs().join(' ');
+  const onAddresses = () => {
+    const now = node.multiaddrs().join(' ');
+    if (stopped || now === announced) return;
+    announced = now;
+    void provideNow();
+  };
+  node.libp2p.addEventListener('self:peer:update', onAddresses);
   const reprovideMs =
     options.reprovideMs ?? Math.min(node.config.refreshIntervalSeconds * 1000, 10 * 60_000);
   const timer = setInterval(() => void provideNow(), reprovideMs);
@@ -64,6 +74,7 @@ export async function startAnnouncing(
       stopping.abort();
       clearInterval(timer);
       node.libp2p.removeEventListener('peer:identify', onConnect);
+      node.libp2p.removeEventListener('self:peer:update', onAddresses);
       await node.libp2p.unhandle(META_PROTOCOL).catch(() => undefined);
       await running?.catch(() => undefined);
     },

@@ -16,6 +16,7 @@ import type { SvcNode } from './node.js';
 import { type CachedPeer, loadPeerCache, savePeerCache } from './peerCacheFile.js';
 import { fetchPeerList } from './peerExchange.js';
 import { META_PROTOCOL, PEERS_PROTOCOL, sellersDhtKey } from './protocols.js';
+import { describeReachability, type Reachability } from './reachability.js';
 import type { KnownPeer, PeerDirectory } from './types.js';
 
 export interface NetworkPeerDirectoryOptions {
@@ -39,6 +40,8 @@ export interface DirectoryHealth {
   status: 'ok' | 'no_peers_reachable';
   message: string;
   connections: number;
+  /** How this node itself is reachable (public, relayed via whom, hole-punched peers). */
+  reachableAs?: Reachability;
 }
 
 const FETCH_CONCURRENCY = 16;
@@ -176,12 +179,14 @@ export class NetworkPeerDirectory implements PeerDirectory {
             ? 'no peers reachable: network.bootstrap is empty, so this node knows nobody'
             : `no peers reachable: none of the ${bootstrap.length} bootstrap address(es) answered (${bootstrap.join(', ')})`,
         connections,
+        reachableAs: describeReachability(this.node.libp2p),
       };
     }
     return {
       status: 'ok',
       message: `${connections} connection(s), ${reachable} reachable seller(s)`,
       connections,
+      reachableAs: describeReachability(this.node.libp2p),
     };
   }
 

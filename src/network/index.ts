@@ -54,6 +54,12 @@ export {
   sellersDhtKey,
 } from './protocols.js';
 export {
+  describeReachability,
+  formatReachability,
+  isRelayed,
+  type Reachability,
+} from './reachability.js';
+export {
   type InboundRequest,
   type OutboundReply,
   type RequestHandler,

@@ -21,6 +21,7 @@ import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
 import { servePeerExchange } from './peerExchange.js';
 import { libp2pLogger } from './quietLogger.js';
+import { reachabilityServices, reachabilityTransports } from './reachability.js';
 import { installLazyWindowUpdates } from './yamuxWindow.js';
 
 /** What the node is for: sellers and bootstrap nodes serve the DHT, others only query it. */
@@ -78,7 +79,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
       listen: role === 'client' ? [] : config.listen,
       announce: config.announce,
     },
-    transports: [corkedTcp()],
+    transports: [corkedTcp(), ...reachabilityTransports(role)],
     connectionEncrypters: [noise({ crypto: noiseCrypto })],
     // A paused stream (backpressure) can still receive up to one window; keep the read buffer
     // above the window so a slow reader is never reset for being slow.
@@ -108,6 +109,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
         peerInfoMapper: passthroughMapper,
         initialQuerySelfInterval: 500,
       }),
+      ...reachabilityServices(role),
     },
     start: false,
   });

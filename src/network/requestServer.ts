@@ -59,6 +59,8 @@ export interface RequestServerOptions {
   /** Upper bound on one request (streaming included). */
   totalTimeoutMs?: number;
   maxInboundStreams?: number;
+  /** Protocol id served (default `/svc/request/1`; the gateway tunnel reuses the framing). */
+  protocol?: string;
 }
 
 export interface RequestServer {
@@ -225,8 +227,9 @@ export async function serveRequests(
     }
   };
 
+  const protocol = options.protocol ?? REQUEST_PROTOCOL;
   await node.libp2p.handle(
-    REQUEST_PROTOCOL,
+    protocol,
     (stream, connection) => {
       serve(stream, connection).catch((error: unknown) => {
         node.logger.error({ err: asError(error).message }, 'request handler crashed');
@@ -238,7 +241,7 @@ export async function serveRequests(
   return {
     active: () => live.size,
     async stop() {
-      await node.libp2p.unhandle(REQUEST_PROTOCOL).catch(() => undefined);
+      await node.libp2p.unhandle(protocol).catch(() => undefined);
       for (const controller of live) controller.abort(new FrameError('aborted', 'seller stopping'));
     },
   };

@@ -12,6 +12,7 @@
 import type { Connection, PeerId as Libp2pPeerId, Stream } from '@libp2p/interface';
 import type { FrameReader } from './frames.js';
 import type { SvcNode } from './node.js';
+import { isRelayed } from './reachability.js';
 
 const MULTISTREAM_ID = '/multistream/1.0.0';
 const encoder = new TextEncoder();
@@ -64,9 +65,12 @@ export async function openRequestStream(
   protocol: string,
   signal: AbortSignal,
 ): Promise<RequestStream> {
+  const usable = node.libp2p
+    .getConnections(peer)
+    .filter((c) => c.status === 'open' && c.limits === undefined);
+  // After hole punching a peer has a relayed and a direct connection: use the direct one.
   const connection =
-    node.libp2p.getConnections(peer).find((c) => c.status === 'open' && c.limits === undefined) ??
-    (await node.libp2p.dial(peer, { signal }));
+    usable.find((c) => !isRelayed(c)) ?? usable[0] ?? (await node.libp2p.dial(peer, { signal }));
   const muxer = muxerOf(connection);
   if (muxer === undefined) {
     const stream = await connection.newStream(protocol, { signal, maxOutboundStreams: 1024 });

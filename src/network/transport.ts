@@ -46,6 +46,8 @@ export interface LibP2pTransportOptions {
   idleTimeoutMs?: number;
   totalTimeoutMs?: number;
   dialTimeoutMs?: number;
+  /** Protocol id spoken (default `/svc/request/1`; the gateway tunnel reuses the framing). */
+  protocol?: string;
 }
 
 class Cancelled extends Error {}
@@ -59,6 +61,7 @@ export class LibP2pTransport implements PeerTransport {
   private readonly idleTimeoutMs: number;
   private readonly totalTimeoutMs: number;
   private readonly dialTimeoutMs: number;
+  private readonly protocol: string;
 
   constructor(options: LibP2pTransportOptions) {
     const config = options.node.config;
@@ -68,6 +71,7 @@ export class LibP2pTransport implements PeerTransport {
     this.idleTimeoutMs = options.idleTimeoutMs ?? config.requestIdleTimeoutSeconds * 1000;
     this.totalTimeoutMs = options.totalTimeoutMs ?? config.requestTotalTimeoutSeconds * 1000;
     this.dialTimeoutMs = options.dialTimeoutMs ?? 10_000;
+    this.protocol = options.protocol ?? REQUEST_PROTOCOL;
   }
 
   async request(peerId: PeerId, request: SellerRequest): Promise<SellerResponse> {
@@ -138,7 +142,7 @@ export class LibP2pTransport implements PeerTransport {
       opened = await openRequestStream(
         this.node,
         route.libp2pPeerId,
-        REQUEST_PROTOCOL,
+        this.protocol,
         dialDeadline.signal,
       );
       stream = opened.stream;

@@ -6,6 +6,7 @@ import {
   validateConfig,
   writeConfigFile,
 } from '../../config/index.js';
+import { describeReachability, formatReachability } from '../../network/index.js';
 import { configuredChain, startPaidSeller } from '../../payments/index.js';
 import { CliContext } from '../context.js';
 import { CliError } from '../index.js';
@@ -231,6 +232,18 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
               : '  payments: none (free offers only, or --free)\n',
           );
           for (const address of handle.node.multiaddrs()) io.stdout(`  ${address}\n`);
+          if (network.listen.includes('/p2p-circuit')) {
+            // Behind NAT: say once the relay reservation lands (README "Selling from behind NAT").
+            const libp2p = handle.node.libp2p;
+            const onUpdate = () => {
+              const reachability = describeReachability(libp2p);
+              if (reachability.mode !== 'relayed') return;
+              libp2p.removeEventListener('self:peer:update', onUpdate);
+              io.stdout(`  reachable: ${formatReachability(reachability)}\n`);
+            };
+            libp2p.addEventListener('self:peer:update', onUpdate);
+            onUpdate();
+          }
           for (const provider of metadata.providers) {
             io.stdout(
               `  ${provider.provider}: ${provider.services.join(', ')} (max ${provider.maxConcurrency} at once)\n`,

@@ -29,6 +29,11 @@ export const gatewaySchema = z.strictObject({
     .default(32 * 1024 * 1024),
   /** Failed authentications per client address per minute before it is answered 429. */
   authFailuresPerMinute: z.number().int().positive().default(20),
+  /**
+   * Addresses or CIDR ranges of reverse proxies whose X-Forwarded-For/-Proto/-Host are believed
+   * (auth throttle, request log, x402 resource URLs); from anyone else they are ignored.
+   */
+  trustedProxies: z.array(z.string().min(1).max(64)).max(256).default([]),
 });
 
 export type GatewayConfig = z.infer<typeof gatewaySchema>;

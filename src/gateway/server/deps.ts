@@ -6,6 +6,7 @@ import type { MicroUsd } from '../../money/index.js';
 import type { TopupService } from '../../x402/index.js';
 import type { GatewayStore } from '../store/types.js';
 import type { AuthThrottle } from './authThrottle.js';
+import type { ForwardedTrust } from './forwarded.js';
 import type { LogWriter } from './logWriter.js';
 
 export interface GatewayDeps {
@@ -17,6 +18,8 @@ export interface GatewayDeps {
   now: () => number;
   logger: Logger;
   throttle: AuthThrottle;
+  /** Whose X-Forwarded-* headers are believed (`gateway.trustedProxies`, the tunnel). */
+  forwarded: ForwardedTrust;
   logs: LogWriter;
   /** Wallet address of an identity (for `GET /v1/key`). */
   buyerAddress: (identity: string) => string;

@@ -27,7 +27,7 @@ export async function handleRequest(
   const startedMs = performance.now();
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const method = req.method ?? 'GET';
-  const address = req.socket.remoteAddress ?? 'unknown';
+  const address = deps.forwarded.origin(req).address;
   const log = newLogRow({ at: deps.now(), method, route: path, clientAddress: address });
   const style = errorStyleForPath(path);
   try {

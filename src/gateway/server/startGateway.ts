@@ -1,4 +1,5 @@
 /** The gateway service: an HTTP server in front of the buyer, with start/stop. */
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
@@ -13,6 +14,7 @@ import type { GatewayStore } from '../store/types.js';
 import { AuthThrottle } from './authThrottle.js';
 import { ensureControlSecret } from './controlSecret.js';
 import type { GatewayDeps } from './deps.js';
+import { ForwardedTrust } from './forwarded.js';
 import { handleRequest } from './handleRequest.js';
 import { LogWriter } from './logWriter.js';
 import { recoverReservations } from './recoverReservations.js';
@@ -38,6 +40,11 @@ export interface RunningGateway {
   /** Base URL, e.g. http://127.0.0.1:8379 (the OpenAI-style base is `${url}/v1`). */
   url: string;
   store: GatewayStore;
+  /**
+   * Per-process secret the gateway's tunnel client sends on its loopback hop, so the gateway
+   * believes the tunnel relay's X-Forwarded-* headers (src/gateway/server/forwarded.ts).
+   */
+  tunnelToken: string;
   stop(): Promise<void>;
 }
 
@@ -68,6 +75,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   const identities = new IdentityStore(dataDir, options.env ?? process.env);
   const addresses = new Map<string, string>();
+  const tunnelToken = randomBytes(24).toString('base64url');
   const buyer = new Pool(config.buyerUrl, { connections: 128, pipelining: 1 });
   const deps: GatewayDeps = {
     store,
@@ -78,6 +86,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     now,
     logger,
     throttle: new AuthThrottle(config.authFailuresPerMinute, now),
+    forwarded: new ForwardedTrust(config.trustedProxies, tunnelToken),
     topups,
     logs: new LogWriter(store, logger),
     buyerAddress: (identity) => {
@@ -123,6 +132,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   return {
     url,
     store,
+    tunnelToken,
     async stop() {
       clearInterval(pruneTimer);
       await topups?.stop();

@@ -37,7 +37,7 @@ export async function topupRoute(
     });
   }
   const signature = req.headers[PAYMENT_SIGNATURE_HEADER.toLowerCase()];
-  const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+  const origin = deps.forwarded.origin(req);
   const reply = await deps.topups.handle({
     key: {
       keyId: caller.key.id,
@@ -48,7 +48,7 @@ export async function topupRoute(
     },
     body,
     paymentSignature: typeof signature === 'string' ? signature : undefined,
-    resourceUrl: `${proto}://${req.headers.host ?? '127.0.0.1'}/v1/key/topup`,
+    resourceUrl: `${origin.proto}://${origin.host}${origin.prefix}/v1/key/topup`,
   });
   const text = JSON.stringify(reply.body);
   res.writeHead(reply.status, {

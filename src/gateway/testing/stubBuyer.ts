@@ -189,12 +189,12 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify(record));
     }
-    const control = options.controlPlane;
+    const controlPlane = options.controlPlane;
     if (
-      control &&
+      controlPlane &&
       (path === '/_svc/status' || path === '/_svc/peers' || path === '/_svc/channels')
     ) {
-      const answer = control[path.slice('/_svc/'.length) as keyof typeof control];
+      const answer = controlPlane[path.slice('/_svc/'.length) as keyof typeof controlPlane];
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify(answer));

@@ -1,6 +1,12 @@
 /** `svc gateway start`: runs the gateway until interrupted. */
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { startGateway } from '../../../gateway/index.js';
+import {
+  loadOrCreateKey,
+  type RunningGatewayTunnel,
+  startGatewayTunnel,
+} from '../../../tunnel/index.js';
 import { topupsFromConfig } from '../../../x402/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
@@ -13,6 +19,8 @@ interface StartOptions {
   x402Facilitator?: string;
   topupMinUsd?: string;
   topupMaxUsd?: string;
+  tunnel?: string;
+  trustedProxy?: string[];
 }
 
 export function registerStartCommand(gateway: Command, io: CliIo): void {
@@ -28,6 +36,15 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
     )
     .option('--topup-min-usd <usd>', 'smallest top-up (default 2)')
     .option('--topup-max-usd <usd>', 'largest top-up (default 500)')
+    .option(
+      '--tunnel <multiaddr>',
+      'also serve through a tunnel relay (svc tunnel relay): its multiaddr ending in /p2p/<id>',
+    )
+    .option(
+      '--trusted-proxy <ip-or-cidr>',
+      'believe X-Forwarded-* from this reverse proxy (repeatable; gateway.trustedProxies)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  svc gateway start\n  svc gateway start --host 0.0.0.0 --database-url postgres://gw@db/gateway\n  FACILITATOR_API_KEY_ID=... FACILITATOR_API_KEY_SECRET=... svc gateway start --x402-facilitator cdp',
@@ -43,6 +60,7 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
       if (options.x402Facilitator) flags['gateway.x402Facilitator'] = options.x402Facilitator;
       if (options.topupMinUsd) flags['gateway.topupMinUsd'] = options.topupMinUsd;
       if (options.topupMaxUsd) flags['gateway.topupMaxUsd'] = options.topupMaxUsd;
+      if (options.trustedProxy) flags['gateway.trustedProxies'] = options.trustedProxy;
       const { config } = ctx.loadConfig(flags);
       const gateway = await startGateway({
         config: config.gateway,
@@ -54,10 +72,31 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
       io.stdout(
         `gateway listening on ${gateway.url} (OpenAI base ${gateway.url}/v1, Anthropic base ${gateway.url})\n`,
       );
+      let tunnel: RunningGatewayTunnel | undefined;
+      if (options.tunnel) {
+        try {
+          tunnel = await startGatewayTunnel({
+            relay: options.tunnel,
+            gatewayUrl: gateway.url,
+            tunnelToken: gateway.tunnelToken,
+            network: config.network,
+            privateKey: loadOrCreateKey(join(ctx.dataDir, 'gateway', 'tunnel.key')),
+            bodyLimitBytes: config.gateway.bodyLimitBytes,
+            logger: ctx.logger,
+          });
+        } catch (error) {
+          await gateway.stop();
+          throw error;
+        }
+        io.stdout(
+          `tunnel public URL ${tunnel.baseUrl} (OpenAI base ${tunnel.baseUrl}/v1, Anthropic base ${tunnel.baseUrl})\n`,
+        );
+      }
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
+      await tunnel?.stop();
       await gateway.stop();
     });
 }

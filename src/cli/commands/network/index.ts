@@ -14,6 +14,7 @@ import type { CliIo } from '../../io.js';
 import { printJson } from '../../output.js';
 import { printBrowse, printPeer } from './format.js';
 import { waitForShutdown } from './shutdown.js';
+import { registerNetworkStatus } from './status.js';
 
 function positiveInt(text: string): number {
   const value = Number(text);
@@ -128,10 +129,14 @@ export function registerNetworkCommands(program: Command, io: CliIo): void {
       },
     );
 
+  registerNetworkStatus(network, io);
+
   network
     .command('bootstrap')
+    // Every bootstrap node is also a circuit relay for sellers behind NAT (decision 141).
+    .alias('relay')
     .description(
-      'run a node that only helps others find each other (prints its address; Ctrl-C stops it)',
+      'run a node that helps others find each other and relays for sellers behind NAT (prints its address; Ctrl-C stops it)',
     )
     .option(
       '--port <port>',

@@ -1,0 +1,101 @@
+/**
+ * One peer of the hole-punching test (src/network/holePunch.netns.test.ts), run inside a network
+ * namespace: `relay` (bootstrap node serving relay reservations), `seller` (behind NAT: TCP on its
+ * private address plus `/p2p-circuit`) or `buyer` (behind another NAT: finds the seller, sends a
+ * request over the relay, waits for DCUtR to upgrade the connection, sends another). Every result
+ * is one JSON line on stdout.
+ */
+import { randomIdentity } from './loopback.js';
+
+const [role, bootstrap = ''] = process.argv.slice(2);
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+
+async function main(): Promise<void> {
+  const { createSvcNode, describeReachability, LibP2pTransport, NetworkPeerDirectory } =
+    await import('../index.js');
+  const { loopbackNetworkConfig } = await import('./loopback.js');
+  const listen = ['/ip4/0.0.0.0/tcp/4001'];
+  if (role === 'relay') {
+    const node = await createSvcNode({
+      identity: randomIdentity(),
+      role: 'bootstrap',
+      config: loopbackNetworkConfig({ listen }),
+    });
+    print({ multiaddrs: node.multiaddrs() });
+  } else if (role === 'seller') {
+    const { startSeller } = await import('../../seller/index.js');
+    const seller = await startSeller({
+      identity: randomIdentity(),
+      network: loopbackNetworkConfig({
+        listen: [...listen, '/p2p-circuit'],
+        bootstrap: [bootstrap],
+      }),
+      seller: {
+        displayName: 'behind nat',
+        uploadLimitBytes: 1024 * 1024,
+        providers: [
+          {
+            type: 'demo',
+            services: { 'demo-chat': { categories: [] } },
+            defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
+            maxConcurrency: 8,
+          },
+        ],
+      },
+    });
+    for (;;) {
+      const reachability = describeReachability(seller.node.libp2p);
+      if (reachability.mode === 'relayed') {
+        print({ peerId: seller.node.peerId, reachability });
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } else if (role === 'buyer') {
+    const node = await createSvcNode({
+      identity: randomIdentity(),
+      role: 'buyer',
+      config: loopbackNetworkConfig({ listen, bootstrap: [bootstrap] }),
+    });
+    const directory = new NetworkPeerDirectory({ node });
+    const sellerId = process.argv[4]!;
+    const deadline = Date.now() + 60_000;
+    while (!directory.get(sellerId)?.reachable && Date.now() < deadline) {
+      await directory.refresh();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const transport = new LibP2pTransport({ node, router: directory });
+    const ask = async () => {
+      const response = await transport.request(sellerId, {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: { 'content-type': 'application/json' },
+        body: new TextEncoder().encode(
+          JSON.stringify({ model: 'demo-chat', messages: [{ role: 'user', content: 'hi' }] }),
+        ),
+      });
+      let bytes = 0;
+      for await (const chunk of response.body) bytes += chunk.byteLength;
+      return { status: response.status, bytes };
+    };
+    const connections = () =>
+      node.libp2p
+        .getConnections()
+        .filter((c) => c.remotePeer.equals(directory.route(sellerId)?.libp2pPeerId))
+        .map((c) => c.remoteAddr.toString());
+    const first = await ask();
+    const relayed = connections();
+    const upgradeBy = Date.now() + 20_000;
+    while (!connections().some((a) => !a.includes('/p2p-circuit')) && Date.now() < upgradeBy) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const second = await ask();
+    print({ first, relayed, second, after: connections() });
+    process.exit(0);
+  }
+}
+
+main().catch((error: unknown) => {
+  print({ error: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+});

@@ -1,0 +1,161 @@
+/**
+ * `svc tunnel relay`: a public HTTP endpoint for gateways that cannot be reached. Gateways dial
+ * the relay's libp2p address and register; the Noise handshake proves each gateway's peer id, so
+ * `<public-url>/<peer-id>/v1/...` can only ever reach the gateway holding that key. Requests are
+ * forwarded over encrypted streams; keys, budgets and logs stay at the gateway.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Hex } from 'viem';
+import type { NetworkConfig } from '../config/index.js';
+import { ForwardedTrust } from '../gateway/index.js';
+import type { PeerId } from '../identity/index.js';
+import { type Logger, silentLogger } from '../log/index.js';
+import {
+  createSvcNode,
+  LibP2pTransport,
+  peerIdFromLibp2p,
+  type RequestServer,
+  serveRequests,
+} from '../network/index.js';
+import { REGISTER_PATH, TUNNEL_HTTP_PROTOCOL, TUNNEL_REGISTER_PROTOCOL } from './protocol.js';
+import { GatewayRegistry } from './registry.js';
+import { relayRequest } from './relayHttp.js';
+
+export interface TunnelRelayOptions {
+  /** The URL clients use, e.g. https://tunnel.example.com (TLS is terminated in front). */
+  publicUrl: string;
+  /** HTTP interface and port (0 = a free port). */
+  host: string;
+  port: number;
+  /** libp2p settings; `listen` is where gateways dial in. */
+  network: NetworkConfig;
+  /** The relay node's key (stable: gateways name it in their --tunnel multiaddr). */
+  privateKey: Hex;
+  /** Largest request body forwarded (413 above). */
+  bodyLimitBytes?: number;
+  /** Requests open at once per gateway (503 tunnel_busy above). */
+  maxStreamsPerGateway?: number;
+  /** Only these gateways may register; empty = any gateway (each only under its own id). */
+  allowGateways?: readonly PeerId[];
+  /** Proxies in front of the relay whose X-Forwarded-For is believed. */
+  trustedProxies?: readonly string[];
+  logger?: Logger;
+}
+
+export interface RunningTunnelRelay {
+  /** Local HTTP URL the relay listens on. */
+  url: string;
+  publicUrl: string;
+  /** libp2p addresses gateways pass to `svc gateway start --tunnel`. */
+  multiaddrs(): string[];
+  /** Gateways registered now. */
+  gateways(): PeerId[];
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_TUNNEL_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_TUNNEL_STREAMS_PER_GATEWAY = 64;
+
+/** Starts a tunnel relay: its libp2p node, the registration protocol and the HTTP server. */
+export async function startTunnelRelay(options: TunnelRelayOptions): Promise<RunningTunnelRelay> {
+  const logger = options.logger ?? silentLogger();
+  const publicUrl = new URL(options.publicUrl);
+  if (publicUrl.protocol !== 'https:' && publicUrl.protocol !== 'http:') {
+    throw new TypeError('--public-url must be an http(s) URL');
+  }
+  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_TUNNEL_BODY_LIMIT_BYTES;
+  const registry = new GatewayRegistry(
+    options.maxStreamsPerGateway ?? DEFAULT_TUNNEL_STREAMS_PER_GATEWAY,
+  );
+  const allowed = new Set(options.allowGateways ?? []);
+  const node = await createSvcNode({
+    identity: { privateKey: options.privateKey },
+    config: { ...options.network, bootstrap: [] },
+    // Listens for gateways and serves no DHT: a relay only answers the tunnel protocols.
+    role: 'buyer',
+    logger,
+  });
+  const base = publicUrl.toString().replace(/\/$/, '');
+  let registration: RequestServer | undefined;
+  try {
+    registration = await serveRequests(
+      node,
+      async (request) => {
+        const conns = node.libp2p
+          .getConnections()
+          .filter((c) => peerIdFromLibp2p(c.remotePeer) === request.peerId);
+        const remote = conns[0]?.remotePeer;
+        if (request.path !== REGISTER_PATH || remote === undefined) {
+          return jsonReply(404, { error: { code: 'not_found', message: 'unknown request' } });
+        }
+        if (allowed.size > 0 && !allowed.has(request.peerId)) {
+          logger.warn({ gateway: request.peerId }, 'tunnel registration refused');
+          return jsonReply(403, {
+            error: { code: 'forbidden', message: 'this relay does not serve that gateway' },
+          });
+        }
+        registry.register(request.peerId, remote);
+        logger.info({ gateway: request.peerId }, 'gateway registered');
+        return jsonReply(200, { gatewayId: request.peerId, baseUrl: `${base}/${request.peerId}` });
+      },
+      { protocol: TUNNEL_REGISTER_PROTOCOL, uploadLimitBytes: () => 1024, maxInboundStreams: 4 },
+    );
+  } catch (error) {
+    await node.stop();
+    throw error;
+  }
+  const onDisconnect = (event: CustomEvent<import('@libp2p/interface').PeerId>) => {
+    registry.disconnected(event.detail);
+  };
+  node.libp2p.addEventListener('peer:disconnect', onDisconnect);
+
+  const transport = new LibP2pTransport({
+    node,
+    protocol: TUNNEL_HTTP_PROTOCOL,
+    router: {
+      route: (peerId) => {
+        const libp2pPeerId = registry.lookup(peerId);
+        return libp2pPeerId === undefined
+          ? undefined
+          : { libp2pPeerId, addresses: [], uploadLimitBytes: bodyLimitBytes };
+      },
+    },
+  });
+  const forwarded = new ForwardedTrust(options.trustedProxies ?? []);
+  const server = createServer((req, res) => {
+    void relayRequest({ registry, transport, publicUrl, bodyLimitBytes, forwarded }, req, res);
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  }).catch(async (error: unknown) => {
+    await node.stop();
+    throw error;
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  return {
+    url,
+    publicUrl: base,
+    multiaddrs: () => node.multiaddrs(),
+    gateways: () => registry.ids(),
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      node.libp2p.removeEventListener('peer:disconnect', onDisconnect);
+      await registration?.stop();
+      await node.stop();
+    },
+  };
+}
+
+function jsonReply(status: number, value: unknown) {
+  return {
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: new TextEncoder().encode(JSON.stringify(value)),
+  };
+}
