@@ -37,6 +37,22 @@ describe('svc command line', () => {
     expect(run.stderr).toMatch(/error: /);
   });
 
+  it.each([
+    [['buyer', 'start', '--port', '70000']],
+    [['chain', 'start', '--port', 'x']],
+    [['chain', 'start', '--grace', '-1']],
+    [['gateway', 'start', '--port', '1.5']],
+    [['up', '--sellers', '21']],
+    [['up', '--buyer-port', '0']],
+    [['network', 'browse', '--top', '0']],
+    [['seller', 'setup', '--provider', 'openai-chat', '--service', 'x', '--input-price', 'ten']],
+    [['gateway', 'logs', '--since', 'yesterday-ish']],
+  ])('exits 2, the one code for a bad argument, for %j before starting anything', async (argv) => {
+    const run = await svc(...argv);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
   it('fails with one line when --data-dir is a file, changing nothing', async () => {
     const file = join(dataDir, 'a-file');
     writeFileSync(file, 'x');

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import { CliContext } from '../context.js';
-import { CliError } from '../index.js';
+import { CliError } from '../errors.js';
 import type { CliIo } from '../io.js';
 
 /** The placeholder key the tools send; the buyer checks no keys (spec 5). */

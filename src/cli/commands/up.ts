@@ -2,22 +2,18 @@
 import type { Command } from 'commander';
 import { DEFAULT_DEV_PORTS, devnetStatus, startDevnet, stopDevnet } from '../../devnet/index.js';
 import { CliContext } from '../context.js';
-import { CliError } from '../index.js';
+import { CliError } from '../errors.js';
 import type { CliIo } from '../io.js';
+import { parseIntOption, parsePort } from '../options.js';
 import { printJson, printTable } from '../output.js';
+import { waitForShutdown } from '../shutdown.js';
 
 function port(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535)
-    throw new CliError(`"${value}" is not a port`, 2);
-  return parsed;
+  return parsePort(value, 'port', 1);
 }
 
 function count(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 20)
-    throw new CliError(`--sellers must be 1..20, got "${value}"`, 2);
-  return parsed;
+  return parseIntOption(value, '--sellers', 1, 20);
 }
 
 interface UpFlags {
@@ -76,11 +72,7 @@ export function registerUpCommands(program: Command, io: CliIo): void {
         throw new CliError((error as Error).message);
       }
       if (flags.detach) return;
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await waitForShutdown();
       await network.stop();
     });
 

@@ -30,9 +30,9 @@ describe('svc buyer route / connection', () => {
 
   it('refuses a bad route with one line', async () => {
     const run = await svc('buyer', 'route', 'set', 'xyz@gpt-4o');
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
-    expect((await svc('buyer', 'route', 'set', 'svc')).code).toBe(1);
+    expect((await svc('buyer', 'route', 'set', 'svc')).code).toBe(2);
   });
 
   it('sets, shows and clears the session pin', async () => {
@@ -42,7 +42,7 @@ describe('svc buyer route / connection', () => {
     );
     expect(new RouteStateStore(dataDir).read().sessionPin).toBe(PEER.slice(2).toLowerCase());
     const bad = await svc('buyer', 'connection', 'set', '--peer', 'nope');
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('svc network browse');
     await svc('buyer', 'connection', 'clear');
     expect(JSON.parse((await svc('--json', 'buyer', 'connection', 'show')).stdout)).toEqual({

@@ -92,7 +92,7 @@ describe('svc buyer start', () => {
 
   it('refuses a bad port with one line', async () => {
     const run = await runCli(['--data-dir', dataDir, 'buyer', 'start', '--port', 'eighty']);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toContain('--port');
   });
 });

@@ -17,7 +17,7 @@ import {
 import { DEFAULT_IDENTITY } from '../../../identity/index.js';
 import { formatUsd } from '../../../money/index.js';
 import type { CliContext } from '../../context.js';
-import { CliError } from '../../index.js';
+import { CliError, usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import {
@@ -100,9 +100,9 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
       await withStore(command, io, async (store, ctx) => {
         const now = Date.now();
         if (options.newIdentity && options.identity)
-          throw new CliError('give --new-identity or --identity, not both');
+          throw usageError('give --new-identity or --identity, not both');
         if (options.expires && options.expiresInDays)
-          throw new CliError('give --expires or --expires-in-days, not both');
+          throw usageError('give --expires or --expires-in-days, not both');
         const expiresAt = options.expires
           ? parseExpiry(options.expires, now)
           : options.expiresInDays
@@ -275,7 +275,7 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
     .argument('<keyId>')
     .argument('<state>', 'on or off')
     .action(async (id: string, state: string, _options, command: Command) => {
-      if (state !== 'on' && state !== 'off') throw new CliError('state must be "on" or "off"');
+      if (state !== 'on' && state !== 'off') throw usageError('state must be "on" or "off"');
       await withStore(command, io, async (store, ctx) => {
         const record = await requireKey(store, id);
         if (!record.ownIdentity && state === 'on') throw new SvcError('topup_not_available');

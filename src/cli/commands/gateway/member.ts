@@ -9,7 +9,7 @@ import {
   requireWorkspace,
 } from '../../../gateway/index.js';
 
-import { CliError } from '../../index.js';
+import { CliError, usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import { addLimitOptions, limitsFromOptions, limitsJson, limitText, withStore } from './shared.js';
@@ -45,9 +45,9 @@ export function registerMemberCommands(gateway: Command, io: CliIo): void {
         command: Command,
       ) => {
         if (options.role !== 'admin' && options.role !== 'member')
-          throw new CliError('--role must be admin or member');
+          throw usageError('--role must be admin or member');
         if (options.orgRole && !['owner', 'admin', 'none'].includes(options.orgRole))
-          throw new CliError('--org-role must be owner, admin or none');
+          throw usageError('--org-role must be owner, admin or none');
         await withStore(command, io, async (store, ctx) => {
           const workspace = await requireWorkspace(store, options.workspace, Date.now());
           const quota =

@@ -4,6 +4,8 @@ import { startGateway } from '../../../gateway/index.js';
 import { topupsFromConfig } from '../../../x402/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
+import { parsePort } from '../../options.js';
+import { waitForShutdown } from '../../shutdown.js';
 import type { GatewayGroupOptions } from './shared.js';
 
 interface StartOptions {
@@ -37,7 +39,7 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
       const { databaseUrl } = command.optsWithGlobals<GatewayGroupOptions>();
       const flags: Record<string, unknown> = {};
       if (options.host) flags['gateway.host'] = options.host;
-      if (options.port !== undefined) flags['gateway.port'] = Number(options.port);
+      if (options.port !== undefined) flags['gateway.port'] = parsePort(options.port);
       if (options.buyerUrl) flags['gateway.buyerUrl'] = options.buyerUrl;
       if (databaseUrl) flags['gateway.databaseUrl'] = databaseUrl;
       if (options.x402Facilitator) flags['gateway.x402Facilitator'] = options.x402Facilitator;
@@ -54,10 +56,7 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
       io.stdout(
         `gateway listening on ${gateway.url} (OpenAI base ${gateway.url}/v1, Anthropic base ${gateway.url})\n`,
       );
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await waitForShutdown();
       await gateway.stop();
     });
 }

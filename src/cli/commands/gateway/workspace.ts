@@ -8,7 +8,7 @@ import {
   requireWorkspace,
 } from '../../../gateway/index.js';
 
-import { CliError } from '../../index.js';
+import { CliError, usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import { addLimitOptions, limitsFromOptions, limitsJson, limitText, withStore } from './shared.js';
@@ -38,7 +38,7 @@ export function registerWorkspaceCommands(gateway: Command, io: CliIo): void {
           if (name === DEFAULT_WORKSPACE)
             throw new CliError('"Default" exists already and pays from "default"');
           if (Boolean(options.identity) === Boolean(options.newIdentity))
-            throw new CliError('give exactly one of --identity <name> or --new-identity');
+            throw usageError('give exactly one of --identity <name> or --new-identity');
           const identities = ctx.identities();
           const identity = options.newIdentity ? identities.create(name).name : options.identity!;
           if (

@@ -8,17 +8,15 @@ import {
   createSvcNode,
 } from '../../../network/index.js';
 import { CliContext } from '../../context.js';
-import { CliError } from '../../index.js';
+import { CliError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
+import { parseIntOption } from '../../options.js';
 import { printJson } from '../../output.js';
+import { waitForShutdown } from '../../shutdown.js';
 import { printBrowse, printPeer } from './format.js';
-import { waitForShutdown } from './shutdown.js';
 
 function positiveInt(text: string): number {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new CliError(`expected a whole number >= 1, got "${text}"`, 2);
-  return value;
+  return parseIntOption(text, 'value', 1);
 }
 
 interface BrowseFlags {
