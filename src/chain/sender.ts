@@ -7,15 +7,23 @@ import {
   type Abi,
   type Account,
   type Address,
+  type Chain,
   type ContractFunctionArgs,
   type ContractFunctionName,
   createWalletClient,
   type Hash,
   type PublicClient,
   type TransactionReceipt,
+  type Transport,
   type WalletClient,
 } from 'viem';
-import type { ChainClients } from './clients.js';
+
+/** What a sender needs of a network's clients (`ChainClients` from clients.ts has it). */
+export interface SenderConnection {
+  chain: Chain;
+  transport: Transport;
+  publicClient: PublicClient;
+}
 
 /** Serialises async work (a tiny mutex). */
 class Queue {
@@ -45,7 +53,7 @@ export class TxSender {
   private readonly queue = new Queue();
   private nextNonce: number | undefined;
 
-  constructor(clients: ChainClients, account: Account) {
+  constructor(clients: SenderConnection, account: Account) {
     this.account = account;
     this.publicClient = clients.publicClient;
     this.wallet = createWalletClient({

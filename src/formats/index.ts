@@ -64,6 +64,7 @@ export { translateStream } from './translateStream.js';
 export {
   API_FORMATS,
   type ApiFormat,
+  type ApiProtocol,
   errorStyleOfFormat,
   formatOfPath,
   formatOfProtocol,

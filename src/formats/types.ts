@@ -17,7 +17,16 @@ import type {
   ResponseStreamEvent,
   Response as ResponsesResponseBody,
 } from 'openai/resources/responses/responses';
-import type { ApiProtocol } from '../network/index.js';
+
+/** API formats a service can be reached in, by their wire names (`serviceApiProtocols` in peer metadata). */
+export type ApiProtocol =
+  | 'openai-chat-completions'
+  | 'openai-responses'
+  | 'anthropic-messages'
+  | 'openai-images'
+  | 'video-queue'
+  | 'fal-video'
+  | 'systemone';
 
 /** A text API format: OpenAI chat-completions, OpenAI responses, Anthropic messages. */
 export type ApiFormat = 'chat' | 'responses' | 'messages';

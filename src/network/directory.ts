@@ -252,7 +252,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
       const peer = await libp2p.peerStore.get(connection.remotePeer).catch(() => undefined);
       if (peer?.protocols.includes(PEERS_PROTOCOL)) askable.push(connection.remotePeer);
     }
-    const lists = await Promise.all(askable.map((id) => fetchPeerList(this.node, id)));
+    const lists = await Promise.all(askable.map((id) => fetchPeerList(libp2p, id)));
     for (const peer of lists.flat()) {
       if (peer.addrs.length > 0) {
         await libp2p.peerStore.merge(peer.id, { multiaddrs: peer.addrs }).catch(() => undefined);

@@ -19,7 +19,7 @@ import { type Logger, silentLogger } from '../log/index.js';
 import { corkedTcp } from './corkedTcp.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
-import { servePeerExchange } from './peerExchange.js';
+import { type PeerExchange, peerExchange } from './peerExchange.js';
 import { libp2pLogger } from './quietLogger.js';
 import { installLazyWindowUpdates } from './yamuxWindow.js';
 
@@ -30,6 +30,7 @@ export interface SvcServices {
   dht: KadDHT;
   ping: Ping;
   identify: unknown;
+  peerExchange: PeerExchange;
   [key: string]: unknown;
 }
 
@@ -101,6 +102,8 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
     services: {
       identify: identify(),
       ping: ping(),
+      // Every role serves `/svc/peers/1`, bootstrap nodes above all.
+      peerExchange: peerExchange(),
       dht: kadDHT({
         protocol: config.dhtProtocol,
         clientMode: !serveDht,
@@ -173,8 +176,6 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
       await libp2p.stop();
     },
   };
-  // Registered once (a handler survives stop/start); every role serves it, bootstrap nodes above all.
-  await servePeerExchange(node);
   await node.start();
   return node;
 }

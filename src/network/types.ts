@@ -3,21 +3,15 @@
  * seller, payments, browse). The network capability implements these; others code against them.
  * Spec references: interface.md 2.4 (peer metadata), 4.5 (headers), 8 (limits).
  */
+import type { ApiProtocol } from '../formats/index.js';
 import type { PeerId } from '../identity/index.js';
 import type { TokenPricing, TokenUsage } from '../money/index.js';
 
 /** Peer metadata schema version carried in `version` (spec 9.3). */
 export const METADATA_VERSION = 1;
 
-/** API formats a service can be reached in (values of `serviceApiProtocols`). */
-export type ApiProtocol =
-  | 'openai-chat-completions'
-  | 'openai-responses'
-  | 'anthropic-messages'
-  | 'openai-images'
-  | 'video-queue'
-  | 'fal-video'
-  | 'systemone';
+/** API formats a service can be reached in (values of `serviceApiProtocols`); formats owns the names. */
+export type { ApiProtocol };
 
 /** Features and limits of one service, as announced (all optional: "unknown" is omitted). */
 export interface ServiceCapabilities {
