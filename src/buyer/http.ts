@@ -1,6 +1,6 @@
 /** Small HTTP helpers of the buyer: loopback guard, bounded body reading, JSON and error replies. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorStyle, renderError, SvcError } from '../errors/index.js';
+import { type ErrorStyle, errorMessage, renderError, SvcError } from '../errors/index.js';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
@@ -62,7 +62,7 @@ export function parseJsonObject(req: IncomingMessage, raw: Buffer): Record<strin
   try {
     value = JSON.parse(raw.toString('utf8'));
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     const position = /position (\d+)/.exec(message)?.[1];
     throw new SvcError('invalid_json', {
       message: `The request body is not valid JSON: ${message}`,

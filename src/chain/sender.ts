@@ -17,6 +17,7 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
+import { errorMessage } from '../errors/index.js';
 
 /** What a sender needs of a network's clients (`ChainClients` from clients.ts has it). */
 export interface SenderConnection {
@@ -138,7 +139,7 @@ export class TxSender {
       } catch (error) {
         // The transaction may not have been accepted: read the nonce from the chain next time.
         this.nextNonce = undefined;
-        const text = error instanceof Error ? error.message : String(error);
+        const text = errorMessage(error);
         if (
           attempt < 3 &&
           /nonce too low|nonce provided for the transaction .* is lower/i.test(text)

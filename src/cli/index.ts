@@ -3,7 +3,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
 import { ConfigError } from '../config/index.js';
-import { isSvcError } from '../errors/index.js';
+import { errorMessage, isSvcError } from '../errors/index.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOfSvcError } from './errors.js';
 import { type CliIo, processIo } from './io.js';
 import { applyMemoryPolicy } from './memory.js';
@@ -50,7 +50,7 @@ function reportError(error: unknown, io: CliIo): number {
     io.stderr(`error: ${error.message}\n`);
     return exitCodeOfSvcError(error);
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   io.stderr(`error: ${message}\n(run with --log-level debug for details)\n`);
   if (io.env.SVC_DEBUG && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
   return EXIT_FAILURE;

@@ -7,6 +7,7 @@
 import type { PeerId as Libp2pPeerId } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import { errorMessage } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import { peerIdFromLibp2p } from './keys.js';
 import type { MetadataRejection } from './metadata/index.js';
@@ -297,7 +298,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
         libp2pPeerId: id.toString(),
       });
     } catch (error) {
-      this.markUnreachable(peerId, error instanceof Error ? error.message : String(error));
+      this.markUnreachable(peerId, errorMessage(error));
     }
   }
 

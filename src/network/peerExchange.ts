@@ -19,6 +19,7 @@ import type {
 import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import { z } from 'zod';
+import { asError } from '../errors/index.js';
 import { FrameReader, FrameType, writeFrame } from './frames.js';
 import { META_PROTOCOL, PEERS_PROTOCOL } from './protocols.js';
 
@@ -119,7 +120,7 @@ export class PeerExchange implements Startable {
       await writeFrame(stream, FrameType.head, new TextEncoder().encode(list));
       await stream.close({ signal: AbortSignal.timeout(10_000) });
     } catch (error) {
-      stream.abort(error instanceof Error ? error : new Error(String(error)));
+      stream.abort(asError(error));
     }
   }
 }

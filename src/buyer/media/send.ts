@@ -4,7 +4,7 @@
  * on retryable failures before any byte reached the client (never for pins), then the whole
  * answer read into memory with the seller's trailer.
  */
-import { isSvcError, SvcError } from '../../errors/index.js';
+import { errorMessage, isSvcError, SvcError } from '../../errors/index.js';
 import { addressFromPeerId } from '../../identity/index.js';
 import type { MicroUsd, TokenPriceMicro } from '../../money/index.js';
 import { type SellerTrailer, TransportError } from '../../network/index.js';
@@ -123,7 +123,7 @@ export async function sendMedia(
       ctx.attempts.push(`${label}:${error instanceof TransportError ? error.failure : 'error'}`);
       ctx.service.health.recordFailure(offer.peerId);
       last = new SvcError('seller_error', {
-        message: `Seller ${offer.peerId} failed: ${error instanceof Error ? error.message : String(error)}.`,
+        message: `Seller ${offer.peerId} failed: ${errorMessage(error)}.`,
         details: { peerId: offer.peerId },
       });
       if (plan.pinned) break;

@@ -16,6 +16,7 @@ import {
   signDepositAuthorization,
   submitDepositAuthorization,
 } from '../../chain/index.js';
+import { errorMessage } from '../../errors/index.js';
 import { DEFAULT_IDENTITY } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import type { MicroUsd } from '../../money/index.js';
@@ -241,7 +242,7 @@ export class DepositSweeper {
     try {
       return { identity, account: this.options.identities.load(identity).account };
     } catch (error) {
-      return { identity, error: error instanceof Error ? error.message : String(error) };
+      return { identity, error: errorMessage(error) };
     }
   }
 

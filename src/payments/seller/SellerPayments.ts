@@ -9,7 +9,7 @@
 import type { Address, Hex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import type { PaymentsContract } from '../../chain/index.js';
-import { SvcError } from '../../errors/index.js';
+import { errorMessage, SvcError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import { isFreePrice, type TokenPriceMicro, type TokenUsage } from '../../money/index.js';
 import { maxBig } from '../amounts.js';
@@ -254,7 +254,7 @@ export class SellerPayments {
       await this.receiveVoucher(decodeVoucherMessage(bytes));
       return encodeVoucherReply({ v: 1, ok: true });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       return encodeVoucherReply({ v: 1, ok: false, error: message });
     }
   }

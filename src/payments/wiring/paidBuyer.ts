@@ -9,6 +9,7 @@ import type { RunBuyerNodeOptions, RunningBuyerNode } from '../../buyer/index.js
 import { runBuyerNode } from '../../buyer/index.js';
 import type { PaymentsContract } from '../../chain/index.js';
 import type { PaymentsConfig } from '../../config/index.js';
+import { errorFirstLine } from '../../errors/index.js';
 import { peerIdFromAddress } from '../../identity/index.js';
 import { type MeteringEntry, readStoredChannels, toMeteringEntry } from '../buyer/BuyerChannels.js';
 import type { BuyerPayments } from '../buyer/BuyerPayments.js';
@@ -56,7 +57,7 @@ export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promis
     try {
       await options.chain.blockNumber();
     } catch (error) {
-      problem = `the payment chain is unreachable (${options.chain.clients.rpcUrls[0]}): ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+      problem = `the payment chain is unreachable (${options.chain.clients.rpcUrls[0]}): ${errorFirstLine(error)}`;
     }
   }
   if (problem || !options.chain) {

@@ -10,7 +10,7 @@ import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { connectChain, type PaymentsContract } from '../../chain/index.js';
 import type { ChainConfig, PaymentsConfig, SellerConfig } from '../../config/index.js';
-import { isSvcError, SvcError } from '../../errors/index.js';
+import { errorMessage, isSvcError, SvcError } from '../../errors/index.js';
 import { type Logger, silentLogger } from '../../log/index.js';
 import { isFreePrice, type MicroUsd, type TokenUsage, toPriceMicro } from '../../money/index.js';
 import type { PeerCapabilities } from '../../network/index.js';
@@ -115,7 +115,7 @@ export async function startPaidSeller(options: StartPaidSellerOptions): Promise<
     await payments.stop().catch(() => undefined);
     if (isSvcError(error)) throw error;
     throw new SvcError('chain_unavailable', {
-      message: `The payment chain is unreachable (${options.chain.clients.rpcUrls[0]}): ${error instanceof Error ? error.message : String(error)}`,
+      message: `The payment chain is unreachable (${options.chain.clients.rpcUrls[0]}): ${errorMessage(error)}`,
       cause: error,
     });
   }
@@ -146,6 +146,6 @@ export function configuredChain(
   try {
     return { contract: connectChain(config, dataDir).contract };
   } catch (error) {
-    return { contract: undefined, problem: error instanceof Error ? error.message : String(error) };
+    return { contract: undefined, problem: errorMessage(error) };
   }
 }
