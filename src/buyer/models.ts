@@ -8,8 +8,8 @@ import {
   TYPE_FILTERS,
 } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
+import { sendJson } from '../http/index.js';
 import type { BuyerService } from './BuyerService.js';
-import { sendJson } from './http.js';
 
 function options(service: BuyerService) {
   return {

@@ -4,6 +4,7 @@
  */
 import { normalizeModelName } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
+import { header, sendError } from '../http/index.js';
 import {
   conversationKey,
   MAX_SAME_SELLER_TRIES,
@@ -17,12 +18,6 @@ import { applyPreset } from './applyPreset.js';
 import { type AttemptOutcome, attemptSeller } from './attempt.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
 import { deliver, responseAffinityKey } from './deliver.js';
-import { sendError } from './http.js';
-
-function header(ctx: ProxyContext, name: string): string | undefined {
-  const value = ctx.req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -71,7 +66,7 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
     });
   }
   const state = service.state.read();
-  const pinHeader = header(ctx, 'x-svc-pin-peer');
+  const pinHeader = header(ctx.req.headers, 'x-svc-pin-peer');
   const resolved = resolveTarget({
     model,
     ...(pinHeader ? { pinHeader } : {}),

@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../errors/index.js';
 import { countTokens } from '../formats/index.js';
+import { header, parseJsonRequest, readBody, sendError, sendJson } from '../http/index.js';
 import { parseUsd } from '../money/index.js';
 import { parseGatewayPolicy } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
 import type { ProxyContext, ProxyRoute } from './context.js';
 import { handleControl } from './controlPlane.js';
-import { assertLoopbackRequest, parseJsonObject, readBody, sendError, sendJson } from './http.js';
+import { assertLoopbackRequest } from './http.js';
 import { handleMediaRoute } from './media/routes.js';
 import { getModel, listModels } from './models.js';
 import { failRequest, proxyRequest } from './proxy.js';
@@ -22,11 +23,6 @@ const PROXY_ROUTES: Record<string, ProxyRoute> = {
   '/v1/responses': { name: 'responses', protocol: 'openai-responses', style: 'openai' },
   '/v1/messages': { name: 'messages', protocol: 'anthropic-messages', style: 'anthropic' },
 };
-
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 function newRequestId(): string {
   return `req_${randomBytes(12).toString('hex')}`;
@@ -47,11 +43,11 @@ export function createHandler(service: BuyerService, url: () => string) {
         if (path === '/v1/models') {
           // A gateway key limited to certain models sees only those (spec "Routing").
           const access = service.controlSecret.check(
-            header(req, 'x-svc-buyer-identity'),
-            header(req, 'x-svc-gateway-auth'),
+            header(req.headers, 'x-svc-buyer-identity'),
+            header(req.headers, 'x-svc-gateway-auth'),
           );
           const policyHeader = access.authenticated
-            ? header(req, 'x-svc-routing-policy')
+            ? header(req.headers, 'x-svc-routing-policy')
             : undefined;
           const allowedModels = policyHeader
             ? parseGatewayPolicy(policyHeader).allowedModels
@@ -62,8 +58,8 @@ export function createHandler(service: BuyerService, url: () => string) {
       }
       if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new SvcError('method_not_allowed');
-        const raw = await readBody(req, service.deps.config.bodyLimitBytes);
-        sendJson(res, 200, countTokens(parseJsonObject(req, raw)));
+        const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
+        sendJson(res, 200, countTokens(parseJsonRequest(req, raw)));
         return;
       }
       if (await handleMediaRoute(service, req, res, path, method)) return;
@@ -95,10 +91,12 @@ async function handleProxy(
 ): Promise<void> {
   const startedAt = service.deps.clock();
   const access = service.controlSecret.check(
-    header(req, 'x-svc-buyer-identity'),
-    header(req, 'x-svc-gateway-auth'),
+    header(req.headers, 'x-svc-buyer-identity'),
+    header(req.headers, 'x-svc-gateway-auth'),
   );
-  const gatewayRequestId = access.authenticated ? header(req, 'x-svc-request-id') : undefined;
+  const gatewayRequestId = access.authenticated
+    ? header(req.headers, 'x-svc-request-id')
+    : undefined;
   const clientAbort = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) clientAbort.abort(new Error('client closed the connection'));
@@ -117,13 +115,13 @@ async function handleProxy(
     attempts: [],
   };
   try {
-    const raw = await readBody(req, service.deps.config.bodyLimitBytes);
+    const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
     ctx.bodyBytes = raw.length;
-    ctx.body = parseJsonObject(req, raw);
+    ctx.body = parseJsonRequest(req, raw);
     if (access.authenticated) {
-      const policy = header(req, 'x-svc-routing-policy');
+      const policy = header(req.headers, 'x-svc-routing-policy');
       if (policy) ctx.policy = parseGatewayPolicy(policy);
-      const maxCost = header(req, 'x-svc-max-cost-usd');
+      const maxCost = header(req.headers, 'x-svc-max-cost-usd');
       if (maxCost) {
         try {
           ctx.maxCostMicro = parseUsd(maxCost);

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ModelType } from '../../catalog/index.js';
 import { SvcError, toSvcError } from '../../errors/index.js';
+import { header, parseJsonRequest, readBody } from '../../http/index.js';
 import {
   costOfUsage,
   formatUsd,
@@ -31,7 +32,7 @@ import {
 } from '../../routing/index.js';
 import type { BuyerService } from '../BuyerService.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from '../context.js';
-import { headersForSeller, parseJsonObject, readBody } from '../http.js';
+import { headersForSeller } from '../http.js';
 import { failRequest } from '../proxy.js';
 import { multipartBoundary, multipartField } from './multipart.js';
 import { type MediaCall, sendMedia } from './send.js';
@@ -90,11 +91,6 @@ const JOBS = new WeakMap<BuyerService, VideoJobs>();
 /** Output tokens assumed for the payment bound of a decision. */
 const DECISION_MAX_OUTPUT = 16;
 
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 function jobsOf(service: BuyerService): VideoJobs {
   const jobs = JOBS.get(service) ?? new VideoJobs(videoJobsPath(service.deps.dataDir));
   JOBS.set(service, jobs);
@@ -113,8 +109,8 @@ export async function handleMediaRoute(
   if (!route) return false;
   if (method !== 'POST') throw new SvcError('method_not_allowed');
   const access = service.controlSecret.check(
-    header(req, 'x-svc-buyer-identity'),
-    header(req, 'x-svc-gateway-auth'),
+    header(req.headers, 'x-svc-buyer-identity'),
+    header(req.headers, 'x-svc-gateway-auth'),
   );
   const clientAbort = new AbortController();
   res.on('close', () => {
@@ -126,7 +122,7 @@ export async function handleMediaRoute(
     res,
     route: { name: route.name, protocol: route.protocol, style: 'openai' },
     requestId:
-      (access.authenticated ? header(req, 'x-svc-request-id') : undefined) ??
+      (access.authenticated ? header(req.headers, 'x-svc-request-id') : undefined) ??
       `req_${randomBytes(12).toString('hex')}`,
     startedAt: service.deps.clock(),
     body: {},
@@ -151,9 +147,9 @@ export async function handleMediaRoute(
 async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promise<void> {
   const { service, req } = ctx;
   const { deps } = service;
-  const raw = await readBody(req, deps.config.bodyLimitBytes);
+  const raw = await readBody(req, deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
   ctx.bodyBytes = raw.length;
-  const contentType = header(req, 'content-type');
+  const contentType = header(req.headers, 'content-type');
   let model: string | undefined;
   if (route.kind === 'image-edit') {
     const boundary = multipartBoundary(contentType);
@@ -173,7 +169,7 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
       });
     }
   } else {
-    ctx.body = parseJsonObject(req, raw);
+    ctx.body = parseJsonRequest(req, raw);
     if (ctx.body.model !== undefined && typeof ctx.body.model !== 'string') {
       throw new SvcError('invalid_request', {
         message: '"model" must be a string.',
@@ -183,9 +179,9 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
     model = ctx.body.model as string | undefined;
   }
   if (ctx.access.authenticated) {
-    const policy = header(req, 'x-svc-routing-policy');
+    const policy = header(req.headers, 'x-svc-routing-policy');
     if (policy) ctx.policy = parseGatewayPolicy(policy);
-    const maxCost = header(req, 'x-svc-max-cost-usd');
+    const maxCost = header(req.headers, 'x-svc-max-cost-usd');
     if (maxCost) {
       try {
         ctx.maxCostMicro = parseUsd(maxCost);
@@ -217,7 +213,7 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
       source: 'model' as const,
     };
   } else {
-    const pinHeader = header(req, 'x-svc-pin-peer');
+    const pinHeader = header(req.headers, 'x-svc-pin-peer');
     target = resolveTarget({ model, ...(pinHeader ? { pinHeader } : {}), presets: {} }).target;
   }
   if (route.kind === 'video-queue') {

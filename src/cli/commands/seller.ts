@@ -6,7 +6,7 @@ import {
   validateConfig,
   writeConfigFile,
 } from '../../config/index.js';
-import { configuredChain, startPaidSeller } from '../../payments/index.js';
+import { configuredChain, startPaidSeller } from '../../node/index.js';
 import { CliContext } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import type { CliIo } from '../io.js';

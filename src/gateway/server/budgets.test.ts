@@ -63,7 +63,7 @@ describe('budgets through the gateway', () => {
     ).toBeUndefined();
   });
 
-  it('GET /v1/key returns the spec 2.1 shape, field by field', async () => {
+  it('GET /v1/key returns its documented shape, field by field', async () => {
     const { key, secret } = await h.key({
       label: 'ci-bot',
       limits: { daily: 5_000_000n, weekly: 1_000n },

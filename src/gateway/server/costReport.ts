@@ -1,10 +1,11 @@
 /**
- * What a request cost, as the buyer reports it (SEAMS.md): response headers for answers, the final
+ * What a request cost, as the buyer reports it: response headers for answers, the final
  * `: svc-usage {...}` SSE comment for streams, and `GET /_svc/requests/<id>` when neither arrived.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
+import { header } from '../../http/index.js';
 import { type MicroUsd, parseUsd } from '../../money/index.js';
 import type { TokenCounts } from '../store/types.js';
 
@@ -13,17 +14,12 @@ export interface CostReport {
   usage: TokenCounts;
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 function tokens(text: string | undefined): number {
   const value = Number(text ?? 0);
   return Number.isSafeInteger(value) && value >= 0 ? value : 0;
 }
 
-/** Cost from the spec 4.5 headers of a non-streaming answer, or null when absent. */
+/** Cost from the `x-svc-*` cost headers of a non-streaming answer, or null when absent. */
 export function costFromHeaders(headers: IncomingHttpHeaders): CostReport | null {
   const cost = header(headers, 'x-svc-estimated-cost-usd');
   if (!cost) return null;

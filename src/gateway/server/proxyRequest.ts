@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { SvcError } from '../../errors/index.js';
+import { header, parseJsonObject, readBody, writeChunk } from '../../http/index.js';
 import { formatUsd } from '../../money/index.js';
 import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
 import type { LogRow, Reservation } from '../store/types.js';
@@ -21,7 +22,6 @@ import {
 } from './costReport.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
-import { readBody, writeChunk } from './httpIo.js';
 import { resolvePolicy } from './resolvePolicy.js';
 import type { Route } from './routes.js';
 
@@ -39,23 +39,8 @@ function parseBody(req: IncomingMessage, body: Buffer): ParsedBody {
   const type = String(req.headers['content-type'] ?? '');
   if (!type.includes('json') && !(type === '' && body.length > 0))
     return { json: null, model: undefined };
-  try {
-    const json = JSON.parse(body.toString('utf8')) as unknown;
-    if (typeof json !== 'object' || json === null || Array.isArray(json))
-      throw new Error('not an object');
-    const record = json as Record<string, unknown>;
-    return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
-  } catch (error) {
-    throw new SvcError('invalid_json', { cause: error });
-  }
-}
-
-function header(
-  headers: Record<string, string | string[] | undefined>,
-  name: string,
-): string | null {
-  const value = headers[name];
-  return (Array.isArray(value) ? value[0] : value) ?? null;
+  const record = parseJsonObject(body);
+  return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
 }
 
 /** Handles a proxied route; fills `log` as it goes. */
@@ -137,9 +122,9 @@ export async function proxyRequest(
   }
   log.ttfbMs = Math.round(performance.now() - startedMs);
   log.status = upstream.statusCode;
-  log.peerId = header(upstream.headers, 'x-svc-peer-id');
-  log.provider = header(upstream.headers, 'x-svc-provider');
-  log.serviceId = header(upstream.headers, 'x-svc-service');
+  log.peerId = header(upstream.headers, 'x-svc-peer-id') ?? null;
+  log.provider = header(upstream.headers, 'x-svc-provider') ?? null;
+  log.serviceId = header(upstream.headers, 'x-svc-service') ?? null;
   log.servedModel = log.serviceId ?? model ?? null;
   const streamed = String(upstream.headers['content-type'] ?? '').includes('text/event-stream');
   log.streamed = streamed;

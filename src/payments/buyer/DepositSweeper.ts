@@ -1,5 +1,5 @@
 /**
- * Moves USDC that arrives in an identity's wallet into its credits (spec 4.3: "usually within a
+ * Moves USDC that arrives in an identity's wallet into its credits ("usually within a
  * minute"). One pass per interval. Every deposit is an EIP-3009 authorization signed by the
  * identity and submitted with `depositWithAuthorization` (decision 080): by the wallet itself when
  * it holds ETH, otherwise by the relayer identity, so a wallet funded only with USDC (an x402

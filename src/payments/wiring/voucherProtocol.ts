@@ -56,7 +56,7 @@ function collect(stream: Stream, signal: AbortSignal): Promise<Uint8Array> {
   });
 }
 
-/** Mounts the seller's voucher handler (`SellerPayments.handleVoucherBytes`) on its node. */
+/** Mounts the seller's voucher handler (`SellerPaymentService.handleVoucherBytes`) on its node. */
 export async function serveVouchers(
   node: SvcNode,
   handle: (bytes: Uint8Array) => Promise<Uint8Array>,

@@ -1,6 +1,6 @@
-/** `svc buyer start`: the local buyer proxy on 127.0.0.1 (spec 4.2, 4.4). */
+/** `svc buyer start`: the local buyer proxy on 127.0.0.1. */
 import type { Command } from 'commander';
-import { configuredChain, startPaidBuyerNode } from '../../../payments/index.js';
+import { configuredChain, startPaidBuyerNode } from '../../../node/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { parsePort } from '../../options.js';

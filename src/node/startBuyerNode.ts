@@ -5,22 +5,27 @@
  * channels on `GET /_svc/channels`, and ranks sellers by on-chain trust (`ChainReputation`). Without a
  * chain it runs as before: free offers only.
  */
-import type { RunBuyerNodeOptions, RunningBuyerNode } from '../../buyer/index.js';
-import { runBuyerNode } from '../../buyer/index.js';
-import type { PaymentsContract } from '../../chain/index.js';
-import type { PaymentsConfig } from '../../config/index.js';
-import { errorFirstLine } from '../../errors/index.js';
-import { peerIdFromAddress } from '../../identity/index.js';
-import { type MeteringEntry, readStoredChannels, toMeteringEntry } from '../buyer/BuyerChannels.js';
-import type { BuyerPayments } from '../buyer/BuyerPayments.js';
-import type { BuyerChannelRow } from '../buyer/store.js';
-import type { IdentitySource } from '../buyer/types.js';
-import type { Clock } from '../clock.js';
-import { createBuyerPayments } from '../factories.js';
-import { ReputationReader } from '../reputation.js';
-import { BuyerPaymentsAdapter } from './buyerAdapter.js';
-import { ChainReputation, PENALTY_MEMORY_MS } from './chainReputation.js';
-import { sendVoucher } from './voucherProtocol.js';
+import type { RunBuyerNodeOptions, RunningBuyerNode } from '../buyer/index.js';
+import { runBuyerNode } from '../buyer/index.js';
+import type { PaymentsContract } from '../chain/index.js';
+import type { PaymentsConfig } from '../config/index.js';
+import { errorFirstLine } from '../errors/index.js';
+import { peerIdFromAddress } from '../identity/index.js';
+import {
+  type BuyerChannelRow,
+  type BuyerPaymentService,
+  BuyerPaymentsAdapter,
+  ChainReputation,
+  type Clock,
+  createBuyerPayments,
+  type IdentitySource,
+  type MeteringEntry,
+  PENALTY_MEMORY_MS,
+  ReputationReader,
+  readStoredChannels,
+  sendVoucher,
+  toMeteringEntry,
+} from '../payments/index.js';
 
 export interface StartPaidBuyerOptions
   extends Omit<RunBuyerNodeOptions, 'payments' | 'reputation'> {
@@ -37,7 +42,7 @@ export interface StartPaidBuyerOptions
 
 export interface PaidBuyerNode extends RunningBuyerNode {
   /** Present when the buyer pays sellers (a chain is configured and reachable). */
-  payments: BuyerPayments | undefined;
+  payments: BuyerPaymentService | undefined;
   reputation: ChainReputation | undefined;
   /** Why the buyer runs without payments, when it does. */
   paymentsProblem: string | undefined;

@@ -25,12 +25,12 @@ import {
   waitFor,
 } from '../../network/testing/loopback.js';
 import type { FakeUpstream } from '../../seller/testing/index.js';
-import { type PaidBuyerNode, startPaidBuyerNode } from './paidBuyer.js';
+import { type PaidBuyerNode, startPaidBuyerNode } from '../startBuyerNode.js';
 import {
   type PaidSellerHandle,
   type StartPaidSellerOptions,
   startPaidSeller,
-} from './paidSeller.js';
+} from '../startSellerNode.js';
 
 export const PRICING: TokenPricing = {
   inputUsdPerMillion: 3,

@@ -1,61 +1,25 @@
 /**
- * Wires seller payments into the seller node (decision 070): `SellerPaymentsHook` adapts the
- * payments service to the seller's `SellerPayments` seam, and `startPaidSeller` starts a seller
- * whose priced offers are paid through channels on the configured chain — it advertises
- * `capabilities.payments`, admits/records every request through the hook, serves
- * `/svc/voucher/1` and runs the settle/close ticks. A seller with priced offers and no chain
- * refuses to start unless explicitly `free` (decision 071).
+ * `svc seller start` (decision 070): `startPaidSeller` starts a seller whose priced offers are paid
+ * through channels on the configured chain — it advertises `capabilities.payments`, admits and
+ * records every request through `SellerPaymentsHook`, serves `/svc/voucher/1` and runs the
+ * settle/close ticks. A seller with priced offers and no chain refuses to start unless explicitly
+ * `free` (decision 071).
  */
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { connectChain, type PaymentsContract } from '../../chain/index.js';
-import type { ChainConfig, PaymentsConfig, SellerConfig } from '../../config/index.js';
-import { errorMessage, isSvcError, SvcError } from '../../errors/index.js';
-import { type Logger, silentLogger } from '../../log/index.js';
-import { isFreePrice, type MicroUsd, type TokenUsage, toPriceMicro } from '../../money/index.js';
-import type { PeerCapabilities } from '../../network/index.js';
-import type {
-  SellerHandle,
-  SellerOffer,
-  SellerPayments as SellerPaymentsSeam,
-  StartSellerOptions,
-} from '../../seller/index.js';
-import { startSeller } from '../../seller/index.js';
-import type { Clock } from '../clock.js';
-import { createSellerPayments } from '../factories.js';
-import type { SellerPayments } from '../seller/SellerPayments.js';
-import { serveVouchers } from './voucherProtocol.js';
-
-/** The payments service behind the seller's `SellerPayments` seam. */
-export class SellerPaymentsHook implements SellerPaymentsSeam {
-  constructor(private readonly payments: SellerPayments) {}
-
-  async admit(
-    payment: Record<string, unknown> | undefined,
-    offer: SellerOffer,
-    maxCostMicro: MicroUsd,
-  ): Promise<void> {
-    // The buyer's declared bound is what it locked for this request: the seller admits (and
-    // later bills at most) that, rather than its own rougher estimate from body bytes, which
-    // would not fit a lock sized exactly to the buyer's bound (decision 070).
-    const declared = payment?.maxCostMicro;
-    const bound =
-      typeof declared === 'string' && /^[0-9]{1,30}$/.test(declared) ? 0n : maxCostMicro;
-    await this.payments.admit(payment, { price: toPriceMicro(offer.pricing) }, bound);
-  }
-
-  async record(requestId: string, usage: TokenUsage, costMicro: MicroUsd): Promise<void> {
-    this.payments.record(requestId, usage, costMicro);
-  }
-
-  claimOnce(key: string): boolean {
-    return this.payments.claimOnce(key);
-  }
-
-  capabilities(): PeerCapabilities['payments'] {
-    return this.payments.paymentsInfo;
-  }
-}
+import type { PaymentsContract } from '../chain/index.js';
+import type { PaymentsConfig, SellerConfig } from '../config/index.js';
+import { errorMessage, isSvcError, SvcError } from '../errors/index.js';
+import { type Logger, silentLogger } from '../log/index.js';
+import { isFreePrice, toPriceMicro } from '../money/index.js';
+import {
+  type Clock,
+  createSellerPayments,
+  type SellerPaymentService,
+  SellerPaymentsHook,
+  serveVouchers,
+} from '../payments/index.js';
+import { type SellerHandle, type StartSellerOptions, startSeller } from '../seller/index.js';
 
 /** True when any service of the seller config has a non-zero price. */
 export function hasPricedOffers(seller: SellerConfig): boolean {
@@ -82,7 +46,7 @@ export interface StartPaidSellerOptions extends Omit<StartSellerOptions, 'paymen
 
 export interface PaidSellerHandle extends SellerHandle {
   /** The payments service, when the seller is paid. */
-  payments: SellerPayments | undefined;
+  payments: SellerPaymentService | undefined;
 }
 
 /** Starts a seller; paid through channels when it has priced offers. */
@@ -136,16 +100,4 @@ export async function startPaidSeller(options: StartPaidSellerOptions): Promise<
       await payments.stop();
     },
   };
-}
-
-/** The configured chain for a seller or buyer, or why there is none (no I/O). */
-export function configuredChain(
-  config: ChainConfig,
-  dataDir: string,
-): { contract: PaymentsContract | undefined; problem?: string } {
-  try {
-    return { contract: connectChain(config, dataDir).contract };
-  } catch (error) {
-    return { contract: undefined, problem: errorMessage(error) };
-  }
 }
