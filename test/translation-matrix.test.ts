@@ -1,5 +1,5 @@
 /**
- * The translation matrix (issue 5): every client format, driven by its official SDK, against a
+ * The translation matrix: every client format, driven by its official SDK, against a
  * seller of every format on a real libp2p network, streaming and not — plain text, a tool-call
  * round trip, an image input, the stop reason and usage with cached tokens. The vendors behind
  * the sellers answer in their exact wire formats (test/support/scriptedVendor.ts).

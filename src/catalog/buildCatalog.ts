@@ -1,4 +1,4 @@
-/** Catalog entries (spec 2.3): one per normalised model, aggregated over every seller's offer. */
+/** Catalog entries: one per normalised model, aggregated over every seller's offer. */
 import type { PeerId } from '../identity/index.js';
 import type { TokenPricing } from '../money/index.js';
 import type { ApiProtocol, ServiceCapabilities, UnitBillingModel } from '../network/index.js';
@@ -8,7 +8,7 @@ import type { Offer } from './offers.js';
 import { HEALTHY, type OfferHealth, rankOffers } from './rankOffers.js';
 import type { ReputationSource } from './reputation.js';
 
-/** One item of `peers` (spec 2.3). */
+/** One item of `peers`. */
 export interface CatalogPeer {
   peerId: PeerId;
   provider: string;
@@ -27,7 +27,7 @@ export interface CatalogCapabilities {
   output_modalities?: string[];
 }
 
-/** A catalog model entry (spec 2.3) in the OpenAI list-item shape. */
+/** A catalog model entry in the OpenAI list-item shape. */
 export interface CatalogEntry {
   id: string;
   object: 'model';

@@ -1,5 +1,5 @@
 /**
- * The guarantee of issue 7: no limit is ever exceeded, by any concurrency, on one gateway or
+ * The gateway's guarantee: no limit is ever exceeded, by any concurrency, on one gateway or
  * several sharing a database. Room for exactly N requests -> exactly N succeed, spend <= limit,
  * the counter equals the ledger.
  */

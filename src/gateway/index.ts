@@ -1,6 +1,6 @@
 /**
- * The gateway (issue 7): API keys, workspaces, members, budgets, routing policies and request
- * logs in front of the buyer, which it reaches over HTTP only (SEAMS.md "Gateway -> buyer").
+ * The gateway: API keys, workspaces, members, budgets, routing policies and request
+ * logs in front of the buyer, which it reaches over HTTP only.
  */
 export { type CreatedKey, type CreateKeyInput, createKey, rotateKey } from './admin/createKey.js';
 export {

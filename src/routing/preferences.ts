@@ -1,7 +1,7 @@
 /**
  * Effective routing preferences: the buyer's own (`buyer.routingPreferences`), narrowed by a
  * preset and by a gateway policy. Narrowing only restricts: allow lists intersect, block lists
- * add up, minimum trust takes the max, price caps the min (ARCHITECTURE "Gateway").
+ * add up, minimum trust takes the max, price caps the min.
  */
 import { z } from 'zod';
 import { normalizeModelName } from '../catalog/index.js';
@@ -10,7 +10,7 @@ import { SvcError } from '../errors/index.js';
 import { type PeerId, parsePeerId } from '../identity/index.js';
 import { type MicroUsd, usdNumberToMicro } from '../money/index.js';
 
-/** The buyer never pays more than this for one video (spec 8). */
+/** The buyer never pays more than this for one video. */
 export const VIDEO_PRICE_CEILING_MICRO = 5_000_000n;
 
 /** Hard price caps in exact units (token caps per million tokens). */
@@ -52,7 +52,7 @@ export interface PreferenceNarrowing {
 
 const usd = z.number().finite().nonnegative();
 
-/** The JSON of `x-svc-routing-policy` (SEAMS.md). */
+/** The JSON of `x-svc-routing-policy`. */
 export const gatewayPolicySchema = z.object({
   minTrustScore: z.number().min(0).max(100).optional(),
   maxPricing: z
@@ -161,7 +161,7 @@ export function narrowPreferences(
 /**
  * Preferences for a pinned request: the user chose the seller, so their own trust gate and
  * allow list do not apply, but their block list and price caps do, and a gateway policy
- * applies in full (SEAMS.md: policies apply to pinned routes too).
+ * applies in full.
  */
 export function pinPreferences(
   own: EffectivePreferences,

@@ -76,7 +76,7 @@ export function mergePolicies(
   );
 }
 
-/** The buyer's `x-svc-routing-policy` header value (SEAMS.md): base64url of its JSON. */
+/** The buyer's `x-svc-routing-policy` header value: base64url of its JSON. */
 export function encodeBuyerPolicy(policy: RoutingPolicy): string {
   const wire = {
     ...(policy.minTrustScore !== undefined ? { minTrustScore: policy.minTrustScore } : {}),

@@ -1,4 +1,4 @@
-/** The one contract suite every GatewayStore implementation runs (STYLE.md #6). */
+/** The one contract suite every GatewayStore implementation runs. */
 import { describe, expect, it } from 'vitest';
 import { periodStart } from '../budget/periods.js';
 import { MIGRATIONS } from './migrations.js';

@@ -3,6 +3,5 @@ export {
   loopbackNetworkConfig,
   randomIdentity,
   startLoopbackNode,
-  type TestIdentity,
   waitFor,
 } from './loopback.js';

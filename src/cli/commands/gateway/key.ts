@@ -1,4 +1,4 @@
-/** `svc gateway key create|list|show|limits|rotate|revoke|topup` (spec 4.4). */
+/** `svc gateway key create|list|show|limits|rotate|revoke|topup`. */
 import type { Command } from 'commander';
 import { SvcError } from '../../../errors/index.js';
 import {

@@ -93,7 +93,7 @@ describe('svc network on a live loopback network', () => {
 
   const svc = (...args: string[]) => runCli(['--data-dir', join(dataDir, 'cli'), ...args], env);
 
-  it('browses the network directly with the spec 2.5 JSON shape, for every sort key', {
+  it('browses the network directly with the documented JSON shape, for every sort key', {
     timeout: 90_000,
   }, async () => {
     for (const sort of ['score', 'volume', 'sessions', 'price', 'recent']) {
