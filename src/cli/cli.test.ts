@@ -1,16 +1,16 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { removeTempDir, tempDir } from '../testing/index.js';
 import { runCli } from './testing/runCli.js';
 
 let dataDir: string;
 beforeEach(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+  dataDir = tempDir('svc-cli-');
 });
-afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+afterEach(() => removeTempDir(dataDir));
 
 const svc = (...args: string[]) => runCli(['--data-dir', dataDir, ...args]);
 

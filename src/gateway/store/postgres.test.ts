@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { startTestPostgres, type TestPostgres } from '../testing/embeddedPostgres.js';
+import { runStoreContract } from '../testing/storeContract.js';
 import { createStore } from './createStore.js';
-import { runStoreContract } from './storeContract.js';
 import type { GatewayStore } from './types.js';
 
 let pg: TestPostgres;

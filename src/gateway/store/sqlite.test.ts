@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
+import { runStoreContract } from '../testing/storeContract.js';
 import { createStore } from './createStore.js';
-import { runStoreContract } from './storeContract.js';
 import type { GatewayStore } from './types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-gw-sqlite-'));

@@ -1,15 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RouteStateStore } from '../../../routing/index.js';
+import { removeTempDir, tempDir } from '../../../testing/index.js';
 import { runCli } from '../../testing/runCli.js';
 
 let dataDir: string;
 beforeEach(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-route-'));
+  dataDir = tempDir('svc-cli-route-');
 });
-afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+afterEach(() => removeTempDir(dataDir));
 const svc = (...args: string[]) => runCli(['--data-dir', dataDir, ...args]);
 const PEER = '0xABCDEF0123456789abcdef0123456789ABCDEF01';
 

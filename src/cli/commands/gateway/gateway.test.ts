@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, type GatewayStore } from '../../../gateway/index.js';
+import { removeTempDir, tempDir } from '../../../testing/index.js';
 import { runCli } from '../../testing/runCli.js';
 
 let dataDir: string;
@@ -23,9 +23,9 @@ async function withStore<T>(body: (store: GatewayStore) => Promise<T>): Promise<
 }
 
 beforeAll(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-cli-'));
+  dataDir = tempDir('svc-gw-cli-');
 });
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+afterAll(() => removeTempDir(dataDir));
 
 describe('svc gateway key', () => {
   it('creates a key, shows its secret once, stores only the hash', async () => {
