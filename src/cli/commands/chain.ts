@@ -26,7 +26,12 @@ export function registerChainCommands(program: Command, io: CliIo): void {
   const chain = program
     .command('chain')
     .description('the local development chain (anvil) with test USDC');
+  registerChainStart(chain, io);
+  registerChainFaucet(chain, io);
+}
 
+/** Registers `svc chain start`. */
+function registerChainStart(chain: Command, io: CliIo): void {
   chain
     .command('start')
     .description('start anvil, deploy test USDC and the payments contract, run until Ctrl-C')
@@ -65,7 +70,10 @@ export function registerChainCommands(program: Command, io: CliIo): void {
         await local.stop();
       }
     });
+}
 
+/** Registers `svc chain faucet`. */
+function registerChainFaucet(chain: Command, io: CliIo): void {
   chain
     .command('faucet')
     .description('mint test USDC and send test ETH (gas) to an address on the local chain')

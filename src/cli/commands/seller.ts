@@ -53,7 +53,12 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
   const seller = program
     .command('seller')
     .description('sell inference: configure upstream providers and run a seller node');
+  registerSellerSetup(seller, io);
+  registerSellerStart(seller, io);
+}
 
+/** Registers `svc seller setup`. */
+function registerSellerSetup(seller: Command, io: CliIo): void {
   seller
     .command('setup')
     .description(
@@ -161,7 +166,10 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
         }
       }
     });
+}
 
+/** Registers `svc seller start`. */
+function registerSellerStart(seller: Command, io: CliIo): void {
   seller
     .command('start')
     .description(

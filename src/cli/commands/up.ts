@@ -28,6 +28,13 @@ interface UpFlags {
 }
 
 export function registerUpCommands(program: Command, io: CliIo): void {
+  registerUpUp(program, io);
+  registerUpDown(program, io);
+  registerUpStatus(program, io);
+}
+
+/** Registers `svc up`. */
+function registerUpUp(program: Command, io: CliIo): void {
   program
     .command('up')
     .description('run the whole network locally: chain, bootstrap, sellers, buyer, gateway')
@@ -75,7 +82,10 @@ export function registerUpCommands(program: Command, io: CliIo): void {
       await waitForShutdown();
       await network.stop();
     });
+}
 
+/** Registers `svc down`. */
+function registerUpDown(program: Command, io: CliIo): void {
   program
     .command('down')
     .description('stop a local network started by `svc up` (in reverse order)')
@@ -85,7 +95,10 @@ export function registerUpCommands(program: Command, io: CliIo): void {
       if (ctx.json) printJson(io, { stopped });
       else io.stdout(stopped.length ? 'local network stopped\n' : 'no local network is running\n');
     });
+}
 
+/** Registers `svc status`. */
+function registerUpStatus(program: Command, io: CliIo): void {
   program
     .command('status')
     .description('show what `svc up` runs: each component, its pid and health')

@@ -77,7 +77,17 @@ function keyJson(key: KeyRecord, now: number) {
 
 export function registerKeyCommands(gateway: Command, io: CliIo): void {
   const key = gateway.command('key').description('API keys: create, list, limit, rotate, revoke');
+  registerKeyCreate(key, io);
+  registerKeyList(key, io);
+  registerKeyShow(key, io);
+  registerKeyLimits(key, io);
+  registerKeyRotate(key, io);
+  registerKeyRevoke(key, io);
+  registerKeyTopup(key, io);
+}
 
+/** `svc gateway key create`: a key and its secret, shown once. */
+function registerKeyCreate(key: Command, io: CliIo): void {
   addLimitOptions(
     key
       .command('create')
@@ -137,7 +147,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         io.stdout('The secret is shown only now: store it safely.\n');
       });
     });
+}
 
+/** `svc gateway key list`: the keys, optionally of one workspace. */
+function registerKeyList(key: Command, io: CliIo): void {
   key
     .command('list')
     .description('list keys')
@@ -175,7 +188,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         );
       });
     });
+}
 
+/** `svc gateway key show`: one key with its state, limits and usage. */
+function registerKeyShow(key: Command, io: CliIo): void {
   key
     .command('show')
     .description('one key: state, limits and usage (the GET /v1/key view)')
@@ -203,7 +219,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         }
       });
     });
+}
 
+/** `svc gateway key limits`: a key's admin or owner limits. */
+function registerKeyLimits(key: Command, io: CliIo): void {
   addLimitOptions(
     key
       .command('limits')
@@ -241,7 +260,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         }
       });
     });
+}
 
+/** `svc gateway key rotate`: a new secret for a key. */
+function registerKeyRotate(key: Command, io: CliIo): void {
   key
     .command('rotate')
     .description('issue a new secret; the old one stops working at once')
@@ -255,7 +277,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         );
       });
     });
+}
 
+/** `svc gateway key revoke`: revokes a key. */
+function registerKeyRevoke(key: Command, io: CliIo): void {
   key
     .command('revoke')
     .description('revoke a key; applies to the running gateway on the next request')
@@ -268,7 +293,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         io.stdout(revoked ? `revoked ${id}\n` : `${id} was already revoked\n`);
       });
     });
+}
 
+/** `svc gateway key topup on|off`: x402 top-ups of a key with its own wallet. */
+function registerKeyTopup(key: Command, io: CliIo): void {
   key
     .command('topup')
     .description('enable or disable x402 top-ups (keys with their own wallet only)')

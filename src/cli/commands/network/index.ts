@@ -33,7 +33,13 @@ export function registerNetworkCommands(program: Command, io: CliIo): void {
   const network = program
     .command('network')
     .description('the peer-to-peer network: browse sellers, inspect one, run a bootstrap node');
+  registerNetworkBrowse(network, io);
+  registerNetworkPeer(network, io);
+  registerNetworkBootstrap(network, io);
+}
 
+/** Registers `svc network browse`. */
+function registerNetworkBrowse(network: Command, io: CliIo): void {
   network
     .command('browse')
     .description(
@@ -76,7 +82,10 @@ export function registerNetworkCommands(program: Command, io: CliIo): void {
       if (ctx.json) printJson(io, result);
       else printBrowse(io, result, flags.services ?? false);
     });
+}
 
+/** Registers `svc network peer`. */
+function registerNetworkPeer(network: Command, io: CliIo): void {
   network
     .command('peer')
     .description('show one peer in full: its signed record, services and prices')
@@ -118,7 +127,10 @@ export function registerNetworkCommands(program: Command, io: CliIo): void {
         else printPeer(io, found);
       },
     );
+}
 
+/** Registers `svc network bootstrap`. */
+function registerNetworkBootstrap(network: Command, io: CliIo): void {
   network
     .command('bootstrap')
     .description(
