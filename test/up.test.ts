@@ -27,6 +27,7 @@ let ports: {
   chain: number;
   bootstrap: number;
   facilitator: number;
+  indexer: number;
 };
 let key: string;
 
@@ -47,6 +48,7 @@ beforeAll(async () => {
     facilitator: await freePort(),
     chain: await freePort(),
     bootstrap: await freePort(),
+    indexer: await freePort(),
   };
   child = spawn(
     process.execPath,
@@ -67,6 +69,8 @@ beforeAll(async () => {
       String(ports.bootstrap),
       '--facilitator-port',
       String(ports.facilitator),
+      '--indexer-port',
+      String(ports.indexer),
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -112,6 +116,7 @@ describe('svc up', () => {
   it('prints the URLs, a gateway key and how it handled the trust gate', () => {
     expect(output).toContain(`http://127.0.0.1:${ports.buyer}`);
     expect(output).toContain(`http://127.0.0.1:${ports.gateway}`);
+    expect(output).toContain(`http://127.0.0.1:${ports.indexer}/stats`);
     expect(key).toMatch(/^svc_/);
     expect(output).toMatch(/minTrustScore is 0 .*no on-chain history/);
     expect(output).toMatch(
@@ -262,6 +267,24 @@ describe('svc up', () => {
     expect(Number(view.usage.spent_usd)).toBeGreaterThan(0);
   }, 120_000);
 
+  it('serves a public snapshot of the dev sellers at the indexer', async () => {
+    const deadline = Date.now() + 60_000;
+    let peers: Array<{ peerId: string; onChainStats: { settledVolumeUsd: string } }> = [];
+    while (Date.now() < deadline) {
+      const reply = await fetch(`http://127.0.0.1:${ports.indexer}/stats`);
+      if (reply.status === 200) {
+        peers = ((await reply.json()) as { peers: typeof peers }).peers;
+        if (peers.length === 2) break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    expect(peers).toHaveLength(2);
+    for (const peer of peers) {
+      expect(peer.peerId).toMatch(HEX_PEER);
+      expect(peer.onChainStats.settledVolumeUsd).toMatch(USD);
+    }
+  }, 90_000);
+
   it('svc status lists every component as running', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [
       BIN,
@@ -281,6 +304,7 @@ describe('svc up', () => {
       'seller-2',
       'buyer',
       'facilitator',
+      'indexer',
       'gateway',
     ]);
     expect(status.components.every((c) => c.alive)).toBe(true);

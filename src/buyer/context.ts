@@ -1,11 +1,12 @@
 /** Per-request context of a proxied request, and the record/metrics written when it finishes. */
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorStyle } from '../errors/index.js';
 import type { MicroUsd, TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
 import type { PreferenceNarrowing } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
-import type { GatewayAccess } from './gatewayAuth.js';
+import { type GatewayAccess, gatewayAccessOf, gatewayLimitsOf } from './gatewayAuth.js';
 import type { RequestRecord } from './requestRecords.js';
 
 export interface ProxyRoute {
@@ -30,6 +31,44 @@ export interface ProxyContext {
   /** Aborted when the client goes away. */
   clientAbort: AbortController;
   attempts: string[];
+}
+
+/**
+ * The context of a request on a proxied route (text or media): caller, request id (the gateway's
+ * when it sent one) and an abort signal for a client that goes away.
+ */
+export function openProxyContext(
+  service: BuyerService,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: ProxyRoute,
+): ProxyContext {
+  const startedAt = service.deps.clock();
+  const { access, requestId } = gatewayAccessOf(service.controlSecret, req.headers);
+  const clientAbort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) clientAbort.abort(new Error('client closed the connection'));
+  });
+  return {
+    service,
+    req,
+    res,
+    route,
+    requestId: requestId ?? `req_${randomBytes(12).toString('hex')}`,
+    startedAt,
+    body: {},
+    bodyBytes: 0,
+    access,
+    clientAbort,
+    attempts: [],
+  };
+}
+
+/** Applies the gateway's policy and cost cap (read once the body is in). */
+export function applyGatewayLimits(ctx: ProxyContext): void {
+  const { policy, maxCostMicro } = gatewayLimitsOf(ctx.access, ctx.req.headers);
+  if (policy) ctx.policy = policy;
+  if (maxCostMicro !== undefined) ctx.maxCostMicro = maxCostMicro;
 }
 
 export const ZERO_USAGE: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };

@@ -1,295 +1,113 @@
 /**
- * Writes a seller's successful answer to the client: spec 4.5 headers, the body (streamed with
- * backpressure, or whole), the closing `: svc-usage` SSE comment (SEAMS.md), then payment
- * completion, health, affinity and the request record.
+ * Writes a seller's successful answer to the client: a whole answer with its usage headers here,
+ * a stream in deliverStream.ts; then the record, health, affinity and payment completion.
  */
-import { once } from 'node:events';
 import { SvcError } from '../errors/index.js';
-import { costOfUsage, formatUsd, type TokenUsage } from '../money/index.js';
+import { encodeUsageHeaders, latencyHeader } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
-import type { AttemptOutcome } from './attempt.js';
+import {
+  completePayment,
+  priceAnswer,
+  rememberSeller,
+  sellerHeaders,
+  servedBy,
+  settleUsage,
+  trailerOf,
+} from './answerParts.js';
+import type { AttemptOk } from './attempt.js';
 import { finishRequest, type ProxyContext } from './context.js';
-import { countTextTokens, textOf } from './tokenCount.js';
-import { StreamUsageScanner, usageFromBody } from './usage.js';
+import { deliverStream } from './deliverStream.js';
+import { textOf } from './tokenCount.js';
+import { usageFromBody } from './usage.js';
 
-type Ok = Extract<AttemptOutcome, { kind: 'ok' }>;
+export { responseAffinityKey } from './answerParts.js';
 
-/** Longest wait for the seller's usage claim after its body ended. */
-const TRAILER_WAIT_MS = 2_000;
-
-/** Request id, seller identity and price headers (sent on streams too). */
-export function sellerHeaders(
+/** The seller's whole answer in the client's protocol (translated when they differ). */
+function clientBody(
   ctx: ProxyContext,
   candidate: RouteCandidate,
-): Record<string, string> {
-  const { offer } = candidate;
-  const pricing = offer.pricing;
-  return {
-    'x-svc-request-id': ctx.requestId,
-    'x-svc-peer-id': offer.peerId,
-    'x-svc-provider': offer.provider,
-    'x-svc-service': offer.serviceId,
-    'x-svc-input-usd-per-million': String(pricing.inputUsdPerMillion),
-    'x-svc-output-usd-per-million': String(pricing.outputUsdPerMillion),
-    // Without an advertised cached price, cached tokens bill at the input price.
-    'x-svc-cached-input-usd-per-million': String(
-      pricing.cachedInputUsdPerMillion ?? pricing.inputUsdPerMillion,
-    ),
-    'x-svc-peer-reputation':
-      candidate.reputationScore === undefined ? 'unscored' : String(candidate.reputationScore),
-    'x-svc-attempts': ctx.attempts.join(', ') || 'none',
-  };
-}
-
-function usageHeaders(usage: TokenUsage, source: 'usage' | 'estimated', costUsd: string) {
-  return {
-    'x-svc-input-tokens': String(usage.inputTokens),
-    'x-svc-cached-input-tokens': String(usage.cachedInputTokens),
-    'x-svc-output-tokens': String(usage.outputTokens),
-    'x-svc-total-tokens': String(usage.inputTokens + usage.outputTokens),
-    'x-svc-token-source': source,
-    'x-svc-estimated-cost-usd': costUsd,
-  };
-}
-
-function settleUsage(
-  reported: TokenUsage | undefined,
-  claimed: TokenUsage | undefined,
-  inputTokens: () => number,
-  outputText: () => string,
-): { usage: TokenUsage; source: 'usage' | 'estimated'; estimate: () => TokenUsage } {
-  let estimated: TokenUsage | undefined;
-  const estimate = () => {
-    estimated ??= {
-      inputTokens: inputTokens(),
-      cachedInputTokens: 0,
-      outputTokens: countTextTokens(outputText()),
-    };
-    return estimated;
-  };
-  const usage = reported ?? claimed;
-  if (usage && usage.cachedInputTokens <= usage.inputTokens)
-    return { usage, source: 'usage', estimate };
-  return { usage: estimate(), source: 'estimated', estimate };
-}
-
-async function afterSuccess(
-  ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: Ok,
-  usage: TokenUsage,
-  estimate: () => TokenUsage,
-  trailerPromise: Promise<unknown>,
-  affinityKey: string | undefined,
-  responseId: string | undefined,
-): Promise<void> {
-  const { service } = ctx;
-  service.health.recordSuccess(candidate.offer.peerId);
-  if (affinityKey) service.affinity.remember(affinityKey, candidate.offer.peerId);
-  // A later `previous_response_id` must reach the seller that holds that response.
-  if (responseId)
-    service.affinity.remember(responseAffinityKey(responseId), candidate.offer.peerId);
-  if (ok.paid) {
-    try {
-      const claimed = (await trailerPromise) as Parameters<
-        typeof service.deps.payments.complete
-      >[0]['claimed'];
-      await service.deps.payments.complete({
-        requestId: ctx.requestId,
-        peerId: candidate.offer.peerId,
-        claimed,
-        estimatedUsage: estimate(),
-        price: candidate.offer.price,
-        serviceId: candidate.offer.serviceId,
-      });
-    } catch (error) {
-      service.deps.logger.warn(
-        { err: error, requestId: ctx.requestId },
-        'payment completion failed',
-      );
-    }
+  ok: AttemptOk,
+  sellerJson: unknown,
+): { bytes: Buffer; json: unknown } {
+  const whole = ok.whole ?? Buffer.alloc(0);
+  if (candidate.sellerProtocol === ctx.route.protocol) return { bytes: whole, json: sellerJson };
+  try {
+    const { translator } = ctx.service.deps;
+    const json = translator.response(ctx.route.protocol, candidate.sellerProtocol, sellerJson);
+    return { bytes: Buffer.from(JSON.stringify(json)), json };
+  } catch (cause) {
+    if (ok.paid) ctx.service.deps.payments.release?.(ctx.requestId);
+    throw new SvcError('invalid_seller_response', {
+      message: `Seller ${candidate.offer.peerId} sent a ${candidate.sellerProtocol} response that could not be translated.`,
+      details: { peerId: candidate.offer.peerId },
+      cause,
+    });
   }
-  void usage;
 }
 
-/** Delivers a successful seller response. */
+function responseIdOf(ctx: ProxyContext, candidate: RouteCandidate, json: unknown) {
+  if (candidate.sellerProtocol !== 'openai-responses') return undefined;
+  if (ctx.route.protocol !== 'openai-responses') return undefined;
+  const id = json && typeof json === 'object' ? (json as { id?: unknown }).id : undefined;
+  return typeof id === 'string' ? id : undefined;
+}
+
+function parseJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Delivers a whole (non-stream) answer. */
+async function deliverWhole(
+  ctx: ProxyContext,
+  candidate: RouteCandidate,
+  ok: AttemptOk,
+  affinityKey: string | undefined,
+): Promise<void> {
+  ok.detach();
+  const { res } = ctx;
+  const { response } = ok;
+  const trailer = trailerOf(ok);
+  const sellerJson = parseJson(ok.whole ?? Buffer.alloc(0));
+  const { bytes, json } = clientBody(ctx, candidate, ok, sellerJson);
+  const { usage, source, estimate } = settleUsage(
+    usageFromBody(candidate.sellerProtocol, sellerJson),
+    (await trailer)?.usage,
+    ok.inputTokens,
+    // What the seller delivered (before translation, which may drop e.g. thinking blocks).
+    () => textOf(sellerJson ?? ''),
+  );
+  const { cost, costUsd } = priceAnswer(ok, usage);
+  res.writeHead(response.status, {
+    'content-type': response.headers['content-type'] ?? 'application/json',
+    'content-length': bytes.length,
+    ...sellerHeaders(ctx, candidate),
+    ...encodeUsageHeaders({ ...usage, tokenSource: source, estimatedCostUsd: costUsd }),
+    ...latencyHeader(ctx.service.deps.clock() - ctx.startedAt),
+  });
+  res.end(bytes);
+  ctx.service.metrics.spend.inc(Number(cost));
+  finishRequest(ctx, {
+    ...servedBy(candidate, false),
+    status: response.status,
+    completed: true,
+    usage,
+    costUsd,
+  });
+  rememberSeller(ctx, candidate, affinityKey, responseIdOf(ctx, candidate, json));
+  await completePayment(ctx, candidate, ok, trailer, estimate);
+}
+
+/** Delivers a successful seller response (whole or streamed). */
 export async function deliver(
   ctx: ProxyContext,
   candidate: RouteCandidate,
-  ok: Ok,
+  ok: AttemptOk,
   affinityKey: string | undefined,
 ): Promise<void> {
-  const { res } = ctx;
-  const { deps } = ctx.service;
-  const { response } = ok;
-  const contentType = response.headers['content-type'] ?? 'application/json';
-  const streamed = contentType.includes('text/event-stream');
-  const base = {
-    streamed,
-    peerId: candidate.offer.peerId,
-    provider: candidate.offer.provider,
-    serviceId: candidate.offer.serviceId,
-    model: candidate.offer.modelName,
-  };
-  // A trailer that never comes (body abandoned) must not hold the request.
-  let trailerTimer: NodeJS.Timeout | undefined;
-  const trailer = Promise.race([
-    response.trailer.catch(() => undefined),
-    new Promise<undefined>((resolve) => {
-      trailerTimer = setTimeout(() => resolve(undefined), TRAILER_WAIT_MS);
-      trailerTimer.unref();
-    }),
-  ]);
-  // Once settled, the timer only keeps this request's objects alive: drop it.
-  void trailer.then(() => clearTimeout(trailerTimer));
-  const costOf = (usage: TokenUsage) => costOfUsage(usage, candidate.offer.price);
-
-  if (!streamed) {
-    const chunks: Uint8Array[] = [];
-    try {
-      for await (const chunk of response.body) chunks.push(chunk);
-    } catch (error) {
-      ok.release();
-      throw error;
-    }
-    ok.release();
-    let bytes = Buffer.concat(chunks);
-    let sellerJson: unknown;
-    try {
-      sellerJson = JSON.parse(bytes.toString('utf8'));
-    } catch {
-      sellerJson = undefined;
-    }
-    let json = sellerJson;
-    if (candidate.sellerProtocol !== ctx.route.protocol) {
-      try {
-        json = deps.translator.response(ctx.route.protocol, candidate.sellerProtocol, sellerJson);
-        bytes = Buffer.from(JSON.stringify(json));
-      } catch (cause) {
-        throw new SvcError('invalid_seller_response', {
-          message: `Seller ${candidate.offer.peerId} sent a ${candidate.sellerProtocol} response that could not be translated.`,
-          details: { peerId: candidate.offer.peerId },
-          cause,
-        });
-      }
-    }
-    const claimed = ((await trailer) as { usage?: TokenUsage } | undefined)?.usage;
-    const { usage, source, estimate } = settleUsage(
-      usageFromBody(candidate.sellerProtocol, sellerJson),
-      claimed,
-      ok.inputTokens,
-      // What the seller delivered (before translation, which may drop e.g. thinking blocks).
-      () => textOf(sellerJson ?? ''),
-    );
-    const cost = costOf(usage);
-    const costUsd = formatUsd(cost);
-    res.writeHead(response.status, {
-      'content-type': contentType,
-      'content-length': bytes.length,
-      ...sellerHeaders(ctx, candidate),
-      ...usageHeaders(usage, source, costUsd),
-      'x-svc-latency-ms': String(deps.clock() - ctx.startedAt),
-    });
-    res.end(bytes);
-    ctx.service.metrics.spend.inc(Number(cost));
-    finishRequest(ctx, { ...base, status: response.status, completed: true, usage, costUsd });
-    const responseId =
-      candidate.sellerProtocol === 'openai-responses' &&
-      ctx.route.protocol === 'openai-responses' &&
-      json &&
-      typeof json === 'object' &&
-      typeof (json as { id?: unknown }).id === 'string'
-        ? (json as { id: string }).id
-        : undefined;
-    await afterSuccess(ctx, candidate, ok, usage, estimate, trailer, affinityKey, responseId);
-    return;
-  }
-
-  res.writeHead(response.status, {
-    'content-type': contentType,
-    'cache-control': 'no-cache',
-    ...sellerHeaders(ctx, candidate),
-  });
-  res.flushHeaders();
-  const scanner = new StreamUsageScanner(candidate.sellerProtocol);
-  // Usage is read from the seller's own events, before any translation. The translator may
-  // stop at the terminal event; the rest (a usage chunk, [DONE]) is drained afterwards, so
-  // early exits of the translator never close the seller's body.
-  const sellerEvents = response.body[Symbol.asyncIterator]();
-  const tapped: AsyncIterable<Uint8Array> = {
-    [Symbol.asyncIterator]: () => ({
-      next: async () => {
-        const step = await sellerEvents.next();
-        if (!step.done) scanner.push(step.value);
-        return step;
-      },
-    }),
-  };
-  let completed = true;
-  let errorCode: string | undefined;
-  try {
-    const chunks = deps.translator.stream(ctx.route.protocol, candidate.sellerProtocol, tapped);
-    for await (const chunk of chunks) {
-      if (ctx.clientAbort.signal.aborted) break;
-      if (!res.write(chunk)) {
-        await Promise.race([once(res, 'drain'), once(res, 'close')]);
-      }
-    }
-    if (!ctx.clientAbort.signal.aborted) {
-      for (let step = await sellerEvents.next(); !step.done; step = await sellerEvents.next()) {
-        scanner.push(step.value);
-      }
-    }
-  } catch {
-    completed = false;
-    errorCode = ctx.clientAbort.signal.aborted ? 'request_cancelled' : 'seller_error';
-  } finally {
-    ok.release();
-  }
-  if (ctx.clientAbort.signal.aborted) {
-    completed = false;
-    errorCode = 'request_cancelled';
-    ok.controller.abort(new Error('client cancelled'));
-    await sellerEvents.return?.().catch(() => undefined);
-  }
-  const claimed = ((await trailer) as { usage?: TokenUsage } | undefined)?.usage;
-  const { usage, source, estimate } = settleUsage(
-    scanner.usage,
-    claimed,
-    ok.inputTokens,
-    () => scanner.streamedText,
-  );
-  void source;
-  const cost = costOf(usage);
-  const costUsd = formatUsd(cost);
-  if (!res.destroyed) {
-    res.write(
-      `: svc-usage ${JSON.stringify({
-        inputTokens: usage.inputTokens,
-        cachedInputTokens: usage.cachedInputTokens,
-        outputTokens: usage.outputTokens,
-        costUsd,
-      })}\n\n`,
-    );
-    res.end();
-  }
-  ctx.service.metrics.spend.inc(Number(cost));
-  finishRequest(ctx, {
-    ...base,
-    status: completed ? response.status : 499,
-    completed,
-    usage,
-    costUsd,
-    ...(errorCode ? { errorCode } : {}),
-  });
-  const streamedResponseId =
-    candidate.sellerProtocol === 'openai-responses' && ctx.route.protocol === 'openai-responses'
-      ? scanner.responseId
-      : undefined;
-  await afterSuccess(ctx, candidate, ok, usage, estimate, trailer, affinityKey, streamedResponseId);
-}
-
-/** Affinity key of a stored response (responses API `previous_response_id`). */
-export function responseAffinityKey(responseId: string): string {
-  return `response|${responseId}`;
+  if (ok.whole) return deliverWhole(ctx, candidate, ok, affinityKey);
+  return deliverStream(ctx, candidate, ok, affinityKey);
 }

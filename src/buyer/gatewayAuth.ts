@@ -1,13 +1,21 @@
 /**
- * Gateway authentication (SEAMS.md, spec 5): once `<data-dir>/gateway/control.secret` exists,
- * identities other than `default` need `x-svc-gateway-auth: <secret>`; the gateway's routing
+ * Gateway authentication (src/protocol/headers.ts): once `<data-dir>/gateway/control.secret`
+ * exists, identities other than `default` need the control secret; the gateway's routing
  * policy, max-cost and request-id headers are honoured only with a valid secret.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { SvcError } from '../errors/index.js';
 import { DEFAULT_IDENTITY } from '../identity/index.js';
+import { type MicroUsd, parseUsd } from '../money/index.js';
+import {
+  decodeControlHeaders,
+  decodeRoutingPolicy,
+  type RoutingPolicyWire,
+  SVC_HEADER,
+} from '../protocol/index.js';
 
 export interface GatewayAccess {
   identity: string;
@@ -50,4 +58,40 @@ export class ControlSecret {
     }
     return { identity, authenticated };
   }
+}
+
+/** Who sent a request, and the gateway's request id when the gateway did. */
+export function gatewayAccessOf(
+  secret: ControlSecret,
+  headers: IncomingHttpHeaders,
+): { access: GatewayAccess; requestId?: string } {
+  const control = decodeControlHeaders(headers);
+  const access = secret.check(control.buyerIdentity, control.gatewayAuth);
+  return access.authenticated && control.requestId
+    ? { access, requestId: control.requestId }
+    : { access };
+}
+
+/** The gateway's routing policy and cost cap; both honoured only from an authenticated gateway. */
+export function gatewayLimitsOf(
+  access: GatewayAccess,
+  headers: IncomingHttpHeaders,
+): { policy?: RoutingPolicyWire; maxCostMicro?: MicroUsd } {
+  if (!access.authenticated) return {};
+  const control = decodeControlHeaders(headers);
+  const policy = control.routingPolicy ? decodeRoutingPolicy(control.routingPolicy) : undefined;
+  let maxCostMicro: MicroUsd | undefined;
+  if (control.maxCostUsd) {
+    try {
+      maxCostMicro = parseUsd(control.maxCostUsd);
+    } catch {
+      throw new SvcError('invalid_request', {
+        message: `${SVC_HEADER.maxCostUsd} must be a USD amount like "0.123456".`,
+      });
+    }
+  }
+  return {
+    ...(policy ? { policy } : {}),
+    ...(maxCostMicro !== undefined ? { maxCostMicro } : {}),
+  };
 }

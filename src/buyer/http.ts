@@ -1,6 +1,7 @@
 /** HTTP rules of the buyer: the loopback guard and the headers a seller may see. */
 import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../errors/index.js';
+import { SVC_HEADER_PREFIX } from '../protocol/index.js';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
@@ -56,7 +57,7 @@ export function headersForSeller(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     const lower = name.toLowerCase();
-    if (DROPPED.has(lower) || lower.startsWith('x-svc-') || value === undefined) continue;
+    if (DROPPED.has(lower) || lower.startsWith(SVC_HEADER_PREFIX) || value === undefined) continue;
     out[lower] = Array.isArray(value) ? value.join(', ') : value;
   }
   out['content-type'] = 'application/json';

@@ -1,14 +1,12 @@
 /** The buyer's HTTP request handler: guards, routes, error rendering (spec 4.2, 4.5, 4.6). */
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../errors/index.js';
 import { countTokens } from '../formats/index.js';
-import { header, parseJsonRequest, readBody, sendError, sendJson } from '../http/index.js';
-import { parseUsd } from '../money/index.js';
-import { parseGatewayPolicy } from '../routing/index.js';
+import { parseJsonRequest, readBody, sendError, sendJson } from '../http/index.js';
 import type { BuyerService } from './BuyerService.js';
-import type { ProxyContext, ProxyRoute } from './context.js';
+import { applyGatewayLimits, openProxyContext, type ProxyRoute } from './context.js';
 import { handleControl } from './controlPlane.js';
+import { gatewayAccessOf, gatewayLimitsOf } from './gatewayAuth.js';
 import { assertLoopbackRequest } from './http.js';
 import { handleMediaRoute } from './media/routes.js';
 import { getModel, listModels } from './models.js';
@@ -24,10 +22,6 @@ const PROXY_ROUTES: Record<string, ProxyRoute> = {
   '/v1/messages': { name: 'messages', protocol: 'anthropic-messages', style: 'anthropic' },
 };
 
-function newRequestId(): string {
-  return `req_${randomBytes(12).toString('hex')}`;
-}
-
 /** Builds the per-request handler of one buyer. */
 export function createHandler(service: BuyerService, url: () => string) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -42,16 +36,8 @@ export function createHandler(service: BuyerService, url: () => string) {
         if (method !== 'GET') throw new SvcError('method_not_allowed');
         if (path === '/v1/models') {
           // A gateway key limited to certain models sees only those (spec "Routing").
-          const access = service.controlSecret.check(
-            header(req.headers, 'x-svc-buyer-identity'),
-            header(req.headers, 'x-svc-gateway-auth'),
-          );
-          const policyHeader = access.authenticated
-            ? header(req.headers, 'x-svc-routing-policy')
-            : undefined;
-          const allowedModels = policyHeader
-            ? parseGatewayPolicy(policyHeader).allowedModels
-            : undefined;
+          const { access } = gatewayAccessOf(service.controlSecret, req.headers);
+          const allowedModels = gatewayLimitsOf(access, req.headers).policy?.allowedModels;
           listModels(service, parsed.searchParams, res, allowedModels);
         } else getModel(service, decodeURIComponent(path.slice('/v1/models/'.length)), res);
         return;
@@ -89,49 +75,12 @@ async function handleProxy(
   res: ServerResponse,
   route: ProxyRoute,
 ): Promise<void> {
-  const startedAt = service.deps.clock();
-  const access = service.controlSecret.check(
-    header(req.headers, 'x-svc-buyer-identity'),
-    header(req.headers, 'x-svc-gateway-auth'),
-  );
-  const gatewayRequestId = access.authenticated
-    ? header(req.headers, 'x-svc-request-id')
-    : undefined;
-  const clientAbort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) clientAbort.abort(new Error('client closed the connection'));
-  });
-  const ctx: ProxyContext = {
-    service,
-    req,
-    res,
-    route,
-    requestId: gatewayRequestId ?? newRequestId(),
-    startedAt,
-    body: {},
-    bodyBytes: 0,
-    access,
-    clientAbort,
-    attempts: [],
-  };
+  const ctx = openProxyContext(service, req, res, route);
   try {
     const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
     ctx.bodyBytes = raw.length;
     ctx.body = parseJsonRequest(req, raw);
-    if (access.authenticated) {
-      const policy = header(req.headers, 'x-svc-routing-policy');
-      if (policy) ctx.policy = parseGatewayPolicy(policy);
-      const maxCost = header(req.headers, 'x-svc-max-cost-usd');
-      if (maxCost) {
-        try {
-          ctx.maxCostMicro = parseUsd(maxCost);
-        } catch {
-          throw new SvcError('invalid_request', {
-            message: 'x-svc-max-cost-usd must be a USD amount like "0.123456".',
-          });
-        }
-      }
-    }
+    applyGatewayLimits(ctx);
     await proxyRequest(ctx);
   } catch (error) {
     const svcError = toSvcError(error);

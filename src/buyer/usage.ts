@@ -4,9 +4,11 @@
  * usage extraction are src/formats' (one SSE module, one usage reader).
  */
 import {
+  type ApiFormat,
   createStreamUsageAccumulator,
   formatOfProtocol,
   SseDecoder,
+  type SseEvent,
   type StreamUsageAccumulator,
   usageOf,
 } from '../formats/index.js';
@@ -22,24 +24,74 @@ export function usageFromBody(protocol: ApiProtocol, body: unknown): TokenUsage 
   return usageOf(format, body);
 }
 
-/** Reads SSE bytes as they pass and keeps the latest usage and the streamed text. */
+/** How a seller's stream went so far, as its own events tell. */
+export type StreamVerdict = 'open' | 'ended' | 'seller_error' | 'malformed';
+
+const RESPONSES_ENDS = new Set(['response.completed', 'response.incomplete']);
+const RESPONSES_ERRORS = new Set(['response.failed', 'error']);
+
+/** The verdict after one event of `format` (chat, responses, messages). */
+function verdictOf(format: ApiFormat | undefined, event: SseEvent): StreamVerdict {
+  if (event.data === '[DONE]') return format === 'chat' ? 'ended' : 'malformed';
+  let json: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(event.data);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return 'malformed';
+    json = parsed as Record<string, unknown>;
+  } catch {
+    return 'malformed';
+  }
+  const type = typeof json.type === 'string' ? json.type : event.event;
+  if (format === 'chat') {
+    if (json.error !== undefined) return 'seller_error';
+    const choices = Array.isArray(json.choices)
+      ? (json.choices as { finish_reason?: unknown }[])
+      : [];
+    return choices.some((c) => c && typeof c.finish_reason === 'string') ? 'ended' : 'open';
+  }
+  if (format === 'responses') {
+    if (type && RESPONSES_ERRORS.has(type)) return 'seller_error';
+    return type && RESPONSES_ENDS.has(type) ? 'ended' : 'open';
+  }
+  if (type === 'error' || event.event === 'error') return 'seller_error';
+  return type === 'message_stop' ? 'ended' : 'open';
+}
+
+/**
+ * Reads SSE bytes as they pass and keeps the latest usage, the streamed text, and whether the
+ * seller's stream reached its final event (a stream without one was cut).
+ */
 export class StreamUsageScanner {
   private readonly decoder = new SseDecoder();
   private readonly text = new TextDecoder();
+  private readonly format: ApiFormat | undefined;
   private readonly accumulator: StreamUsageAccumulator | undefined;
   private readonly parts: string[] = [];
   /** The responses API id of the streamed response (from `response.created`). */
   responseId: string | undefined;
+  /** `ended` once the final event passed; a seller error or malformed event is final too. */
+  verdict: StreamVerdict = 'open';
+  /** Events seen (the responses API numbers its events). */
+  events = 0;
 
   constructor(protocol: ApiProtocol) {
-    const format = formatOfProtocol(protocol);
-    this.accumulator = format ? createStreamUsageAccumulator(format) : undefined;
+    this.format = formatOfProtocol(protocol);
+    this.accumulator = this.format ? createStreamUsageAccumulator(this.format) : undefined;
   }
 
   push(chunk: Uint8Array): void {
     for (const event of this.decoder.push(this.text.decode(chunk, { stream: true }))) {
+      if (event.comment !== undefined) continue;
+      this.events++;
       this.accumulator?.push(event);
       if (event.data.startsWith('{')) this.parts.push(event.data);
+      if (this.verdict === 'open' || this.verdict === 'ended') {
+        const verdict = verdictOf(this.format, event);
+        // After the final event only a failure changes the verdict (a chat usage chunk does not).
+        if (this.verdict === 'open' || verdict === 'seller_error' || verdict === 'malformed') {
+          if (verdict !== 'open') this.verdict = verdict;
+        }
+      }
       if (this.responseId === undefined && event.data.includes('"response.created"')) {
         try {
           const id = (JSON.parse(event.data) as { response?: { id?: unknown } }).response?.id;

@@ -54,6 +54,10 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import('./commands/tools.js')).registerToolCommands,
   },
   {
+    commands: ['indexer'],
+    load: async () => (await import('./commands/indexer.js')).registerIndexerCommands,
+  },
+  {
     commands: ['x402'],
     load: async () => (await import('./commands/x402.js')).registerX402Commands,
   },

@@ -116,6 +116,20 @@ export function gatewaySpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
   };
 }
 
+/** The public snapshot of the local network (rebuilt every 10 s so new sellers show up soon). */
+export function indexerSpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
+  const port = ports.indexer ?? 8380;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    name: 'indexer',
+    label: 'indexer (public snapshot GET /stats)',
+    ...svc(layout.indexer, ['indexer', 'start', '--port', String(port), '--refresh-seconds', '10']),
+    ports: [port],
+    detail: `${url}/stats`,
+    ready: () => httpReady(`${url}/metrics`).catch(() => false),
+  };
+}
+
 export function facilitatorSpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
   const url = `http://127.0.0.1:${ports.facilitator}`;
   return {

@@ -80,6 +80,16 @@ export function writeBuyerConfig(
   });
 }
 
+/** The indexer crawls the dev network and reads the dev chain. */
+export function writeIndexerConfig(
+  dir: string,
+  bootstrap: string,
+  rpcUrl: string,
+  deployment: Deployment,
+): void {
+  write(dir, { network: { bootstrap: [bootstrap] }, chain: chainSection(rpcUrl, deployment) });
+}
+
 /** The x402 payer's data dir only needs to know the chain (to read its USDC and sign for it). */
 export function writePayerConfig(dir: string, rpcUrl: string, deployment: Deployment): void {
   write(dir, { chain: chainSection(rpcUrl, deployment) });

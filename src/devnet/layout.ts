@@ -8,6 +8,8 @@ export interface DevPorts {
   gateway: number;
   /** Local x402 facilitator (settles key top-ups on the local chain). */
   facilitator: number;
+  /** Public snapshot (`svc indexer start`); default 8380. */
+  indexer?: number;
 }
 
 /** Defaults: the product's well-known ports; the chain and bootstrap next to them. */
@@ -17,6 +19,7 @@ export const DEFAULT_DEV_PORTS: DevPorts = {
   buyer: 8377,
   gateway: 8379,
   facilitator: 8402,
+  indexer: 8380,
 };
 
 /** Paths under `<data-dir>/dev/`. Buyer and gateway share one data dir (the control secret). */
@@ -34,6 +37,7 @@ export function devLayout(dataDir: string) {
     buyer: join(root, 'buyer'),
     /** A wallet with test USDC only, for trying x402 key top-ups (`--data-dir` of pay-topup). */
     payer: join(root, 'payer'),
+    indexer: join(root, 'indexer'),
     seller: (index: number) => join(root, `seller-${index}`),
   };
 }

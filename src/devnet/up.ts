@@ -7,6 +7,7 @@ import { createChainClients, deploymentPath, readDeployment, runFaucet } from '.
 import { IdentityStore } from '../identity/index.js';
 import { formatUsd, parseUsd } from '../money/index.js';
 import { libp2pPeerIdFromIdentity } from '../network/index.js';
+import { SVC_HEADER } from '../protocol/index.js';
 import { isAlive } from './ChildProcess.js';
 import {
   bootstrapSpec,
@@ -14,12 +15,14 @@ import {
   chainSpec,
   facilitatorSpec,
   gatewaySpec,
+  indexerSpec,
   sellerSpec,
 } from './components.js';
 import {
   DEV_MIN_TRUST_SCORE,
   writeBootstrapConfig,
   writeBuyerConfig,
+  writeIndexerConfig,
   writePayerConfig,
   writeSellerConfig,
 } from './configs.js';
@@ -84,6 +87,7 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
     layout.buyer,
     layout.payer,
     layout.facilitator,
+    layout.indexer,
   ]) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
@@ -114,6 +118,7 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
     }
     writeBuyerConfig(layout.buyer, options.ports, bootstrapAddr, rpcUrl, deployment);
     writePayerConfig(layout.payer, rpcUrl, deployment);
+    writeIndexerConfig(layout.indexer, bootstrapAddr, rpcUrl, deployment);
   };
   const configured = () => {
     configuring ??= configure();
@@ -128,7 +133,14 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
       await configured();
       return sellerSpec(layout, index + 1, seller.summary, layout.logs);
     }),
-    [buyerSpec(layout, options.ports), facilitatorSpec(layout, options.ports)],
+    [
+      buyerSpec(layout, options.ports),
+      facilitatorSpec(layout, options.ports),
+      async () => {
+        await configured();
+        return indexerSpec(layout, options.ports);
+      },
+    ],
     gatewaySpec(layout, options.ports),
   ];
   const buyerUrl = `http://127.0.0.1:${options.ports.buyer}`;
@@ -236,8 +248,8 @@ async function smokeTest(
     });
     const body = (await response.json()) as { error?: { message?: string } };
     if (response.ok) {
-      const peer = response.headers.get('x-svc-peer-id');
-      const cost = response.headers.get('x-svc-estimated-cost-usd');
+      const peer = response.headers.get(SVC_HEADER.peerId);
+      const cost = response.headers.get(SVC_HEADER.estimatedCostUsd);
       print(`  check    a request through the gateway was served by ${peer} for ${cost} USD`);
     } else {
       print(
@@ -266,6 +278,9 @@ function printSummary(
     `  buyer     ${buyerUrl}      OpenAI base ${buyerUrl}/v1, Anthropic base ${buyerUrl} (no key needed)`,
   );
   p(`  gateway   ${gatewayUrl}      OpenAI base ${gatewayUrl}/v1, Anthropic base ${gatewayUrl}`);
+  p(
+    `  indexer   http://127.0.0.1:${options.ports.indexer ?? 8380}/stats  public snapshot: sellers and their on-chain record`,
+  );
   p(`  key       ${key.secret}  (${key.id}, Default workspace, weekly budget ${weekly} USD)`);
   p(`  chain     ${state.chainRpcUrl}  (local anvil; the buyer wallet was funded with test USDC)`);
   p(

@@ -117,6 +117,11 @@ export const ERROR_CODES = {
     status: 502,
     message: 'The seller sent a response that could not be understood.',
   },
+  seller_answer_too_large: {
+    status: 502,
+    message:
+      "The seller's answer is larger than buyer.answerLimitBytes. Raise the limit in the config to accept it.",
+  },
   no_peers_reachable: {
     status: 503,
     message: 'No peers are reachable. Check network.bootstrap in the config and your connection.',

@@ -36,6 +36,10 @@ export {
 export { formatSse, type ParseSseOptions, parseSse, SseDecoder, type SseEvent } from './sse.js';
 export type { StreamError, StreamPart } from './stream/parts.js';
 export {
+  type ResponseStreamOptions,
+  renderResponseStream,
+} from './stream/responseAsStream.js';
+export {
   countConversationTokens,
   countTextTokens,
   countTokens,
@@ -71,4 +75,10 @@ export {
   pathOfFormat,
   protocolOfFormat,
 } from './types.js';
-export { createStreamUsageAccumulator, type StreamUsageAccumulator, usageOf } from './usage.js';
+export {
+  createStreamUsageAccumulator,
+  reportedUsageOf,
+  type StreamUsageAccumulator,
+  type UsageOptions,
+  usageOf,
+} from './usage.js';

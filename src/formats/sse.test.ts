@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatSse, parseSse, type SseEvent } from './sse.js';
+import { formatSse, parseSse, SseDecoder, type SseEvent } from './sse.js';
 
 async function collect(chunks: Array<Uint8Array | string>): Promise<SseEvent[]> {
   const out: SseEvent[] = [];
@@ -65,6 +65,35 @@ describe('parseSse', () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('CRLF split across chunks', () => {
+  const stream =
+    'event: message_start\r\ndata: {"a":1}\r\n\r\nevent: ping\r\ndata: x\r\ndata: y\r\n\r\n';
+  const expected: SseEvent[] = [
+    { event: 'message_start', data: '{"a":1}' },
+    { event: 'ping', data: 'x\ny' },
+  ];
+
+  it('keeps every event whole wherever the bytes are split, empty chunks included', async () => {
+    const bytes = encoder.encode(stream);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const head = bytes.slice(0, cut);
+      const tail = bytes.slice(cut);
+      expect(await collect([head, tail]), `cut at ${cut}`).toEqual(expected);
+      expect(await collect([head, new Uint8Array(0), tail]), `empty at ${cut}`).toEqual(expected);
+      expect(await collect([stream.slice(0, cut), '', stream.slice(cut)])).toEqual(expected);
+    }
+  });
+
+  it('keeps the event name when a CR ends one chunk and its LF starts the next', () => {
+    const decoder = new SseDecoder();
+    expect(decoder.push('event: message_start\r')).toEqual([]);
+    expect(decoder.push('')).toEqual([]);
+    expect(decoder.push('\ndata: {}\r')).toEqual([]);
+    expect(decoder.push('\n\r')).toEqual([{ event: 'message_start', data: '{}' }]);
+    expect(decoder.push('\n')).toEqual([]);
   });
 });
 

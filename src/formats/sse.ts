@@ -35,6 +35,8 @@ export class SseDecoder {
 
   /** Feeds text; returns the events completed by it. */
   push(text: string): SseEvent[] {
+    // An empty chunk (a split multi-byte character, an empty read) must not forget a pending CR.
+    if (text.length === 0) return [];
     let input = text;
     if (!this.started && input.length > 0) {
       this.started = true;

@@ -7,21 +7,44 @@ import type { Usage } from './model.js';
 import { usageOfResponses } from './responses/response.js';
 import type { SseEvent } from './sse.js';
 import { createStreamParser } from './stream/codecs.js';
+import type { StreamError } from './stream/parts.js';
 import type { ApiFormat } from './types.js';
 
-function toTokenUsage(usage: Usage): TokenUsage {
-  return {
-    inputTokens: usage.inputTokens,
-    cachedInputTokens: Math.min(usage.cachedInputTokens, usage.inputTokens),
-    outputTokens: usage.outputTokens,
+export interface UsageOptions {
+  /**
+   * Keep hidden reasoning tokens (part of the output, never more than it) as `reasoningTokens`,
+   * as a seller claims them.
+   */
+  reasoning?: boolean;
+}
+
+/** A token count a stranger reported: a non-negative safe integer, anything else counts as 0. */
+function count(value: number | undefined): number {
+  return value !== undefined && Number.isSafeInteger(value) && value > 0 ? value : 0;
+}
+
+function toTokenUsage(usage: Usage, options: UsageOptions): TokenUsage {
+  const inputTokens = count(usage.inputTokens);
+  const outputTokens = count(usage.outputTokens);
+  const out: TokenUsage = {
+    inputTokens,
+    cachedInputTokens: Math.min(count(usage.cachedInputTokens), inputTokens),
+    outputTokens,
   };
+  const reasoning = count(usage.reasoningTokens);
+  if (options.reasoning && reasoning > 0) out.reasoningTokens = Math.min(reasoning, outputTokens);
+  return out;
 }
 
 /**
  * Usage of a non-streaming response body. `inputTokens` includes cached tokens in every format
  * (Anthropic's input_tokens excludes cache reads and writes, so they are added back).
  */
-export function usageOf(format: ApiFormat, responseBody: unknown): TokenUsage {
+export function usageOf(
+  format: ApiFormat,
+  responseBody: unknown,
+  options: UsageOptions = {},
+): TokenUsage {
   const raw = isRecord(responseBody) ? responseBody.usage : undefined;
   const usage =
     format === 'chat'
@@ -29,7 +52,17 @@ export function usageOf(format: ApiFormat, responseBody: unknown): TokenUsage {
       : format === 'responses'
         ? usageOfResponses(raw)
         : usageOfMessages(raw);
-  return toTokenUsage(usage);
+  return toTokenUsage(usage, options);
+}
+
+/** Usage of a non-streaming response body, or undefined when the body reports none. */
+export function reportedUsageOf(
+  format: ApiFormat,
+  responseBody: unknown,
+  options: UsageOptions = {},
+): TokenUsage | undefined {
+  if (!isRecord(responseBody) || !isRecord(responseBody.usage)) return undefined;
+  return usageOf(format, responseBody, options);
 }
 
 /** Accumulates the usage a seller reports inside a stream of `format`. */
@@ -41,29 +74,41 @@ export interface StreamUsageAccumulator {
   readonly complete: boolean;
   /** True once the seller reported usage. */
   readonly reported: boolean;
+  /** The first failure in the stream: a malformed event or an error event (nothing is read after it). */
+  readonly error: StreamError | undefined;
 }
 
 /** A fresh usage accumulator for a stream of `format` (feed it the seller's events). */
-export function createStreamUsageAccumulator(format: ApiFormat): StreamUsageAccumulator {
+export function createStreamUsageAccumulator(
+  format: ApiFormat,
+  options: UsageOptions = {},
+): StreamUsageAccumulator {
   const parser = createStreamParser(format);
   let last: Usage | undefined;
   let complete = false;
+  let error: StreamError | undefined;
   return {
     push(event) {
       if (event.comment !== undefined) return;
       for (const part of parser.push(event)) {
         if (part.type === 'usage') last = part.usage;
         else if (part.type === 'done') complete = true;
+        else if (part.type === 'error') error ??= part.error;
       }
     },
     usage() {
-      return last ? toTokenUsage(last) : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+      return last
+        ? toTokenUsage(last, options)
+        : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
     },
     get complete() {
       return complete;
     },
     get reported() {
       return last !== undefined;
+    },
+    get error() {
+      return error;
     },
   };
 }

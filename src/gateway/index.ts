@@ -29,5 +29,17 @@ export {
   startGateway,
 } from './server/startGateway.js';
 export { type CreateStoreOptions, createStore } from './store/createStore.js';
+// The SQL seam and its two drivers, for other long-running services that keep state the same way.
+export { PostgresDb } from './store/postgres/PostgresDb.js';
+export {
+  bigintOf,
+  numberOf,
+  type SqlDb,
+  type SqlExecutor,
+  type SqlParam,
+  type SqlRow,
+  textOf,
+} from './store/sql/SqlDb.js';
+export { SqliteDb } from './store/sqlite/SqliteDb.js';
 export type * from './store/types.js';
 export { LEVELS, NO_LIMITS, PERIODS } from './store/types.js';

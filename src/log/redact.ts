@@ -2,6 +2,7 @@
  * One redaction used by the logger and the error base: secrets never reach logs or messages.
  * It recognises API key shapes, bearer tokens, private keys and URL credentials.
  */
+import { SVC_HEADER } from '../protocol/headers.js';
 
 const REPLACEMENT = '[redacted]';
 
@@ -40,7 +41,7 @@ export const SECRET_HEADERS = new Set([
   'api-key',
   'cookie',
   'set-cookie',
-  'x-svc-gateway-auth',
+  SVC_HEADER.gatewayAuth,
   'payment-signature',
 ]);
 

@@ -140,3 +140,13 @@ export function browsePeers(inputs: BrowseInput[], options: BrowseOptions): Brow
     peers: peers.slice(0, options.top ?? 20),
   };
 }
+
+/** Peers collected for `svc network browse`, and where from. */
+export interface CollectedPeers {
+  source: string;
+  peers: BrowseInput[];
+  /** Said to the user when nothing could be reached. */
+  problem?: string;
+  /** Unix ms of the source's last on-chain stats read (an indexer knows it). */
+  onChainStatsRefreshedAt?: number | null;
+}

@@ -9,6 +9,7 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
 import { errorMessage } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
+import { seedFromIndexer } from './indexerSource.js';
 import { peerIdFromLibp2p } from './keys.js';
 import type { MetadataRejection } from './metadata/index.js';
 import { fetchMetadata } from './metaProtocol.js';
@@ -91,6 +92,16 @@ export class NetworkPeerDirectory implements PeerDirectory {
     this.timer = setInterval(() => void this.refresh().catch(() => undefined), intervalMs);
     this.timer.unref();
     void this.refresh().catch(() => undefined);
+    const indexerUrl = this.node.config.indexerUrl;
+    if (indexerUrl !== undefined) {
+      // A head start from the public snapshot; the records themselves come from the sellers.
+      void seedFromIndexer(this, indexerUrl).catch((error: unknown) =>
+        this.node.logger.warn(
+          { err: String(error) },
+          'could not seed the peer cache from the indexer',
+        ),
+      );
+    }
   }
 
   async stop(): Promise<void> {
@@ -184,6 +195,45 @@ export class NetworkPeerDirectory implements PeerDirectory {
     entry.unreachableSince ??= this.now();
   }
 
+  /**
+   * Dials peers named by someone else (an indexer's snapshot) and fetches each record from the
+   * seller itself, verified like any other; a bad hint costs one failed dial. Bounded by FETCH_CONCURRENCY.
+   */
+  async seed(
+    hints: readonly { libp2pPeerId: string; addresses: readonly string[] }[],
+  ): Promise<void> {
+    const queue: Libp2pPeerId[] = [];
+    for (const hint of hints) {
+      try {
+        const id = peerIdFromString(hint.libp2pPeerId);
+        const addrs = hint.addresses.flatMap((text) => {
+          try {
+            return [multiaddr(text)];
+          } catch {
+            return [];
+          }
+        });
+        if (addrs.length > 0) await this.node.libp2p.peerStore.merge(id, { multiaddrs: addrs });
+        queue.push(id);
+      } catch {
+        // Not a libp2p peer id: nothing to dial.
+      }
+    }
+    await this.fetchAll(queue);
+    this.persist();
+  }
+
+  /** Fetches every record of `queue`, FETCH_CONCURRENCY at a time. */
+  private async fetchAll(queue: Libp2pPeerId[]): Promise<void> {
+    const workers = Array.from({ length: Math.min(FETCH_CONCURRENCY, queue.length) }, async () => {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+        if (this.stopped) return;
+        await this.fetchOne(next);
+      }
+    });
+    await Promise.all(workers);
+  }
+
   /** Re-discovers providers and re-fetches every known peer's record now. */
   refresh(): Promise<void> {
     this.refreshing ??= this.runRefresh().finally(() => {
@@ -212,14 +262,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
       if (peer?.protocols.includes(META_PROTOCOL)) add(connection.remotePeer);
     }
     for (const entry of this.peers.values()) add(peerIdFromString(entry.libp2pPeerId));
-    const queue = [...candidates.values()];
-    const workers = Array.from({ length: Math.min(FETCH_CONCURRENCY, queue.length) }, async () => {
-      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-        if (this.stopped) return;
-        await this.fetchOne(next);
-      }
-    });
-    await Promise.all(workers);
+    await this.fetchAll([...candidates.values()]);
     this.dropExpired();
     this.lastRefreshAt = this.now();
     this.persist();

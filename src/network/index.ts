@@ -33,6 +33,15 @@ export {
   type NetworkPeerDirectoryOptions,
   type PeerRoute,
 } from './directory.js';
+export {
+  INDEXER_PEER_FIELDS,
+  type IndexerPeers,
+  type OnChainStats,
+  peersFromIndexer,
+  readIndexerPeers,
+  type SnapshotPeer,
+  signedRecordOf,
+} from './indexerSource.js';
 export { libp2pKeyFromIdentity, libp2pPeerIdFromIdentity, peerIdFromLibp2p } from './keys.js';
 export * from './metadata/index.js';
 export { fetchMetadata } from './metaProtocol.js';

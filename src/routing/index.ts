@@ -11,7 +11,6 @@ export {
 export { type HealthOptions, HealthTracker } from './health.js';
 export {
   type EffectivePreferences,
-  gatewayPolicySchema,
   narrowPreferences,
   ownPreferences,
   type PreferenceNarrowing,

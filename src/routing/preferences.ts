@@ -1,16 +1,15 @@
 /**
  * Effective routing preferences: the buyer's own (`buyer.routingPreferences`), narrowed by a
  * preset and by a gateway policy. Narrowing only restricts: allow lists intersect, block lists
- * add up, minimum trust takes the max, price caps the min.
+ * add up, minimum trust takes the max, price caps the min (ARCHITECTURE "Gateway").
  */
-import { z } from 'zod';
 import { normalizeModelName } from '../catalog/index.js';
 import type { RoutingPreferences } from '../config/index.js';
-import { SvcError } from '../errors/index.js';
 import { type PeerId, parsePeerId } from '../identity/index.js';
 import { type MicroUsd, usdNumberToMicro } from '../money/index.js';
+import { decodeRoutingPolicy, type RoutingPolicyWire } from '../protocol/index.js';
 
-/** The buyer never pays more than this for one video. */
+/** The buyer never pays more than this for one video (spec 8). */
 export const VIDEO_PRICE_CEILING_MICRO = 5_000_000n;
 
 /** Hard price caps in exact units (token caps per million tokens). */
@@ -34,54 +33,11 @@ export interface EffectivePreferences {
   allowedModelKeys?: Set<string>;
 }
 
-/** A partial preference set that narrows another (preset, gateway policy). */
-export interface PreferenceNarrowing {
-  minTrustScore?: number;
-  maxPricing?: {
-    inputUsdPerMillion?: number;
-    outputUsdPerMillion?: number;
-    cachedInputUsdPerMillion?: number;
-    imageUsd?: number;
-    videoUsd?: number;
-  };
-  allowedPeerIds?: string[];
-  blockedPeerIds?: string[];
-  preferFreeSellers?: boolean;
-  allowedModels?: string[];
-}
+/** A partial preference set that narrows another (preset, gateway policy): the wire shape. */
+export type PreferenceNarrowing = RoutingPolicyWire;
 
-const usd = z.number().finite().nonnegative();
-
-/** The JSON of `x-svc-routing-policy`. */
-export const gatewayPolicySchema = z.object({
-  minTrustScore: z.number().min(0).max(100).optional(),
-  maxPricing: z
-    .object({
-      inputUsdPerMillion: usd.optional(),
-      outputUsdPerMillion: usd.optional(),
-      cachedInputUsdPerMillion: usd.optional(),
-      imageUsd: usd.optional(),
-      videoUsd: usd.optional(),
-    })
-    .optional(),
-  allowedPeerIds: z.array(z.string()).optional(),
-  blockedPeerIds: z.array(z.string()).optional(),
-  preferFreeSellers: z.boolean().optional(),
-  allowedModels: z.array(z.string()).optional(),
-});
-
-/** Decodes `x-svc-routing-policy: base64url(JSON)`; 400 when malformed. */
-export function parseGatewayPolicy(header: string): PreferenceNarrowing {
-  try {
-    const json: unknown = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
-    return gatewayPolicySchema.parse(json);
-  } catch (cause) {
-    throw new SvcError('invalid_request', {
-      message: 'x-svc-routing-policy is not base64url-encoded policy JSON.',
-      cause,
-    });
-  }
-}
+/** Decodes `x-svc-routing-policy` (src/protocol/routingPolicy.ts); 400 when malformed. */
+export const parseGatewayPolicy = decodeRoutingPolicy;
 
 function minCap(a: MicroUsd | undefined, b: MicroUsd | undefined): MicroUsd | undefined {
   if (a === undefined) return b;
@@ -161,7 +117,7 @@ export function narrowPreferences(
 /**
  * Preferences for a pinned request: the user chose the seller, so their own trust gate and
  * allow list do not apply, but their block list and price caps do, and a gateway policy
- * applies in full.
+ * applies in full (SEAMS.md: policies apply to pinned routes too).
  */
 export function pinPreferences(
   own: EffectivePreferences,

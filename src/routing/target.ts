@@ -6,6 +6,7 @@
 import type { PresetConfig } from '../config/index.js';
 import { SvcError } from '../errors/index.js';
 import { isPeerId, type PeerId, parsePeerId } from '../identity/index.js';
+import { SVC_HEADER } from '../protocol/index.js';
 
 /** Model value that follows the persisted default route. */
 export const DEFAULT_ROUTE_MODEL = 'svc';
@@ -56,7 +57,7 @@ function parsePinHeader(value: string): { peerId: PeerId; serviceId?: string } {
   if (isPeerId(trimmed)) return { peerId: parsePeerId(trimmed) };
   throw new SvcError('invalid_request', {
     message: `x-svc-pin-peer "${trimmed}" is not a peer id (40 hex characters, with or without 0x) or <peer_id>@<service_id>.`,
-    details: { param: 'x-svc-pin-peer' },
+    details: { param: SVC_HEADER.pinPeer },
   });
 }
 

@@ -8,10 +8,7 @@
 import { countTextTokens, estimateInputTokens, formatOfProtocol } from '../formats/index.js';
 import type { TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
-import { messageJson, messageSse } from './wire/anthropicMessages.js';
-import { chatCompletionJson, chatCompletionSse } from './wire/openaiChat.js';
-import { responseJson, responseSse } from './wire/openaiResponses.js';
-import type { AnswerSpec } from './wire/types.js';
+import { type AnswerSpec, answerJson, answerSse } from './answer.js';
 
 type Json = Record<string, unknown>;
 
@@ -72,22 +69,12 @@ export function demoAnswer(
     cachedInputTokens: 0,
     outputTokens: countTextTokens(text),
   };
-  const spec: AnswerSpec = { model, text, usage, id: 'svcdemo0000000000000001' };
-  const stream = body.stream === true;
-  if (!stream) {
-    const json =
-      protocol === 'openai-responses'
-        ? responseJson(spec)
-        : protocol === 'anthropic-messages'
-          ? messageJson(spec)
-          : chatCompletionJson(spec);
+  const spec: AnswerSpec = { model, text, usage };
+  const format = formatOfProtocol(protocol) ?? 'chat';
+  if (body.stream !== true) {
+    const json = answerJson(format, spec);
     return { status: 200, contentType: 'application/json', parts: [JSON.stringify(json)], usage };
   }
-  const parts =
-    protocol === 'openai-responses'
-      ? responseSse(spec)
-      : protocol === 'anthropic-messages'
-        ? messageSse(spec)
-        : chatCompletionSse(spec, { includeUsage: true });
+  const parts = answerSse(format, spec, { includeUsage: true });
   return { status: 200, contentType: 'text/event-stream; charset=utf-8', parts, usage };
 }

@@ -1,52 +1,21 @@
 /**
- * Handles one buyer request on the seller: route by path (allow-list) and model, enforce the
- * provider's concurrency (429 + Retry-After), admit payment, relay upstream (or answer as the
- * demo), meter usage on the way back and put usage and cost in the trailer.
+ * Handles one buyer request on the seller, as one pipeline for text and media: the path must be
+ * one some provider relays, the body is read and routed to the provider offering its model, the
+ * request is admitted (concurrency slot, payment), then served by its variant — text (relayed or
+ * the demo's, metered on the way back) or media (images, video jobs, decisions) — and every
+ * failure becomes one error reply in the client's API style.
  */
-import { randomUUID } from 'node:crypto';
-import type { ProviderConfig } from '../config/index.js';
 import { errorStyleForPath, renderError, SvcError, toSvcError } from '../errors/index.js';
-import type { PeerId } from '../identity/index.js';
-import type { Logger } from '../log/index.js';
-import { costOfUsage, maxCostOfRequest, type TokenPricing, toPriceMicro } from '../money/index.js';
-import type {
-  ApiProtocol,
-  InboundRequest,
-  OutboundReply,
-  SellerTrailer,
-} from '../network/index.js';
-import { demoAnswer } from './demo.js';
-import { handleMedia } from './media/handleMedia.js';
-import { providerName } from './metadata.js';
-import { multipartBoundary, multipartField, replaceMultipartField } from './multipart.js';
-import type { SellerOffer, SellerPayments } from './payments.js';
-import { PROVIDER_KINDS, type ProviderKind } from './providers.js';
-import { type RelayInput, relay } from './relay.js';
-import { type MeterResult, UsageMeter } from './usage.js';
+import type { InboundRequest, OutboundReply } from '../network/index.js';
+import { mediaBilling, mediaKindOf, serveMedia } from './media/serveMedia.js';
+import { admit } from './pipeline/admission.js';
+import type { HandlerDeps } from './pipeline/deps.js';
+import { checkPath, readBody, routeOf } from './pipeline/route.js';
+import { serveText, textBilling } from './text.js';
 
-/** A configured provider with its key resolved and its live load. */
-export interface RuntimeProvider {
-  config: ProviderConfig;
-  kind: ProviderKind;
-  name: string;
-  baseUrl: string | undefined;
-  apiKey: string | undefined;
-  /** Shared with in-flight requests, so a config update keeps the count. */
-  load: { active: number };
-}
+export type { HandlerDeps, RuntimeProvider } from './pipeline/deps.js';
 
-export interface HandlerDeps {
-  sellerPeerId: PeerId;
-  providers: () => RuntimeProvider[];
-  payments: SellerPayments;
-  /** Called whenever a provider's load changes. */
-  onLoadChange: () => void;
-  logger: Logger;
-}
-
-type Json = Record<string, unknown>;
 const encoder = new TextEncoder();
-const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
 function errorReply(error: SvcError, path: string): OutboundReply {
   return {
@@ -55,14 +24,6 @@ function errorReply(error: SvcError, path: string): OutboundReply {
     body: encoder.encode(JSON.stringify(renderError(error, errorStyleForPath(path)))),
     trailer: () => ({ error: error.code }),
   };
-}
-
-function requestedMaxOutput(body: Json): number | undefined {
-  for (const field of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
-    const value = body[field];
-    if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
-  }
-  return undefined;
 }
 
 /** Creates the request handler for `serveRequests`. */
@@ -83,192 +44,24 @@ export function createSellerHandler(
 
 async function handle(deps: HandlerDeps, request: InboundRequest): Promise<OutboundReply> {
   if (request.method !== 'POST') throw new SvcError('method_not_allowed');
-  const media = await handleMedia(deps, request);
-  if (media) return media;
   const providers = deps.providers();
-  if (!providers.some((p) => request.path in p.kind.paths)) {
-    throw new SvcError('not_found', { message: `This seller does not relay ${request.path}.` });
-  }
-  const contentType = Object.entries(request.headers).find(
-    ([name]) => name.toLowerCase() === 'content-type',
-  )?.[1];
-  const boundary = multipartBoundary(contentType);
-  let body: Json;
-  if (boundary !== undefined) {
-    // Image edits: multipart; only the model field is read (and rewritten below).
-    const model = multipartField(request.body, boundary, 'model');
-    body = model !== undefined ? { model } : {};
-  } else {
-    try {
-      const parsed: unknown = JSON.parse(Buffer.from(request.body).toString('utf8'));
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-        throw new Error('not an object');
-      body = parsed as Json;
-    } catch {
-      throw new SvcError('invalid_json');
-    }
-  }
-  const model = body.model;
-  if (typeof model !== 'string' || model === '') {
-    throw new SvcError('invalid_request', {
-      message: 'The request names no "model".',
-      details: { param: 'model' },
-    });
-  }
-  const provider = providers.find(
-    (p) => request.path in p.kind.paths && model in p.config.services,
-  );
-  if (!provider) throw new SvcError('service_not_offered', { details: { model } });
-  const protocol = provider.kind.paths[request.path] as ApiProtocol;
-  const service = provider.config.services[model]!;
-  const pricing: TokenPricing = service.pricing ?? provider.config.defaultPricing;
-
-  if (provider.load.active >= provider.config.maxConcurrency) {
-    throw new SvcError('seller_overloaded', { headers: { 'retry-after': '1' } });
-  }
-  const requestId =
-    typeof request.payment?.requestId === 'string' ? request.payment.requestId : randomUUID();
-  const offer: SellerOffer = {
-    sellerPeerId: deps.sellerPeerId,
-    provider: provider.name,
-    serviceId: model,
-    pricing,
-  };
-  const maxOutput =
-    requestedMaxOutput(body) ?? service.capabilities?.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
-  const price = toPriceMicro(pricing);
-  const maxCost = maxCostOfRequest(Math.ceil(request.body.byteLength / 2), maxOutput, price);
-  const context = { requestId, buyerPeerId: request.peerId };
-  await deps.payments.admit(request.payment, offer, maxCost, context);
-
-  provider.load.active++;
-  deps.onLoadChange();
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    provider.load.active--;
-    deps.onLoadChange();
-  };
-
-  // A request that delivers nothing frees what admit reserved for it.
-  const unbilled = () => {
-    void deps.payments
-      .record(requestId, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, 0n, {
-        ...context,
-        offer,
-        ...(request.payment ? { payment: request.payment } : {}),
-      })
-      .catch(() => undefined);
-  };
-
-  const finishTrailer = async (result: MeterResult, bodyError?: Error): Promise<SellerTrailer> => {
-    release();
-    const trailer: SellerTrailer = {};
-    if (result.usage) {
-      const costMicro = costOfUsage(result.usage, price);
-      trailer.usage = result.usage;
-      trailer.costMicroUsd = costMicro.toString();
-      await deps.payments
-        .record(requestId, result.usage, costMicro, {
-          ...context,
-          offer,
-          ...(request.payment ? { payment: request.payment } : {}),
-        })
-        .catch((error: unknown) =>
-          deps.logger.warn({ err: String(error), requestId }, 'recording usage failed'),
-        );
-    } else unbilled();
-    const error = bodyError?.message ?? result.error;
-    if (error !== undefined) trailer.error = `upstream_error: ${error}`;
-    return trailer;
-  };
-
+  checkPath(providers, request.path);
+  const body = readBody(request);
+  const route = routeOf(providers, request.path, body.json);
+  const media = mediaKindOf(route);
+  const billing =
+    media !== undefined
+      ? mediaBilling(request, body, route, media)
+      : textBilling(request, body, route);
+  const admission = await admit(deps, request, route, billing);
+  const admitted = { request, body, route, admission };
   try {
-    if (provider.config.type === 'demo') {
-      const answer = demoAnswer(protocol, model, body, request.body.byteLength);
-      return {
-        status: answer.status,
-        headers: { 'content-type': answer.contentType },
-        body:
-          body.stream === true
-            ? (async function* () {
-                for (const part of answer.parts) yield encoder.encode(part);
-              })()
-            : encoder.encode(answer.parts.join('')),
-        trailer: (bodyError) => finishTrailer({ usage: answer.usage, complete: true }, bodyError),
-      };
-    }
-    const upstreamModel = service.upstreamModel ?? model;
-    let upstreamBody: RelayInput['body'];
-    if (boundary !== undefined) {
-      upstreamBody = {
-        raw: replaceMultipartField(request.body, boundary, 'model', upstreamModel),
-        contentType: contentType ?? '',
-      };
-    } else {
-      const json: Json = { ...body, model: upstreamModel };
-      if (protocol === 'openai-chat-completions' && body.stream === true) {
-        json.stream_options = {
-          ...((body.stream_options as Json | undefined) ?? {}),
-          include_usage: true,
-        };
-      }
-      upstreamBody = json;
-    }
-    const result = await relay({
-      kind: provider.kind,
-      baseUrl: provider.baseUrl ?? '',
-      apiKey: provider.apiKey,
-      path: request.path,
-      protocol,
-      headers: request.headers,
-      body: upstreamBody,
-      signal: request.signal,
-    });
-    const meter = new UsageMeter(protocol, result.streaming);
-    if (result.status < 200 || result.status >= 300) {
-      // The buyer's own mistake (400, 404, 422...): passed through, nothing billed.
-      release();
-      unbilled();
-      return {
-        status: result.status,
-        headers: result.headers,
-        body: result.body,
-        trailer: () => ({}),
-      };
-    }
-    const source = result.body;
-    if (source instanceof Uint8Array) {
-      // Whole answer known: metered now, sent in one go (the load is released in the trailer).
-      meter.push(source);
-      return {
-        status: result.status,
-        headers: result.headers,
-        body: source,
-        trailer: (bodyError) => finishTrailer(meter.finish(), bodyError),
-      };
-    }
-    return {
-      status: result.status,
-      headers: result.headers,
-      body: (async function* () {
-        try {
-          for await (const chunk of source) {
-            meter.push(chunk);
-            yield chunk;
-          }
-        } finally {
-          release();
-        }
-      })(),
-      trailer: (bodyError) => finishTrailer(meter.finish(), bodyError),
-    };
+    return media !== undefined
+      ? await serveMedia(deps, admitted, media)
+      : await serveText(admitted);
   } catch (error) {
-    release();
-    unbilled();
+    admission.release();
+    await admission.billNothing();
     throw error;
   }
 }
-
-export { PROVIDER_KINDS, providerName };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SellerConfig } from '../config/index.js';
+import { SseDecoder } from '../formats/index.js';
 import { costOfUsage, toPriceMicro } from '../money/index.js';
 import {
   type BuyerNetwork,
@@ -17,7 +18,6 @@ import {
 } from '../network/testing/index.js';
 import { type SellerHandle, startSeller } from './startSeller.js';
 import { type FakeUpstream, startFakeUpstream } from './testing/fakeUpstreams.js';
-import { SseParser } from './wire/sse.js';
 
 const encoder = new TextEncoder();
 const PRICE = { inputUsdPerMillion: 2, outputUsdPerMillion: 8, cachedInputUsdPerMillion: 1 };
@@ -171,7 +171,7 @@ describe('seller node', () => {
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toContain('text/event-stream');
     const body = await text(response);
-    const events = new SseParser().push(encoder.encode(body));
+    const events = new SseDecoder().push(body);
     expect(events.at(-1)?.data).toBe('[DONE]');
     const seen = upstream.requests.at(-1)!;
     expect(seen.path).toBe('/v1/chat/completions');
@@ -215,7 +215,13 @@ describe('seller node', () => {
 
   it('counts responses usage from JSON and from response.completed', async () => {
     const plain = await post('/v1/responses', { model: 'resp-test', input: 'hi' });
-    expect(JSON.parse(await text(plain)).output_text ?? 'ok').toBeTruthy();
+    expect(plain.status).toBe(200);
+    const answer = JSON.parse(await text(plain));
+    expect(answer).toMatchObject({ object: 'response', status: 'completed' });
+    expect(answer.output[0].content[0]).toMatchObject({
+      type: 'output_text',
+      text: 'alpha beta gamma',
+    });
     expect((await plain.trailer)?.usage).toEqual({
       inputTokens: 12,
       cachedInputTokens: 4,
@@ -344,6 +350,30 @@ describe('seller node', () => {
     expect(JSON.parse(await text(bad)).error.message).toContain('temperature');
     upstream.configure({ fault: 'none' });
   });
+
+  it.each([
+    ['/v1/chat/completions', 'gpt-test', { messages: [] }],
+    ['/v1/responses', 'resp-test', { input: 'hi' }],
+    ['/v1/messages', 'claude-test', { max_tokens: 10, messages: [] }],
+  ])(
+    'ends a stream %s that fails after its first bytes with an upstream_error trailer, never a clean one',
+    async (path, model, extra) => {
+      try {
+        for (const fault of ['broken-sse', 'malformed-json'] as const) {
+          upstream.configure({ fault });
+          const response = await post(path, { model, stream: true, ...extra });
+          expect(response.status).toBe(200);
+          const body = await text(response);
+          expect(body.length).toBeGreaterThan(0);
+          const trailer = await response.trailer;
+          expect(trailer?.error, fault).toMatch(/^upstream_error: /);
+          if (fault === 'malformed-json') expect(trailer?.error).toContain('malformed stream');
+        }
+      } finally {
+        upstream.configure({ fault: 'none' });
+      }
+    },
+  );
 
   it('enforces maxConcurrency with 429 + Retry-After, publishes the load, and cancels upstream on abort', async () => {
     upstream.configure({ fault: 'hang-after-first-chunk' });

@@ -76,6 +76,71 @@ export function runtimeProviders(seller: SellerConfig, env: NodeJS.ProcessEnv): 
   });
 }
 
+/** The signed record a seller serves, re-signed on demand and (debounced) when its load changes. */
+interface RecordKeeper {
+  current(): PeerMetadata;
+  bytes(): Uint8Array;
+  republish(): Promise<PeerMetadata>;
+  onLoadChange(): void;
+  stop(): void;
+}
+
+async function keepRecord(sign: () => Promise<PeerMetadata>): Promise<RecordKeeper> {
+  let current = await sign();
+  let currentBytes = encodeMetadata(current);
+  const republish = async (): Promise<PeerMetadata> => {
+    current = await sign();
+    currentBytes = encodeMetadata(current);
+    return current;
+  };
+  let debounce: NodeJS.Timeout | undefined;
+  return {
+    current: () => current,
+    bytes: () => currentBytes,
+    republish,
+    onLoadChange() {
+      if (debounce) return;
+      debounce = setTimeout(() => {
+        debounce = undefined;
+        void republish();
+      }, LOAD_DEBOUNCE_MS);
+      debounce.unref();
+    },
+    stop() {
+      if (debounce) clearTimeout(debounce);
+    },
+  };
+}
+
+/** Serves requests and announces the record; stops the node when either fails to start. */
+async function serveAndAnnounce(
+  node: SvcNode,
+  handler: ReturnType<typeof createSellerHandler>,
+  uploadLimitBytes: () => number,
+  record: RecordKeeper,
+): Promise<{ server: RequestServer; announcer: Announcer }> {
+  try {
+    const server = await serveRequests(node, handler, { uploadLimitBytes });
+    const announcer = await startAnnouncing(node, record.bytes);
+    return { server, announcer };
+  } catch (error) {
+    await node.stop();
+    throw error;
+  }
+}
+
+/** The providers of a new config, keeping the load objects of the ones that stay. */
+function carryLoads(next: RuntimeProvider[], previous: RuntimeProvider[]): RuntimeProvider[] {
+  for (const provider of next) {
+    const same = previous.find(
+      (p) => p.name === provider.name && p.config.type === provider.config.type,
+    );
+    // In-flight requests keep counting on the same load object.
+    if (same) provider.load = same.load;
+  }
+  return next;
+}
+
 /** Starts a seller node; resolves once it listens and serves its record. */
 export async function startSeller(options: StartSellerOptions): Promise<SellerHandle> {
   const logger = options.logger ?? silentLogger();
@@ -95,8 +160,7 @@ export async function startSeller(options: StartSellerOptions): Promise<SellerHa
     role: 'seller',
     logger,
   });
-
-  const sign = () =>
+  const record = await keepRecord(() =>
     signMetadata(
       buildMetadata(
         node.peerId,
@@ -106,70 +170,43 @@ export async function startSeller(options: StartSellerOptions): Promise<SellerHa
         Date.now(),
       ),
       account,
-    );
-  let current = await sign();
-  let currentBytes = encodeMetadata(current);
-  const republish = async (): Promise<PeerMetadata> => {
-    current = await sign();
-    currentBytes = encodeMetadata(current);
-    return current;
-  };
-  let debounce: NodeJS.Timeout | undefined;
-  const onLoadChange = () => {
-    if (debounce) return;
-    debounce = setTimeout(() => {
-      debounce = undefined;
-      void republish();
-    }, LOAD_DEBOUNCE_MS);
-    debounce.unref();
-  };
-
-  let announcer: Announcer | undefined;
-  let server: RequestServer | undefined;
-  try {
-    server = await serveRequests(
-      node,
-      createSellerHandler({
-        sellerPeerId: node.peerId,
-        providers: () => providers,
-        payments,
-        onLoadChange,
-        logger,
-      }),
-      { uploadLimitBytes: () => seller.uploadLimitBytes },
-    );
-    announcer = await startAnnouncing(node, () => currentBytes);
-  } catch (error) {
-    await node.stop();
-    throw error;
-  }
-  const resign = setInterval(() => void republish(), options.resignIntervalMs ?? 10 * 60_000);
+    ),
+  );
+  const handler = createSellerHandler({
+    sellerPeerId: node.peerId,
+    providers: () => providers,
+    payments,
+    onLoadChange: record.onLoadChange,
+    logger,
+  });
+  const { server, announcer } = await serveAndAnnounce(
+    node,
+    handler,
+    () => seller.uploadLimitBytes,
+    record,
+  );
+  const resign = setInterval(
+    () => void record.republish(),
+    options.resignIntervalMs ?? 10 * 60_000,
+  );
   resign.unref();
   logger.debug({ peerId: node.peerId, addresses: node.multiaddrs() }, 'seller started');
 
   return {
     node,
-    metadata: () => current,
+    metadata: record.current,
     loads: () => providers.map((p) => p.load.active),
     async updateConfig(next) {
-      const nextProviders = runtimeProviders(next, env);
-      for (const provider of nextProviders) {
-        const previous = providers.find(
-          (p) => p.name === provider.name && p.config.type === provider.config.type,
-        );
-        // In-flight requests keep counting on the same load object.
-        if (previous) provider.load = previous.load;
-      }
+      providers = carryLoads(runtimeProviders(next, env), providers);
       seller = next;
-      providers = nextProviders;
-      await republish();
+      await record.republish();
     },
-    republish,
+    republish: record.republish,
     async stop() {
       clearInterval(resign);
-      if (debounce) clearTimeout(debounce);
-      await announcer?.stop();
-      await server?.stop();
+      record.stop();
+      await announcer.stop();
+      await server.stop();
       await node.stop();
     },
   };

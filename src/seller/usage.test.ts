@@ -1,12 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { type AnswerSpec, answerJson, answerSse } from './answer.js';
 import { UsageMeter } from './usage.js';
-import { messageJson, messageSse } from './wire/anthropicMessages.js';
-import { chatCompletionJson, chatCompletionSse } from './wire/openaiChat.js';
-import { responseJson, responseSse } from './wire/openaiResponses.js';
 
 const usage = { inputTokens: 120, cachedInputTokens: 20, outputTokens: 7 };
-const spec = { model: 'm', text: 'one two three four', usage };
+const spec: AnswerSpec = { model: 'm', text: 'one two three four', usage };
+const chatCompletionSse = (s: AnswerSpec, options: { includeUsage: boolean }) =>
+  answerSse('chat', s, options);
+const responseSse = (s: AnswerSpec) => answerSse('responses', s);
+const messageSse = (s: AnswerSpec) => answerSse('messages', s);
+const chatCompletionJson = (s: AnswerSpec) => answerJson('chat', s);
+const responseJson = (s: AnswerSpec) => answerJson('responses', s);
+const messageJson = (s: AnswerSpec) => answerJson('messages', s);
 const encoder = new TextEncoder();
 
 function splitInto(bytes: Uint8Array, cuts: number[]): Uint8Array[] {

@@ -25,6 +25,7 @@ interface UpFlags {
   chainPort: number;
   bootstrapPort: number;
   facilitatorPort: number;
+  indexerPort: number;
 }
 
 export function registerUpCommands(program: Command, io: CliIo): void {
@@ -51,6 +52,7 @@ function registerUpUp(program: Command, io: CliIo): void {
       port,
       DEFAULT_DEV_PORTS.facilitator,
     )
+    .option('--indexer-port <port>', 'indexer (GET /stats) port', port, DEFAULT_DEV_PORTS.indexer)
     .addHelpText(
       'after',
       '\nState lives in <data-dir>/dev/: a second `svc up` resumes with the same keys and balances.\nSellers for OpenAI / Anthropic join too when OPENAI_API_KEY / ANTHROPIC_API_KEY are set.\nExamples:\n  svc up\n  svc up --sellers 5 --fresh\n  svc up --detach && svc status && svc down',
@@ -71,6 +73,7 @@ function registerUpUp(program: Command, io: CliIo): void {
             chain: flags.chainPort,
             bootstrap: flags.bootstrapPort,
             facilitator: flags.facilitatorPort,
+            indexer: flags.indexerPort,
           },
           env: io.env,
           print,

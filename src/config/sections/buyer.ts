@@ -24,6 +24,12 @@ export const buyerSchema = z.strictObject({
     .int()
     .positive()
     .default(32 * 1024 * 1024),
+  /** Most a seller's whole (non-stream) answer may hold; larger answers fail over. */
+  answerLimitBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(128 * 1024 * 1024),
   routingPreferences: routingPreferencesSchema.prefault({}),
   /**
    * A seller that sends no response head within this time is treated as failed (failover).

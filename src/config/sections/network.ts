@@ -10,6 +10,8 @@ export const networkSchema = z.strictObject({
   listen: z.array(z.string().startsWith('/')).default(['/ip4/0.0.0.0/tcp/0']),
   /** Addresses announced to other peers (default: the listen addresses). */
   announce: z.array(z.string().startsWith('/')).default([]),
+  /** A public snapshot (`svc indexer start`) that seeds the peer cache at start; every record is still fetched from its seller. */
+  indexerUrl: z.url().optional(),
   /** Private DHT protocol; not the public IPFS DHT. */
   dhtProtocol: z.string().default('/svc/kad/1.0.0'),
   /** Background refresh of the peer cache. */

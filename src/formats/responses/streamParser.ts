@@ -37,7 +37,14 @@ export function createResponsesStreamParser(): StreamParser {
       if (type === 'response.failed') {
         failed = true;
         const response = isRecord(data.response) ? data.response : {};
-        return [{ type: 'error', error: errorOfBody(0, { error: response.error ?? {} }) }];
+        // A failed response still reports what it consumed; the seller bills it.
+        const usage: StreamPart[] = isRecord(response.usage)
+          ? [{ type: 'usage', usage: usageOfResponses(response.usage) }]
+          : [];
+        return [
+          ...usage,
+          { type: 'error', error: errorOfBody(0, { error: response.error ?? {} }) },
+        ];
       }
       if (!started) {
         if (

@@ -3,6 +3,7 @@
  * restrict — allow lists intersect, block lists add up, minimums take the highest, caps the
  * lowest. The sort preference is the most specific level's.
  */
+import { encodeRoutingPolicy } from '../../protocol/index.js';
 import type { RoutingPolicy } from './types.js';
 
 function intersect(a: string[] | undefined, b: string[] | undefined): string[] | undefined {
@@ -76,7 +77,7 @@ export function mergePolicies(
   );
 }
 
-/** The buyer's `x-svc-routing-policy` header value: base64url of its JSON. */
+/** The buyer's routing-policy header value (src/protocol/routingPolicy.ts). */
 export function encodeBuyerPolicy(policy: RoutingPolicy): string {
   const wire = {
     ...(policy.minTrustScore !== undefined ? { minTrustScore: policy.minTrustScore } : {}),
@@ -86,7 +87,7 @@ export function encodeBuyerPolicy(policy: RoutingPolicy): string {
     ...(policy.sort ? { preferFreeSellers: policy.sort === 'free-first' } : {}),
     ...(policy.allowedModels ? { allowedModels: policy.allowedModels } : {}),
   };
-  return Buffer.from(JSON.stringify(wire)).toString('base64url');
+  return encodeRoutingPolicy(wire);
 }
 
 /** Why `model` is refused by `policy`, or null when allowed. Pinned names are checked by seller too. */

@@ -1,21 +1,12 @@
 /** A routing policy: what one level (workspace, member, key, preset) allows. Levels only narrow. */
 import { z } from 'zod';
-
-const usd = z.number().finite().nonnegative();
+import { MAX_PRICING_FIELDS } from '../../protocol/index.js';
 
 export const routingPolicySchema = z.strictObject({
   allowedPeerIds: z.array(z.string().regex(/^(0x)?[0-9a-fA-F]{40}$/)).optional(),
   blockedPeerIds: z.array(z.string().regex(/^(0x)?[0-9a-fA-F]{40}$/)).optional(),
   minTrustScore: z.number().min(0).max(100).optional(),
-  maxPricing: z
-    .strictObject({
-      inputUsdPerMillion: usd.optional(),
-      outputUsdPerMillion: usd.optional(),
-      cachedInputUsdPerMillion: usd.optional(),
-      imageUsd: usd.optional(),
-      videoUsd: usd.optional(),
-    })
-    .optional(),
+  maxPricing: z.strictObject(MAX_PRICING_FIELDS).optional(),
   allowedModels: z.array(z.string().min(1)).optional(),
   /** Sort preference: `price` (default) or `free-first` (preferFreeSellers for the buyer). */
   sort: z.enum(['price', 'free-first']).optional(),

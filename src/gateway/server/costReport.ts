@@ -1,12 +1,12 @@
 /**
- * What a request cost, as the buyer reports it: response headers for answers, the final
- * `: svc-usage {...}` SSE comment for streams, and `GET /_svc/requests/<id>` when neither arrived.
+ * What a request cost, as the buyer reports it (src/protocol): usage headers for answers, the
+ * closing usage comment for streams, and `GET /_svc/requests/<id>` when neither arrived.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { header } from '../../http/index.js';
 import { type MicroUsd, parseUsd } from '../../money/index.js';
+import { decodeUsageComment, decodeUsageHeaders } from '../../protocol/index.js';
 import type { TokenCounts } from '../store/types.js';
 
 export interface CostReport {
@@ -14,22 +14,17 @@ export interface CostReport {
   usage: TokenCounts;
 }
 
-function tokens(text: string | undefined): number {
-  const value = Number(text ?? 0);
-  return Number.isSafeInteger(value) && value >= 0 ? value : 0;
-}
-
-/** Cost from the `x-svc-*` cost headers of a non-streaming answer, or null when absent. */
+/** Cost from the usage headers of a non-streaming answer, or null when absent. */
 export function costFromHeaders(headers: IncomingHttpHeaders): CostReport | null {
-  const cost = header(headers, 'x-svc-estimated-cost-usd');
-  if (!cost) return null;
+  const usage = decodeUsageHeaders(headers);
+  if (!usage) return null;
   try {
     return {
-      costMicro: parseUsd(cost),
+      costMicro: parseUsd(usage.estimatedCostUsd),
       usage: {
-        inputTokens: tokens(header(headers, 'x-svc-input-tokens')),
-        cachedInputTokens: tokens(header(headers, 'x-svc-cached-input-tokens')),
-        outputTokens: tokens(header(headers, 'x-svc-output-tokens')),
+        inputTokens: usage.inputTokens,
+        cachedInputTokens: usage.cachedInputTokens,
+        outputTokens: usage.outputTokens,
       },
     };
   } catch {
@@ -37,19 +32,15 @@ export function costFromHeaders(headers: IncomingHttpHeaders): CostReport | null
   }
 }
 
-const usageCommentSchema = z.object({
-  inputTokens: z.number().int().nonnegative(),
-  cachedInputTokens: z.number().int().nonnegative().default(0),
-  outputTokens: z.number().int().nonnegative(),
-  costUsd: z.string(),
-});
-
-const COMMENT = ': svc-usage ';
+/** A stream's closing usage comment as a report; `errorCode` when the stream failed. */
+export interface StreamReport extends CostReport {
+  errorCode?: string;
+}
 
 /** Watches passing SSE bytes (without changing them) for the buyer's usage comment. */
 export class SseUsageScanner {
   private carry = '';
-  report: CostReport | null = null;
+  report: StreamReport | null = null;
 
   push(chunk: Buffer): void {
     if (this.report) return;
@@ -57,19 +48,21 @@ export class SseUsageScanner {
     const lines = text.split('\n');
     this.carry = (lines.pop() ?? '').slice(-4096);
     for (const line of lines) {
-      if (!line.startsWith(COMMENT)) continue;
+      // A malformed comment is treated as missing: the lookup decides.
+      const comment = decodeUsageComment(line);
+      if (!comment) continue;
       try {
-        const parsed = usageCommentSchema.parse(JSON.parse(line.slice(COMMENT.length)));
         this.report = {
-          costMicro: parseUsd(parsed.costUsd),
+          costMicro: parseUsd(comment.costUsd),
           usage: {
-            inputTokens: parsed.inputTokens,
-            cachedInputTokens: parsed.cachedInputTokens,
-            outputTokens: parsed.outputTokens,
+            inputTokens: comment.inputTokens,
+            cachedInputTokens: comment.cachedInputTokens,
+            outputTokens: comment.outputTokens,
           },
+          ...(comment.errorCode ? { errorCode: comment.errorCode } : {}),
         };
       } catch {
-        // a malformed comment is treated as missing: the lookup decides
+        // an unparsable amount: missing as well
       }
     }
   }

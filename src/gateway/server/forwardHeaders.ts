@@ -1,5 +1,6 @@
 /** Headers sent to the buyer: the client's, minus credentials, cookies and every `x-svc-*`. */
 import type { IncomingHttpHeaders } from 'node:http';
+import { SVC_HEADER_PREFIX } from '../../protocol/index.js';
 
 const DROPPED = new Set([
   'authorization',
@@ -24,7 +25,7 @@ export function forwardHeaders(
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || DROPPED.has(name) || name.startsWith('x-svc-')) continue;
+    if (value === undefined || DROPPED.has(name) || name.startsWith(SVC_HEADER_PREFIX)) continue;
     out[name] = value;
   }
   return { ...out, ...control };

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../errors/index.js';
 import { sendJson } from '../../http/index.js';
+import { encodeControlHeaders } from '../../protocol/index.js';
 import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
@@ -28,10 +29,13 @@ export async function listModels(
     const upstream = await deps.buyer.request({
       method: 'GET',
       path: req.url ?? '/v1/models',
-      headers: forwardHeaders(req.headers, {
-        'x-svc-buyer-identity': caller.workspace.identity,
-        'x-svc-gateway-auth': deps.controlSecret,
-      }),
+      headers: forwardHeaders(
+        req.headers,
+        encodeControlHeaders({
+          buyerIdentity: caller.workspace.identity,
+          gatewayAuth: deps.controlSecret,
+        }),
+      ),
     });
     status = upstream.statusCode;
     catalog = (await upstream.body.json()) as typeof catalog;

@@ -6,9 +6,15 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { SvcError } from '../../errors/index.js';
-import { header, parseJsonObject, readBody, writeChunk } from '../../http/index.js';
+import { ERROR_CODES, isErrorCode, SvcError } from '../../errors/index.js';
+import { parseJsonObject, readBody, writeChunk } from '../../http/index.js';
 import { formatUsd } from '../../money/index.js';
+import {
+  decodeSellerHeaders,
+  encodeControlHeaders,
+  headerValue,
+  SVC_HEADER,
+} from '../../protocol/index.js';
 import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
 import type { LogRow, Reservation } from '../store/types.js';
 import { type Caller, storeCall } from './authenticate.js';
@@ -55,7 +61,7 @@ export async function proxyRequest(
 ): Promise<void> {
   const body = await readBody(req, deps.config.bodyLimitBytes);
   const parsed = parseBody(req, body);
-  const endUser = parsed.json?.user ?? req.headers['x-svc-end-user'];
+  const endUser = parsed.json?.user ?? headerValue(req.headers, SVC_HEADER.endUser);
   log.endUser = typeof endUser === 'string' ? endUser.slice(0, 256) : null;
   log.requestedModel = parsed.model ?? null;
   const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
@@ -94,13 +100,13 @@ export async function proxyRequest(
     reservation = result.reservation;
   }
 
-  const control: Record<string, string> = {
-    'x-svc-buyer-identity': caller.workspace.identity,
-    'x-svc-gateway-auth': deps.controlSecret,
-    'x-svc-request-id': requestId,
-  };
-  if (Object.keys(policy).length > 0) control['x-svc-routing-policy'] = encodeBuyerPolicy(policy);
-  if (reservation?.limited) control['x-svc-max-cost-usd'] = formatUsd(reservation.amountMicro);
+  const control = encodeControlHeaders({
+    buyerIdentity: caller.workspace.identity,
+    gatewayAuth: deps.controlSecret,
+    requestId,
+    ...(Object.keys(policy).length > 0 ? { routingPolicy: encodeBuyerPolicy(policy) } : {}),
+    ...(reservation?.limited ? { maxCostUsd: formatUsd(reservation.amountMicro) } : {}),
+  });
 
   const abort = new AbortController();
   res.on('close', () => {
@@ -122,9 +128,10 @@ export async function proxyRequest(
   }
   log.ttfbMs = Math.round(performance.now() - startedMs);
   log.status = upstream.statusCode;
-  log.peerId = header(upstream.headers, 'x-svc-peer-id') ?? null;
-  log.provider = header(upstream.headers, 'x-svc-provider') ?? null;
-  log.serviceId = header(upstream.headers, 'x-svc-service') ?? null;
+  const seller = decodeSellerHeaders(upstream.headers);
+  log.peerId = seller.peerId ?? null;
+  log.provider = seller.provider ?? null;
+  log.serviceId = seller.service ?? null;
   log.servedModel = log.serviceId ?? model ?? null;
   const streamed = String(upstream.headers['content-type'] ?? '').includes('text/event-stream');
   log.streamed = streamed;
@@ -172,9 +179,14 @@ export async function proxyRequest(
       res.destroy();
     }
   }
+  const streamFailure = scanner?.report?.errorCode;
   if (buyerBroke) {
     log.status = 502;
     log.errorCode = 'buyer_unavailable';
+  } else if (streamFailure) {
+    // The seller failed after the first byte: the client got its format's error event.
+    log.status = isErrorCode(streamFailure) ? ERROR_CODES[streamFailure].status : 502;
+    log.errorCode = streamFailure;
   } else if (res.destroyed && !res.writableFinished) {
     log.status = 499;
     log.errorCode = 'request_cancelled';

@@ -8,6 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatUsd, parseUsd } from '../../money/index.js';
+import {
+  decodeControlHeaders,
+  encodeSellerHeaders,
+  encodeUsageComment,
+  encodeUsageHeaders,
+  latencyHeader,
+  SVC_HEADER,
+} from '../../protocol/index.js';
 
 export interface StubBuyerOptions {
   /** Cost of a complete answer, USD string (default "0.000100"). */
@@ -215,16 +223,18 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         .writeHead(options.errorStatus, { 'content-type': 'application/json' })
         .end(JSON.stringify(error));
     }
-    const requestId = String(req.headers['x-svc-request-id'] ?? `req_${randomUUID()}`);
-    const maxHeader = req.headers['x-svc-max-cost-usd'] as string | undefined;
-    const common = {
-      'x-svc-request-id': requestId,
-      'x-svc-peer-id': STUB_PEER_ID,
-      'x-svc-provider': 'stub',
-      'x-svc-service': model,
-      'x-svc-input-usd-per-million': '1',
-      'x-svc-output-usd-per-million': '2',
-    };
+    const control = decodeControlHeaders(req.headers);
+    const requestId = control.requestId ?? `req_${randomUUID()}`;
+    const maxHeader = control.maxCostUsd;
+    const common = encodeSellerHeaders({
+      requestId,
+      peerId: STUB_PEER_ID,
+      provider: 'stub',
+      service: model,
+      inputUsdPerMillion: '1',
+      outputUsdPerMillion: '2',
+      attempts: 'none',
+    });
     const record: BuyerRecord = {
       requestId,
       status: 200,
@@ -253,18 +263,21 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
           ? anthropicMessage(model, requestId, outputTokens)
           : openAiCompletion(model, requestId, outputTokens),
       );
+      const usageHeaders = encodeUsageHeaders({
+        inputTokens: INPUT_TOKENS,
+        cachedInputTokens: CACHED_TOKENS,
+        outputTokens,
+        tokenSource: 'seller',
+        estimatedCostUsd: formatUsd(cost),
+      });
+      if (options.omitCost) delete usageHeaders[SVC_HEADER.estimatedCostUsd];
       // A complete answer carries its length, as the buyer's does (src/buyer/deliver.ts).
       res.writeHead(200, {
         ...common,
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(answer),
-        'x-svc-input-tokens': String(INPUT_TOKENS),
-        'x-svc-cached-input-tokens': String(CACHED_TOKENS),
-        'x-svc-output-tokens': String(outputTokens),
-        'x-svc-total-tokens': String(INPUT_TOKENS + outputTokens),
-        'x-svc-token-source': 'seller',
-        ...(options.omitCost ? {} : { 'x-svc-estimated-cost-usd': formatUsd(cost) }),
-        'x-svc-latency-ms': '1',
+        ...usageHeaders,
+        ...latencyHeader(1),
       });
       return void res.end(answer);
     }
@@ -313,7 +326,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         outputTokens,
         costUsd: formatUsd(cost),
       };
-      res.write(`: svc-usage ${JSON.stringify(usage)}\n\n`);
+      res.write(encodeUsageComment(usage));
     }
     res.end();
   });

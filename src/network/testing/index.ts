@@ -3,5 +3,6 @@ export {
   loopbackNetworkConfig,
   randomIdentity,
   startLoopbackNode,
+  type TestIdentity,
   waitFor,
 } from './loopback.js';

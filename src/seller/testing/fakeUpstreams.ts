@@ -8,10 +8,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TokenUsage } from '../../money/index.js';
-import { messageJson, messageSse } from '../wire/anthropicMessages.js';
-import { chatCompletionJson, chatCompletionSse } from '../wire/openaiChat.js';
-import { responseJson, responseSse } from '../wire/openaiResponses.js';
-import type { AnswerSpec } from '../wire/types.js';
+import { type AnswerSpec, answerJson, answerSse } from '../answer.js';
 
 export type FakeFault =
   | 'none'
@@ -188,30 +185,21 @@ export async function startFakeUpstream(initial: FakeUpstreamOptions = {}): Prom
       );
       return;
     }
+    const format = path === '/v1/responses' ? 'responses' : anthropic ? 'messages' : 'chat';
     if (body.stream !== true) {
       if (fault === 'malformed-json') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('{"id": "chatcmpl-broken", "choices": [');
         return;
       }
-      const json =
-        path === '/v1/responses'
-          ? responseJson(spec)
-          : anthropic
-            ? messageJson(spec)
-            : chatCompletionJson(spec);
+      const json = answerJson(format, spec);
       res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_fake' });
       res.end(JSON.stringify(json));
       return;
     }
     const includeUsage =
       (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-    const events =
-      path === '/v1/responses'
-        ? responseSse(spec)
-        : anthropic
-          ? messageSse(spec)
-          : chatCompletionSse(spec, { includeUsage });
+    const events = answerSse(format, spec, { includeUsage });
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',

@@ -6,6 +6,7 @@ import {
   browsePeers,
   collectPeers,
   createSvcNode,
+  peersFromIndexer,
 } from '../../../network/index.js';
 import { CliContext } from '../../context.js';
 import { CliError } from '../../errors.js';
@@ -26,6 +27,7 @@ interface BrowseFlags {
   tag: string[];
   top: number;
   direct?: boolean;
+  indexer?: string;
   wait: number;
 }
 
@@ -56,23 +58,28 @@ function registerNetworkBrowse(network: Command, io: CliIo): void {
     )
     .option('--top <n>', 'show at most n peers', positiveInt, 20)
     .option('--direct', 'ask the network even when a buyer is running')
+    .option('--indexer <url>', 'read the public snapshot of an indexer (GET <url>/stats) instead')
     .option('--wait <seconds>', 'how long to look for peers on the network', positiveInt, 8)
     .addHelpText(
       'after',
-      '\nReputation (score, volume, sessions) is shown only when the source knows it; unknown values are null\nand those sorts then fall back to price.\n\nExamples:\n  svc network browse\n  svc network browse --services --service llama --sort price\n  svc network browse --tag chat --top 5 --json',
+      '\nReputation (score, volume, sessions) is shown only when the source knows it; unknown values are null\nand those sorts then fall back to price.\n\nExamples:\n  svc network browse\n  svc network browse --services --service llama --sort price\n  svc network browse --tag chat --top 5 --json\n  svc network browse --indexer http://127.0.0.1:8380 --sort volume',
     )
     .action(async (flags: BrowseFlags, command: Command) => {
       const ctx = CliContext.of(command, io);
       const { config } = ctx.loadConfig();
-      const collected = await collectPeers({
-        network: config.network,
-        buyerPort: config.buyer.port,
-        direct: flags.direct ?? false,
-        waitMs: flags.wait * 1000,
-        logger: ctx.logger,
-      });
+      const collected =
+        flags.indexer !== undefined
+          ? await peersFromIndexer(flags.indexer)
+          : await collectPeers({
+              network: config.network,
+              buyerPort: config.buyer.port,
+              direct: flags.direct ?? false,
+              waitMs: flags.wait * 1000,
+              logger: ctx.logger,
+            });
       const result = browsePeers(collected.peers, {
         source: collected.source,
+        onChainStatsRefreshedAt: collected.onChainStatsRefreshedAt ?? null,
         sort: flags.sort,
         ...(flags.service !== undefined ? { service: flags.service } : {}),
         tags: flags.tag,

@@ -1,0 +1,147 @@
+/**
+ * The parts every delivered answer shares (text whole, text stream, media): seller headers, the
+ * usage it is billed at, its price (`priceAnswer`, the one place a per-request cost guard hooks
+ * in), the seller's trailer, payment completion and what the buyer remembers of the seller.
+ */
+import { costOfUsage, formatUsd, type MicroUsd, type TokenUsage } from '../money/index.js';
+import { encodeSellerHeaders } from '../protocol/index.js';
+import type { RouteCandidate } from '../routing/index.js';
+import type { AttemptOk } from './attempt.js';
+import type { ProxyContext } from './context.js';
+import { countTextTokens } from './tokenCount.js';
+
+/** Longest wait for the seller's usage claim after its body ended. */
+const TRAILER_WAIT_MS = 2_000;
+
+/** Request id, seller identity and price headers (sent on streams too). */
+export function sellerHeaders(
+  ctx: ProxyContext,
+  candidate: RouteCandidate,
+): Record<string, string> {
+  const { offer } = candidate;
+  const pricing = offer.pricing;
+  return encodeSellerHeaders({
+    requestId: ctx.requestId,
+    peerId: offer.peerId,
+    provider: offer.provider,
+    service: offer.serviceId,
+    inputUsdPerMillion: String(pricing.inputUsdPerMillion),
+    outputUsdPerMillion: String(pricing.outputUsdPerMillion),
+    // Without an advertised cached price, cached tokens bill at the input price.
+    cachedInputUsdPerMillion: String(
+      pricing.cachedInputUsdPerMillion ?? pricing.inputUsdPerMillion,
+    ),
+    peerReputation:
+      candidate.reputationScore === undefined ? 'unscored' : String(candidate.reputationScore),
+    attempts: ctx.attempts.join(', ') || 'none',
+  });
+}
+
+/** The usage the answer is billed at: the seller's report, else the buyer's own estimate. */
+export interface SettledUsage {
+  usage: TokenUsage;
+  source: 'usage' | 'estimated';
+  /** The buyer's own count (for the claim check). */
+  estimate: () => TokenUsage;
+}
+
+export function settleUsage(
+  reported: TokenUsage | undefined,
+  claimed: TokenUsage | undefined,
+  inputTokens: () => number,
+  outputText: () => string,
+): SettledUsage {
+  let estimated: TokenUsage | undefined;
+  const estimate = () => {
+    estimated ??= {
+      inputTokens: inputTokens(),
+      cachedInputTokens: 0,
+      outputTokens: countTextTokens(outputText()),
+    };
+    return estimated;
+  };
+  const usage = reported ?? claimed;
+  if (usage && usage.cachedInputTokens <= usage.inputTokens)
+    return { usage, source: 'usage', estimate };
+  return { usage: estimate(), source: 'estimated', estimate };
+}
+
+/** What the answer costs, and its `costUsd` text. */
+export function priceAnswer(ok: AttemptOk, usage: TokenUsage): { cost: MicroUsd; costUsd: string } {
+  const cost = costOfUsage(usage, ok.price);
+  return { cost, costUsd: formatUsd(cost) };
+}
+
+/** The seller's usage claim (its trailer), or undefined when none came within 2 s. */
+export function trailerOf(ok: AttemptOk): Promise<{ usage?: TokenUsage } | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const trailer = Promise.race([
+    ok.response.trailer.catch(() => undefined),
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), TRAILER_WAIT_MS);
+      timer.unref();
+    }),
+  ]);
+  // Once settled, the timer only keeps this request's objects alive: drop it.
+  void trailer.then(() => clearTimeout(timer));
+  return trailer as Promise<{ usage?: TokenUsage } | undefined>;
+}
+
+/** Pays the seller for what it delivered: its claim checked against the buyer's own count. */
+export async function completePayment(
+  ctx: ProxyContext,
+  candidate: RouteCandidate,
+  ok: AttemptOk,
+  trailer: Promise<unknown>,
+  estimate: () => TokenUsage,
+  units?: boolean,
+): Promise<void> {
+  if (!ok.paid) return;
+  const { deps } = ctx.service;
+  try {
+    const claimed = (await trailer) as Parameters<typeof deps.payments.complete>[0]['claimed'];
+    await deps.payments.complete({
+      requestId: ctx.requestId,
+      peerId: candidate.offer.peerId,
+      claimed,
+      estimatedUsage: estimate(),
+      price: ok.price,
+      serviceId: candidate.offer.serviceId,
+      ...(units ? { units } : {}),
+    });
+  } catch (error) {
+    deps.logger.warn({ err: error, requestId: ctx.requestId }, 'payment completion failed');
+  }
+}
+
+/** Health and affinity after a delivered answer. */
+export function rememberSeller(
+  ctx: ProxyContext,
+  candidate: RouteCandidate,
+  affinityKey: string | undefined,
+  responseId: string | undefined,
+): void {
+  const { service } = ctx;
+  service.health.recordSuccess(candidate.offer.peerId);
+  if (affinityKey) service.affinity.remember(affinityKey, candidate.offer.peerId);
+  // A later `previous_response_id` must reach the seller that holds that response.
+  if (responseId)
+    service.affinity.remember(responseAffinityKey(responseId), candidate.offer.peerId);
+}
+
+/** The record fields naming the seller. */
+export function servedBy(candidate: RouteCandidate, streamed: boolean) {
+  const { offer } = candidate;
+  return {
+    streamed,
+    peerId: offer.peerId,
+    provider: offer.provider,
+    serviceId: offer.serviceId,
+    model: offer.modelName,
+  };
+}
+
+/** Affinity key of a stored response (responses API `previous_response_id`). */
+export function responseAffinityKey(responseId: string): string {
+  return `response|${responseId}`;
+}

@@ -1,0 +1,105 @@
+/**
+ * Writes a media answer (read whole and capped by the shared attempt): the buyer's own count of
+ * what it received (images, videos, or tokens for token-priced services), the seller and price
+ * headers, the record, and payment completion checked against that count.
+ */
+import { type TokenUsage, unitsOf, unitUsage } from '../../money/index.js';
+import { encodeSellerHeaders, latencyHeader, SVC_HEADER } from '../../protocol/index.js';
+import type { RouteCandidate } from '../../routing/index.js';
+import { completePayment, priceAnswer, servedBy, trailerOf } from '../answerParts.js';
+import type { AttemptOk } from '../attempt.js';
+import { finishRequest, type ProxyContext, ZERO_USAGE } from '../context.js';
+import { type MediaRequest, ownTokenCount, unitUsdOf } from './mediaCall.js';
+import type { VideoJobs } from './video.js';
+
+function jsonOf(contentType: string, body: Buffer): Record<string, unknown> | undefined {
+  if (!contentType.includes('json')) return undefined;
+  try {
+    const json: unknown = JSON.parse(body.toString('utf8'));
+    return json && typeof json === 'object' ? (json as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The buyer's own count of what it received, in billing tokens. */
+function ownUsage(
+  ctx: ProxyContext,
+  request: MediaRequest,
+  unitBilled: boolean,
+  contentType: string,
+  json: Record<string, unknown> | undefined,
+): TokenUsage {
+  if (!unitBilled) return ownTokenCount(ctx, request, json);
+  if (request.route.type === 'image') {
+    return unitUsage(Array.isArray(json?.data) ? Math.min(json.data.length, request.units) : 0);
+  }
+  if (request.route.kind === 'video-retrieve') {
+    return contentType.startsWith('video/') ? unitUsage(1) : ZERO_USAGE;
+  }
+  return ZERO_USAGE;
+}
+
+function priceHeaders(candidate: RouteCandidate): Record<string, string> {
+  const billing = candidate.offer.unitBilling;
+  return {
+    ...(billing?.imageUsd !== undefined ? { [SVC_HEADER.imageUsd]: String(billing.imageUsd) } : {}),
+    ...(billing?.videoUsd !== undefined ? { [SVC_HEADER.videoUsd]: String(billing.videoUsd) } : {}),
+  };
+}
+
+/** Delivers one media answer. */
+export async function deliverMedia(
+  ctx: ProxyContext,
+  request: MediaRequest,
+  jobs: VideoJobs,
+  candidate: RouteCandidate,
+  ok: AttemptOk,
+): Promise<void> {
+  ok.detach();
+  const { service } = ctx;
+  const { offer } = candidate;
+  const body = ok.whole ?? Buffer.alloc(0);
+  const trailer = trailerOf(ok);
+  const contentType = ok.response.headers['content-type'] ?? 'application/json';
+  const json = jsonOf(contentType, body);
+  const unitBilled = unitUsdOf(request, candidate) !== undefined;
+  const own = ownUsage(ctx, request, unitBilled, contentType, json);
+  // Units are billed on the buyer's count; tokens on the seller's report when it has one.
+  const usage = unitBilled ? own : ((await trailer)?.usage ?? own);
+  if (request.route.kind === 'video-queue' && typeof json?.queue_id === 'string') {
+    jobs.remember(request.route.protocol, json.queue_id, {
+      peerId: offer.peerId,
+      serviceId: offer.serviceId,
+      queuedAt: service.deps.clock(),
+    });
+  }
+  // Records show units (images, videos) as output "tokens"; payments see billing tokens.
+  const recorded = unitBilled ? { ...ZERO_USAGE, outputTokens: unitsOf(usage) } : usage;
+  const { cost, costUsd } = priceAnswer(ok, usage);
+  ctx.res.writeHead(ok.response.status, {
+    'content-type': contentType,
+    'content-length': body.length,
+    ...encodeSellerHeaders({
+      requestId: ctx.requestId,
+      peerId: offer.peerId,
+      provider: offer.provider,
+      service: offer.serviceId,
+      attempts: ctx.attempts.join(', ') || 'none',
+    }),
+    ...priceHeaders(candidate),
+    [SVC_HEADER.estimatedCostUsd]: costUsd,
+    ...latencyHeader(service.deps.clock() - ctx.startedAt),
+  });
+  ctx.res.end(body);
+  service.metrics.spend.inc(Number(cost));
+  finishRequest(ctx, {
+    ...servedBy(candidate, false),
+    status: ok.response.status,
+    completed: true,
+    usage: recorded,
+    costUsd,
+  });
+  service.health.recordSuccess(offer.peerId);
+  await completePayment(ctx, candidate, ok, trailer, () => own, unitBilled);
+}

@@ -1,0 +1,127 @@
+/**
+ * Failover over a route plan, the same for text and media (docs/decisions/052-failover.md): a 429
+ * is first retried on the same seller (Retry-After honoured), retryable failures move to the next
+ * ranked candidate (never for pins), health and metrics record each failure. Ends with the
+ * answer delivered, or the request failed / cancelled.
+ */
+import { SvcError } from '../errors/index.js';
+import {
+  MAX_SAME_SELLER_TRIES,
+  type RouteCandidate,
+  type RoutePlan,
+  retryAfterMs,
+} from '../routing/index.js';
+import {
+  type AttemptFailure,
+  type AttemptOk,
+  type AttemptOutcome,
+  type SellerCall,
+  sendToSeller,
+} from './attempt.js';
+import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
+import { failRequest } from './failRequest.js';
+
+/** The call to a candidate, or why it cannot be sent (e.g. over the gateway's max cost). */
+export type BuildCall = (candidate: RouteCandidate) => SellerCall | AttemptFailure;
+export type Deliver = (candidate: RouteCandidate, ok: AttemptOk) => Promise<void>;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+/** Records one failed attempt; true when the same seller is tried again (after a wait). */
+async function noteFailure(
+  ctx: ProxyContext,
+  candidate: RouteCandidate,
+  outcome: AttemptFailure,
+  tries: number,
+): Promise<boolean> {
+  const { service } = ctx;
+  const { offer } = candidate;
+  ctx.attempts.push(`${offer.peerId}@${offer.serviceId}:${outcome.label}`);
+  if (outcome.action === 'next' || outcome.action === 'same') {
+    service.health.recordFailure(offer.peerId);
+    service.metrics.sellerFailures.inc({ peer_id: offer.peerId, reason: outcome.label });
+  }
+  if (outcome.action !== 'same' || tries >= MAX_SAME_SELLER_TRIES) return false;
+  const { config } = service.deps;
+  const waitMs = retryAfterMs(
+    outcome.retryAfter,
+    config.retryAfterMaxSeconds * 1000,
+    service.deps.clock(),
+  );
+  if (waitMs === undefined) return false;
+  await sleep(waitMs, ctx.clientAbort.signal);
+  return true;
+}
+
+/** 'delivered', or the last failure (undefined when nothing was tried). */
+async function firstAnswer(
+  ctx: ProxyContext,
+  plan: RoutePlan,
+  build: BuildCall,
+  deliver: Deliver,
+): Promise<'delivered' | AttemptFailure | undefined> {
+  const attempt = (candidate: RouteCandidate): Promise<AttemptOutcome> | AttemptFailure => {
+    const call = build(candidate);
+    return 'kind' in call ? call : sendToSeller(ctx, candidate, call);
+  };
+  let last: AttemptFailure | undefined;
+  for (const candidate of plan.candidates) {
+    for (let tries = 1; ; tries++) {
+      if (ctx.clientAbort.signal.aborted) return last;
+      const outcome = await attempt(candidate);
+      if (outcome.kind === 'ok') {
+        await deliver(candidate, outcome);
+        return 'delivered';
+      }
+      last = outcome;
+      const again = await noteFailure(ctx, candidate, outcome, tries);
+      if (outcome.action === 'cancelled' || outcome.action === 'stop') return last;
+      if (again) continue;
+      // 'next', or 'same' with no acceptable wait left: the next ranked offer (never for pins).
+      if (plan.pinned) return last;
+      break;
+    }
+  }
+  return last;
+}
+
+/** Tries the plan's candidates until one answer is delivered; otherwise fails the request. */
+export async function tryCandidates(
+  ctx: ProxyContext,
+  plan: RoutePlan,
+  build: BuildCall,
+  deliver: Deliver,
+): Promise<void> {
+  const last = await firstAnswer(ctx, plan, build, deliver);
+  if (last === 'delivered') return;
+  if (ctx.clientAbort.signal.aborted || last?.action === 'cancelled') {
+    const model = ctx.body.model;
+    finishRequest(ctx, {
+      status: 499,
+      completed: false,
+      streamed: false,
+      peerId: null,
+      provider: null,
+      serviceId: null,
+      model: typeof model === 'string' ? model : null,
+      usage: ZERO_USAGE,
+      costUsd: '0.000000',
+      errorCode: 'request_cancelled',
+    });
+    if (!ctx.res.headersSent) ctx.res.destroy();
+    return;
+  }
+  failRequest(ctx, last?.error ?? new SvcError('seller_error'));
+}

@@ -1,0 +1,160 @@
+/**
+ * The text variant of the seller pipeline (chat, responses, messages, and images billed by
+ * tokens): the demo's answer, or the upstream's relayed with the model rewritten, metered on the
+ * way back. The trailer claims the usage; after a failure once the head is out (a broken or cut
+ * stream, a malformed event, an error event) it also carries `error: "upstream_error: <reason>"`.
+ */
+import { maxCostOfRequest, toPriceMicro } from '../money/index.js';
+import type { InboundRequest, OutboundReply, SellerTrailer } from '../network/index.js';
+import { demoAnswer } from './demo.js';
+import type { Admission, Admitted, Billing } from './pipeline/admission.js';
+import type { Json, SellerBody, SellerRoute } from './pipeline/route.js';
+import {
+  callUpstream,
+  readUpstreamBody,
+  type UpstreamAnswer,
+  upstreamJson,
+  upstreamPayload,
+  upstreamUrl,
+} from './pipeline/upstream.js';
+import { type MeterResult, UsageMeter } from './usage.js';
+
+const encoder = new TextEncoder();
+const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+/** Largest non-streaming upstream answer buffered. */
+const MAX_UPSTREAM_JSON_BYTES = 64 * 1024 * 1024;
+/** The trailer's `error` is bounded on the wire; a reason is cut well below that. */
+const MAX_TRAILER_ERROR_CHARS = 1000;
+
+function requestedMaxOutput(body: Json): number | undefined {
+  for (const field of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
+    const value = body[field];
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
+  }
+  return undefined;
+}
+
+/** Token pricing, bounded by the request's size and its largest answer. */
+export function textBilling(
+  request: InboundRequest,
+  body: SellerBody,
+  route: SellerRoute,
+): Billing {
+  const pricing = route.service.pricing ?? route.provider.config.defaultPricing;
+  const price = toPriceMicro(pricing);
+  const maxOutput =
+    requestedMaxOutput(body.json) ??
+    route.service.capabilities?.maxOutputTokens ??
+    DEFAULT_MAX_OUTPUT_TOKENS;
+  return {
+    pricing,
+    price,
+    maxCost: maxCostOfRequest(Math.ceil(request.body.byteLength / 2), maxOutput, price),
+  };
+}
+
+/** The trailer of a finished body: the usage billed, and the failure when there was one. */
+async function finishTrailer(
+  admission: Admission,
+  result: MeterResult,
+  bodyError?: Error,
+): Promise<SellerTrailer> {
+  admission.release();
+  let trailer: SellerTrailer = {};
+  if (result.usage) trailer = await admission.bill(result.usage);
+  else await admission.billNothing();
+  const error = bodyError?.message ?? result.error;
+  if (error !== undefined)
+    trailer.error = `upstream_error: ${error}`.slice(0, MAX_TRAILER_ERROR_CHARS);
+  return trailer;
+}
+
+function demoReply({ request, body, route, admission }: Admitted): OutboundReply {
+  const answer = demoAnswer(route.protocol, route.model, body.json, request.body.byteLength);
+  return {
+    status: answer.status,
+    headers: { 'content-type': answer.contentType },
+    body:
+      body.json.stream === true
+        ? (async function* () {
+            for (const part of answer.parts) yield encoder.encode(part);
+          })()
+        : encoder.encode(answer.parts.join('')),
+    trailer: (bodyError) =>
+      finishTrailer(admission, { usage: answer.usage, complete: true }, bodyError),
+  };
+}
+
+/** Chat streams are asked for their usage chunk: the seller bills from it. */
+function usageRequest(body: SellerBody, route: SellerRoute): Json {
+  if (route.protocol !== 'openai-chat-completions' || body.json.stream !== true) return {};
+  return {
+    stream_options: {
+      ...((body.json.stream_options as Json | undefined) ?? {}),
+      include_usage: true,
+    },
+  };
+}
+
+/** A stream passed through chunk by chunk, metered; the slot is freed when it ends. */
+function streamReply(
+  answer: UpstreamAnswer,
+  meter: UsageMeter,
+  admission: Admission,
+): OutboundReply {
+  const source = answer.body;
+  return {
+    status: answer.status,
+    headers: answer.headers,
+    body: (async function* () {
+      try {
+        for await (const chunk of source) {
+          meter.push(chunk);
+          yield chunk;
+        }
+      } finally {
+        admission.release();
+      }
+    })(),
+    trailer: (bodyError) => finishTrailer(admission, meter.finish(), bodyError),
+  };
+}
+
+async function relayReply(admitted: Admitted): Promise<OutboundReply> {
+  const { request, body, route, admission } = admitted;
+  const { provider } = route;
+  const answer = await callUpstream({
+    kind: provider.kind,
+    url: upstreamUrl(provider.baseUrl ?? '', request.path),
+    apiKey: provider.apiKey,
+    headers: request.headers,
+    body: upstreamPayload(request, body, route, usageRequest(body, route)),
+    contentType: body.boundary !== undefined ? (body.contentType ?? '') : 'application/json',
+    signal: request.signal,
+  });
+  const streaming = answer.status === 200 && answer.contentType.includes('text/event-stream');
+  const meter = new UsageMeter(route.protocol, streaming);
+  if (streaming) return streamReply(answer, meter, admission);
+  const whole = await readUpstreamBody(answer, MAX_UPSTREAM_JSON_BYTES);
+  if (answer.status < 200 || answer.status >= 300) {
+    // The buyer's own mistake (400, 404, 422...): passed through, nothing billed.
+    admission.release();
+    await admission.billNothing();
+    return { status: answer.status, headers: answer.headers, body: whole, trailer: () => ({}) };
+  }
+  upstreamJson(whole);
+  // Whole answer known: metered now, sent in one go (the slot is freed in the trailer).
+  meter.push(whole);
+  return {
+    status: answer.status,
+    headers: answer.headers,
+    body: whole,
+    trailer: (bodyError) => finishTrailer(admission, meter.finish(), bodyError),
+  };
+}
+
+/** Serves an admitted text request: the demo's answer or the upstream's. */
+export function serveText(admitted: Admitted): Promise<OutboundReply> | OutboundReply {
+  if (admitted.route.provider.config.type === 'demo') return demoReply(admitted);
+  return relayReply(admitted);
+}
