@@ -1,4 +1,4 @@
-/** Local control plane (spec 4.6): status, peers, refresh, request records, metrics. */
+/** Local control plane: status, peers, refresh, request records, metrics. */
 import type { ServerResponse } from 'node:http';
 import { offersOfPeer } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';

@@ -1,4 +1,4 @@
-/** `GET /v1/models` and `GET /v1/models/<id>`: the network-wide catalog (spec 2.3, 4.2). */
+/** `GET /v1/models` and `GET /v1/models/<id>`: the network-wide catalog. */
 import type { ServerResponse } from 'node:http';
 import {
   buildCatalog,

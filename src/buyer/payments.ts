@@ -1,5 +1,5 @@
 /**
- * The payments seam (SEAMS.md "Buyer <-> payments"). The buyer calls `prepare` before and
+ * The payments seam. The buyer calls `prepare` before and
  * `complete` after each paid seller request; free offers skip both.
  */
 import { SvcError } from '../errors/index.js';

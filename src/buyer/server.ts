@@ -1,4 +1,4 @@
-/** The buyer's HTTP request handler: guards, routes, error rendering (spec 4.2, 4.5, 4.6). */
+/** The buyer's HTTP request handler: guards, routes, error rendering. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../errors/index.js';
 import { countTokens } from '../formats/index.js';
@@ -35,7 +35,7 @@ export function createHandler(service: BuyerService, url: () => string) {
       if (path === '/v1/models' || path.startsWith('/v1/models/')) {
         if (method !== 'GET') throw new SvcError('method_not_allowed');
         if (path === '/v1/models') {
-          // A gateway key limited to certain models sees only those (spec "Routing").
+          // A gateway key limited to certain models sees only those.
           const { access } = gatewayAccessOf(service.controlSecret, req.headers);
           const allowedModels = gatewayLimitsOf(access, req.headers).policy?.allowedModels;
           listModels(service, parsed.searchParams, res, allowedModels);

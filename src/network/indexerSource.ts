@@ -7,6 +7,7 @@
  * before using it.
  */
 
+import { errorMessage } from '../errors/index.js';
 import type { BrowseInput, CollectedPeers } from './browse.js';
 import { verifyMetadata } from './metadata/index.js';
 import type { PeerMetadata } from './types.js';
@@ -148,7 +149,7 @@ export async function peersFromIndexer(indexerUrl: string): Promise<CollectedPee
       source,
       peers: [],
       onChainStatsRefreshedAt: null,
-      problem: `indexer not reachable: ${error instanceof Error ? error.message : String(error)}`,
+      problem: `indexer not reachable: ${errorMessage(error)}`,
     };
   }
   const peers = read.peers.map(

@@ -16,7 +16,7 @@ import {
   signDepositAuthorization,
   submitDepositAuthorization,
 } from '../../chain/index.js';
-import { errorMessage } from '../../errors/index.js';
+import { errorFirstLine, errorMessage } from '../../errors/index.js';
 import { DEFAULT_IDENTITY } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import type { MicroUsd } from '../../money/index.js';
@@ -139,8 +139,7 @@ export class DepositSweeper {
         if (outcome.shortfall)
           waiting.push({ result: outcome.result, shortfall: outcome.shortfall });
       } catch (error) {
-        const message =
-          error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+        const message = errorFirstLine(error);
         this.options.logger.warn(
           { identity: listing.name, err: message },
           'deposit sweep failed; retrying next pass',
