@@ -1,5 +1,5 @@
 /**
- * Buyer benchmarks (issue 4 "Speed and memory"): route selection, catalog build, added latency
+ * Buyer benchmarks: route selection, catalog build, added latency
  * and throughput of the proxy vs calling the fake upstream directly, memory of 1,000 peers' index and catalog (the buyer
  * process's RSS goal is bench/buyer-rss.bench.ts).
  * Latency and throughput use the real path: buyer -> libp2p stream -> seller node -> fake upstream

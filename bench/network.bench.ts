@@ -1,5 +1,5 @@
 /**
- * Network benchmarks (issue 3 "Speed"):
+ * Network benchmarks:
  *  1. time for a new seller to become visible to a buyer in a 20-node loopback network
  *     (the buyer refreshes on demand every 200 ms; all 20 nodes share this one process);
  *  2. round trip of a 1 KB chat request through buyer -> libp2p stream -> seller -> upstream,

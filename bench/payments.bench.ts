@@ -1,5 +1,5 @@
 /**
- * Per-request payment overhead on an open channel (issue 6 "Speed"): the buyer's prepare +
+ * Per-request payment overhead on an open channel: the buyer's prepare +
  * claim check + voucher signature, and the seller's admit + voucher verification, on a real
  * anvil chain (no transaction happens on this path). Baseline: the same voucher signed and
  * verified with viem's generic typed-data path.

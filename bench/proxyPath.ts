@@ -1,6 +1,6 @@
 /**
  * The buyer's request path, measured against calling the fake upstream directly in the same run
- * (issue 4 goals: added p50 ≤ 2 ms, p99 ≤ 5 ms for 1 KB; added time to first byte ≤ 2 ms;
+ * (goals: added p50 ≤ 2 ms, p99 ≤ 5 ms for 1 KB; added time to first byte ≤ 2 ms;
  * ≥ 1,500 req/s on 2 cores). The load generator is an undici Pool with keep-alive for both.
  *
  * - `separateProcesses`: as deployed. The fake upstream, `svc seller start` and `svc buyer start`

@@ -1,12 +1,9 @@
 /**
- * The translation matrix (issue 5): every client format, driven by its official SDK, against a
+ * The translation matrix: every client format, driven by its official SDK, against a
  * seller of every format on a real libp2p network, streaming and not — plain text, a tool-call
  * round trip, an image input, the stop reason and usage with cached tokens. The vendors behind
  * the sellers answer in their exact wire formats (test/support/scriptedVendor.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +20,7 @@ import {
   waitFor,
 } from '../src/network/testing/loopback.js';
 import { type SellerHandle, startSeller } from '../src/seller/index.js';
+import { removeTempDir, tempDir } from '../src/testing/index.js';
 import {
   hasToolResult,
   type ScriptedVendor,
@@ -68,7 +66,7 @@ let openai: OpenAI;
 let anthropic: Anthropic;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-matrix-'));
+  dataDir = tempDir('svc-matrix-');
   bootstrap = await startLoopbackNode('bootstrap');
   const network = loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] });
   for (const format of FORMATS) {
@@ -121,7 +119,7 @@ afterAll(async () => {
   for (const seller of sellers) await seller.stop();
   await bootstrap?.stop();
   for (const vendor of Object.values(vendors)) await vendor.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) removeTempDir(dataDir);
 });
 
 async function askChat(turn: Turn): Promise<Answer> {

@@ -2,9 +2,6 @@
  * End to end on anvil: the gateway's POST /v1/key/topup with the real x402 TopupService, the
  * SQLite store, the local facilitator over HTTP, and the official x402 client paying.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import { parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +12,7 @@ import { IdentityStore } from '../src/identity/index.js';
 import { silentLogger } from '../src/log/index.js';
 import { parseUsd } from '../src/money/index.js';
 import { DepositSweeper } from '../src/payments/index.js';
+import { removeTempDir, tempDir } from '../src/testing/index.js';
 import { createTopupService, payTopup } from '../src/x402/index.js';
 import {
   officialPayment,
@@ -31,7 +29,7 @@ let identities: IdentityStore;
 
 beforeAll(async () => {
   h = await startTopupHarness();
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-x402-e2e-'));
+  dataDir = tempDir('svc-x402-e2e-');
   store = await createStore({ dataDir });
   identities = new IdentityStore(dataDir, {});
   const config = configSchema.parse({
@@ -63,7 +61,7 @@ afterAll(async () => {
   await gateway?.stop();
   await store?.close();
   await h?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) removeTempDir(dataDir);
 });
 
 function post(secret: string | null, body: unknown, headers: Record<string, string> = {}) {

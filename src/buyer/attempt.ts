@@ -4,7 +4,7 @@
  * answers that are not streams the whole body, read under `buyer.answerLimitBytes`. Whatever
  * fails releases the prepared payment; a failure before any byte reached the client may fail over.
  */
-import { isSvcError, SvcError } from '../errors/index.js';
+import { errorMessage, isSvcError, SvcError } from '../errors/index.js';
 import { addressFromPeerId } from '../identity/index.js';
 import type { MicroUsd, TokenPriceMicro } from '../money/index.js';
 import { type SellerResponse, TransportError } from '../network/index.js';
@@ -182,7 +182,7 @@ async function readWhole(
     return Buffer.concat(chunks);
   } catch (error) {
     if (ctx.clientAbort.signal.aborted) return cancelled();
-    const why = error instanceof Error ? error.message : String(error);
+    const why = errorMessage(error);
     return failure(
       'next',
       new SvcError('seller_error', {

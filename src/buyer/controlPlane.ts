@@ -1,9 +1,9 @@
-/** Local control plane (spec 4.6): status, peers, refresh, request records, metrics. */
+/** Local control plane: status, peers, refresh, request records, metrics. */
 import type { ServerResponse } from 'node:http';
 import { offersOfPeer } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
+import { sendJson } from '../http/index.js';
 import type { BuyerService } from './BuyerService.js';
-import { sendJson } from './http.js';
 
 /** `GET /_svc/status` */
 export function statusBody(service: BuyerService, url: string): Record<string, unknown> {

@@ -20,7 +20,7 @@ import { deliverStream } from './deliverStream.js';
 import { textOf } from './tokenCount.js';
 import { usageFromBody } from './usage.js';
 
-export { responseAffinityKey, sellerHeaders } from './answerParts.js';
+export { responseAffinityKey } from './answerParts.js';
 
 /** The seller's whole answer in the client's protocol (translated when they differ). */
 function clientBody(

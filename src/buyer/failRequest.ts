@@ -1,8 +1,8 @@
 /** A request that ends with an error before any answer: the client's error style, and its record. */
 import type { SvcError } from '../errors/index.js';
+import { sendError } from '../http/index.js';
 import { SVC_HEADER } from '../protocol/index.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
-import { sendError } from './http.js';
 
 /** Sends an error in the client's style and records it. */
 export function failRequest(ctx: ProxyContext, error: SvcError): void {

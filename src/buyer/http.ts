@@ -1,6 +1,6 @@
-/** Small HTTP helpers of the buyer: loopback guard, bounded body reading, JSON and error replies. */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorStyle, renderError, SvcError } from '../errors/index.js';
+/** HTTP rules of the buyer: the loopback guard and the headers a seller may see. */
+import type { IncomingMessage } from 'node:http';
+import { SvcError } from '../errors/index.js';
 import { SVC_HEADER_PREFIX } from '../protocol/index.js';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -29,81 +29,6 @@ export function assertLoopbackRequest(req: IncomingMessage): void {
     }
     if (!isLoopbackHost(originHost)) throw new SvcError('forbidden_host', { details: { origin } });
   }
-}
-
-/** Reads the body, refusing with 413 as soon as it exceeds `limitBytes` (by header or by count). */
-export async function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  const tooLarge = () =>
-    new SvcError('body_too_large', {
-      message: `The request body is larger than ${limitBytes} bytes (buyer.bodyLimitBytes).`,
-      details: { limitBytes },
-      headers: { connection: 'close' },
-    });
-  if (Number.isFinite(declared) && declared > limitBytes) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limitBytes) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-/** Parses a JSON object body; 415 for other content types, 400 with the parse position. */
-export function parseJsonObject(req: IncomingMessage, raw: Buffer): Record<string, unknown> {
-  const type = req.headers['content-type'] ?? '';
-  if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
-    throw new SvcError('unsupported_media_type', {
-      message: `Send the body as application/json (got ${type ? `"${type}"` : 'no content type'}).`,
-    });
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(raw.toString('utf8'));
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const position = /position (\d+)/.exec(message)?.[1];
-    throw new SvcError('invalid_json', {
-      message: `The request body is not valid JSON: ${message}`,
-      details: position === undefined ? {} : { position: Number(position) },
-    });
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw new SvcError('invalid_request', { message: 'The request body must be a JSON object.' });
-  }
-  return value as Record<string, unknown>;
-}
-
-/** Sends a JSON body. */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
-}
-
-/** Sends an SvcError in the client's style (once; after headers were sent it only ends). */
-export function sendError(
-  res: ServerResponse,
-  error: SvcError,
-  style: ErrorStyle,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  sendJson(res, error.status, renderError(error, style), { ...headers, ...(error.headers ?? {}) });
 }
 
 /** Headers never sent to sellers: credentials, cookies, svc control headers, hop-by-hop. */

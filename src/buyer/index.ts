@@ -1,4 +1,4 @@
-/** Buyer: the local proxy (spec 4.2): HTTP server, routing with failover, catalog, control plane, metrics. */
+/** Buyer: the local proxy: HTTP server, routing with failover, catalog, control plane, metrics. */
 export { BuyerService } from './BuyerService.js';
 export { formatsTranslator } from './formatsTranslator.js';
 export {

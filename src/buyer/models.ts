@@ -1,4 +1,4 @@
-/** `GET /v1/models` and `GET /v1/models/<id>`: the network-wide catalog (spec 2.3, 4.2). */
+/** `GET /v1/models` and `GET /v1/models/<id>`: the network-wide catalog. */
 import type { ServerResponse } from 'node:http';
 import {
   buildCatalog,
@@ -8,8 +8,8 @@ import {
   TYPE_FILTERS,
 } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
+import { sendJson } from '../http/index.js';
 import type { BuyerService } from './BuyerService.js';
-import { sendJson } from './http.js';
 
 function options(service: BuyerService) {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { BuyerPayments as ChannelPayments } from '../payments/index.js';
+import type { BuyerPaymentService as ChannelPayments } from '../payments/index.js';
 import { type BuyerPayments, NO_PAYMENTS } from './payments.js';
 
 describe('payments seam', () => {

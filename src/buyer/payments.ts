@@ -1,5 +1,5 @@
 /**
- * The payments seam (SEAMS.md "Buyer <-> payments"). The buyer calls `prepare` before and
+ * The payments seam. The buyer calls `prepare` before and
  * `complete` after each paid seller request; free offers skip both.
  */
 import { SvcError } from '../errors/index.js';
@@ -35,7 +35,7 @@ export interface CompleteInput {
 export interface BuyerPayments {
   /**
    * The opaque payment object for SellerRequest.payment (undefined: send none); throws
-   * `insufficient_deposits`. src/payments' `BuyerPayments` class satisfies this interface.
+   * `insufficient_deposits`. src/payments' `BuyerPaymentService` satisfies this interface.
    */
   prepare(input: PrepareInput): Promise<object | undefined>;
   /** Checks the seller's claim and signs the cumulative voucher. */

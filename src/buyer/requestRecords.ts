@@ -1,4 +1,4 @@
-/** The last N request records, for `GET /_svc/requests/<id>` (SEAMS.md). */
+/** The last N request records, for `GET /_svc/requests/<id>`. */
 import type { TokenUsage } from '../money/index.js';
 
 export interface RequestRecord {

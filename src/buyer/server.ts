@@ -1,12 +1,13 @@
-/** The buyer's HTTP request handler: guards, routes, error rendering (spec 4.2, 4.5, 4.6). */
+/** The buyer's HTTP request handler: guards, routes, error rendering. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../errors/index.js';
 import { countTokens } from '../formats/index.js';
+import { parseJsonRequest, readBody, sendError, sendJson } from '../http/index.js';
 import type { BuyerService } from './BuyerService.js';
 import { applyGatewayLimits, openProxyContext, type ProxyRoute } from './context.js';
 import { handleControl } from './controlPlane.js';
 import { gatewayAccessOf, gatewayLimitsOf } from './gatewayAuth.js';
-import { assertLoopbackRequest, parseJsonObject, readBody, sendError, sendJson } from './http.js';
+import { assertLoopbackRequest } from './http.js';
 import { handleMediaRoute } from './media/routes.js';
 import { getModel, listModels } from './models.js';
 import { failRequest, proxyRequest } from './proxy.js';
@@ -34,7 +35,7 @@ export function createHandler(service: BuyerService, url: () => string) {
       if (path === '/v1/models' || path.startsWith('/v1/models/')) {
         if (method !== 'GET') throw new SvcError('method_not_allowed');
         if (path === '/v1/models') {
-          // A gateway key limited to certain models sees only those (spec "Routing").
+          // A gateway key limited to certain models sees only those.
           const { access } = gatewayAccessOf(service.controlSecret, req.headers);
           const allowedModels = gatewayLimitsOf(access, req.headers).policy?.allowedModels;
           listModels(service, parsed.searchParams, res, allowedModels);
@@ -43,8 +44,8 @@ export function createHandler(service: BuyerService, url: () => string) {
       }
       if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new SvcError('method_not_allowed');
-        const raw = await readBody(req, service.deps.config.bodyLimitBytes);
-        sendJson(res, 200, countTokens(parseJsonObject(req, raw)));
+        const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
+        sendJson(res, 200, countTokens(parseJsonRequest(req, raw)));
         return;
       }
       if (await handleMediaRoute(service, req, res, path, method)) return;
@@ -76,9 +77,9 @@ async function handleProxy(
 ): Promise<void> {
   const ctx = openProxyContext(service, req, res, route);
   try {
-    const raw = await readBody(req, service.deps.config.bodyLimitBytes);
+    const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
     ctx.bodyBytes = raw.length;
-    ctx.body = parseJsonObject(req, raw);
+    ctx.body = parseJsonRequest(req, raw);
     applyGatewayLimits(ctx);
     await proxyRequest(ctx);
   } catch (error) {

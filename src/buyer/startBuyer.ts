@@ -1,4 +1,4 @@
-/** Starts the local buyer proxy on 127.0.0.1 (spec 4.2): `startBuyer(...)` -> `{ url, stop() }`. */
+/** Starts the local buyer proxy on 127.0.0.1: `startBuyer(...)` -> `{ url, stop() }`. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NO_REPUTATION, type ReputationSource } from '../catalog/index.js';
@@ -28,7 +28,7 @@ export interface StartBuyerOptions {
   translator?: Translator;
   logger: Logger;
   clock?: () => number;
-  /** Payment channels for `GET /_svc/channels` (spec 4.6); default: none. */
+  /** Payment channels for `GET /_svc/channels`; default: none. */
   channels?: () => unknown[] | Promise<unknown[]>;
   /** Overrides config.port (0 picks a free port). */
   port?: number;

@@ -4,7 +4,7 @@
  * `data: {"error":…}` with no `[DONE]`, responses an `error` event whose data carries `error`,
  * messages `event: error` in Anthropic's shape.
  */
-import { SvcError } from '../errors/index.js';
+import { errorMessage, SvcError } from '../errors/index.js';
 import {
   errorOfThrown,
   formatOfProtocol,
@@ -26,7 +26,7 @@ export function streamFailureOf(
   if (verdict === 'ended') return undefined;
   if (thrown !== undefined) {
     const timeout = thrown instanceof TransportError && thrown.failure === 'timeout';
-    const why = thrown instanceof Error ? thrown.message : String(thrown);
+    const why = errorMessage(thrown);
     return new SvcError(timeout ? 'seller_timeout' : 'seller_error', {
       message: `Seller ${peerId} failed mid-stream: ${why}.`,
       details: { peerId },

@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatSse, type SseEvent } from '../formats/index.js';
 import { STREAMS } from '../formats/testing/samples.js';
 import { controlSecretPath } from '../gateway/server/controlSecret.js';
-import { eventually, type Harness, startHarness } from '../gateway/testing/harness.js';
+import { type Harness, startHarness } from '../gateway/testing/harness.js';
 import type { ApiProtocol } from '../network/index.js';
+import { waitFor } from '../testing/index.js';
 import type { ScriptedResponse } from './testing/memoryNetwork.js';
 import { startTestBuyer, type TestBuyer } from './testing/testBuyer.js';
 
@@ -110,7 +111,7 @@ describe('a seller dying mid-stream', () => {
     async ({ client, seller }) => {
       const { key, secret } = await h.key({ limits: { daily: 1_000_000n } });
       await expect(ask(client, MODEL[seller], secret)).rejects.toThrow(/failed mid-stream/);
-      const rows = await eventually(async () => {
+      const rows = await waitFor(async () => {
         const all = await h.store.queryLogs({ keyId: key.id });
         return all.length === 1 && all[0]?.costMicro !== undefined && all;
       });

@@ -1,5 +1,5 @@
 /**
- * Token usage reported in seller responses, for the spec 4.5 headers and the closing
+ * Token usage reported in seller responses, for the usage headers and the closing
  * `: svc-usage` comment: from a complete JSON body, or accumulated from SSE events. Parsing and
  * usage extraction are src/formats' (one SSE module, one usage reader).
  */

@@ -1,4 +1,4 @@
-/** Catalog entries (spec 2.3): one per normalised model, aggregated over every seller's offer. */
+/** Catalog entries: one per normalised model, aggregated over every seller's offer. */
 import type { PeerId } from '../identity/index.js';
 import type { TokenPricing } from '../money/index.js';
 import type { ApiProtocol, ServiceCapabilities, UnitBillingModel } from '../network/index.js';
@@ -8,7 +8,7 @@ import type { Offer } from './offers.js';
 import { HEALTHY, type OfferHealth, rankOffers } from './rankOffers.js';
 import type { ReputationSource } from './reputation.js';
 
-/** One item of `peers` (spec 2.3). */
+/** One item of `peers`. */
 export interface CatalogPeer {
   peerId: PeerId;
   provider: string;
@@ -27,7 +27,7 @@ export interface CatalogCapabilities {
   output_modalities?: string[];
 }
 
-/** A catalog model entry (spec 2.3) in the OpenAI list-item shape. */
+/** A catalog model entry in the OpenAI list-item shape. */
 export interface CatalogEntry {
   id: string;
   object: 'model';
@@ -62,28 +62,31 @@ function entryId(offers: readonly Offer[]): string {
   )[0]![0];
 }
 
-/** Builds the entry of one model from its reachable offers; undefined when none is reachable. */
-export function catalogEntry(
-  model: ModelOffers,
-  options: CatalogOptions,
-): CatalogEntry | undefined {
-  const offers = model.offers.filter((offer) => offer.reachable);
-  if (offers.length === 0) return undefined;
-  const ranked = rankOffers(offers, {
-    reputation: options.reputation,
-    health: options.health ?? HEALTHY,
-    preferFreeSellers: options.preferFreeSellers ?? false,
-    anyCachedPrice: model.anyCachedPrice,
-  });
-  const caps = offers.map((offer) => offer.capabilities ?? NO_CAPABILITIES);
-  const id = entryId(offers);
-  const aliases = [...new Set(offers.flatMap((offer) => offer.aliases))]
-    .filter((alias) => alias !== id)
-    .sort();
-  const protocols = [...new Set(offers.flatMap((offer) => offer.protocols))].sort();
-  const types = new Set(offers.map((offer) => offer.type));
+/** What every offer of a model agrees on, and how many offers state each field. */
+interface MergedCapabilities {
+  covered: {
+    context: number;
+    maxOut: number;
+    arch: number;
+    caps: number;
+    params: number;
+    tool: number;
+    inputs: number;
+    outputs: number;
+  };
+  contextLength: number | undefined;
+  maxOutput: number | undefined;
+  architecture: string | undefined;
+  parameters: string[] | undefined;
+  capabilities: CatalogCapabilities;
+}
 
-  // One pass over the offers' capabilities (this runs for every model on every rebuild).
+/**
+ * Merges the offers' capabilities: the smallest context and output limits, the parameters and
+ * modalities all support, a field only when every offer states it. One pass, since this runs for
+ * every model on every rebuild.
+ */
+function mergedCapabilities(caps: ServiceCapabilities[]): MergedCapabilities {
   let contextLength: number | undefined;
   let maxOutput: number | undefined;
   let architecture: string | undefined;
@@ -146,6 +149,32 @@ export function catalogEntry(
   if (covered.maxOut < all) maxOutput = undefined;
   if (covered.arch < all || !architectureSame) architecture = undefined;
   if (covered.params < all) parameters = undefined;
+  return { covered, contextLength, maxOutput, architecture, parameters, capabilities };
+}
+
+/** Builds the entry of one model from its reachable offers; undefined when none is reachable. */
+export function catalogEntry(
+  model: ModelOffers,
+  options: CatalogOptions,
+): CatalogEntry | undefined {
+  const offers = model.offers.filter((offer) => offer.reachable);
+  if (offers.length === 0) return undefined;
+  const ranked = rankOffers(offers, {
+    reputation: options.reputation,
+    health: options.health ?? HEALTHY,
+    preferFreeSellers: options.preferFreeSellers ?? false,
+    anyCachedPrice: model.anyCachedPrice,
+  });
+  const caps = offers.map((offer) => offer.capabilities ?? NO_CAPABILITIES);
+  const id = entryId(offers);
+  const aliases = [...new Set(offers.flatMap((offer) => offer.aliases))]
+    .filter((alias) => alias !== id)
+    .sort();
+  const protocols = [...new Set(offers.flatMap((offer) => offer.protocols))].sort();
+  const types = new Set(offers.map((offer) => offer.type));
+
+  const { covered, contextLength, maxOutput, architecture, parameters, capabilities } =
+    mergedCapabilities(caps);
 
   const entry: CatalogEntry = {
     id,

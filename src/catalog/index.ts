@@ -1,4 +1,4 @@
-/** Catalog: model-name normalisation, offers per seller, offer ranking and catalog entries (spec 2.3). */
+/** Catalog: model-name normalisation, offers per seller, offer ranking and catalog entries. */
 export {
   buildCatalog,
   type CatalogCapabilities,

@@ -1,9 +1,9 @@
-/** The type of a model (spec 2.3 `type`), from its announced categories and API protocols. */
+/** The type of a model, from its announced categories and API protocols. */
 import type { ApiProtocol } from '../network/index.js';
 
 export type ModelType = 'text' | 'image' | 'video' | 'decision';
 
-/** Values of the `/v1/models?type=` filter (spec 4.2) mapped to catalog types. */
+/** Values of the `/v1/models?type=` filter mapped to catalog types. */
 export const TYPE_FILTERS: Record<string, ModelType> = {
   text: 'text',
   images: 'image',

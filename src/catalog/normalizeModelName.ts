@@ -1,5 +1,5 @@
 /**
- * Model-name normalisation (spec "Routing" step 1): cosmetic variants of a name share one key,
+ * Model-name normalisation: cosmetic variants of a name share one key,
  * meaningful variants keep distinct keys. The rules are written down in
  * docs/decisions/050-model-name-normalisation.md; the table test beside this file holds them.
  */

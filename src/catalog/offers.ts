@@ -1,4 +1,4 @@
-/** Offers: one per seller per normalised model, derived from verified peer metadata (spec 2.4). */
+/** Offers: one per seller per normalised model, derived from verified peer metadata. */
 import type { PeerId } from '../identity/index.js';
 import {
   isFreePrice,

@@ -1,7 +1,7 @@
 /**
- * Ranking of a model's offers (spec "Routing" step 4): cheapest first; trust breaks price ties
+ * Ranking of a model's offers: cheapest first; trust breaks price ties
  * (minus penalties for recent failures); free sellers first when preferred; sellers cooling
- * down after failures last. Also the cached-input rule of the spec's additional rules.
+ * down after failures last. Also the cached-input rule (README "The buyer proxy").
  */
 import type { PeerId } from '../identity/index.js';
 import type { Offer } from './offers.js';

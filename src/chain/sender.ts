@@ -7,15 +7,24 @@ import {
   type Abi,
   type Account,
   type Address,
+  type Chain,
   type ContractFunctionArgs,
   type ContractFunctionName,
   createWalletClient,
   type Hash,
   type PublicClient,
   type TransactionReceipt,
+  type Transport,
   type WalletClient,
 } from 'viem';
-import type { ChainClients } from './clients.js';
+import { errorMessage } from '../errors/index.js';
+
+/** What a sender needs of a network's clients (`ChainClients` from clients.ts has it). */
+export interface SenderConnection {
+  chain: Chain;
+  transport: Transport;
+  publicClient: PublicClient;
+}
 
 /** Serialises async work (a tiny mutex). */
 class Queue {
@@ -45,7 +54,7 @@ export class TxSender {
   private readonly queue = new Queue();
   private nextNonce: number | undefined;
 
-  constructor(clients: ChainClients, account: Account) {
+  constructor(clients: SenderConnection, account: Account) {
     this.account = account;
     this.publicClient = clients.publicClient;
     this.wallet = createWalletClient({
@@ -130,7 +139,7 @@ export class TxSender {
       } catch (error) {
         // The transaction may not have been accepted: read the nonce from the chain next time.
         this.nextNonce = undefined;
-        const text = error instanceof Error ? error.message : String(error);
+        const text = errorMessage(error);
         if (
           attempt < 3 &&
           /nonce too low|nonce provided for the transaction .* is lower/i.test(text)

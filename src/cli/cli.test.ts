@@ -1,16 +1,16 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { removeTempDir, tempDir } from '../testing/index.js';
 import { runCli } from './testing/runCli.js';
 
 let dataDir: string;
 beforeEach(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+  dataDir = tempDir('svc-cli-');
 });
-afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+afterEach(() => removeTempDir(dataDir));
 
 const svc = (...args: string[]) => runCli(['--data-dir', dataDir, ...args]);
 
@@ -35,6 +35,22 @@ describe('svc command line', () => {
     const run = await runCli(argv);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/error: /);
+  });
+
+  it.each([
+    [['buyer', 'start', '--port', '70000']],
+    [['chain', 'start', '--port', 'x']],
+    [['chain', 'start', '--grace', '-1']],
+    [['gateway', 'start', '--port', '1.5']],
+    [['up', '--sellers', '21']],
+    [['up', '--buyer-port', '0']],
+    [['network', 'browse', '--top', '0']],
+    [['seller', 'setup', '--provider', 'openai-chat', '--service', 'x', '--input-price', 'ten']],
+    [['gateway', 'logs', '--since', 'yesterday-ish']],
+  ])('exits 2, the one code for a bad argument, for %j before starting anything', async (argv) => {
+    const run = await svc(...argv);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   it('fails with one line when --data-dir is a file, changing nothing', async () => {

@@ -3,27 +3,14 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
 import { ConfigError } from '../config/index.js';
-import { isSvcError } from '../errors/index.js';
+import { errorMessage, isSvcError } from '../errors/index.js';
+import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOfSvcError } from './errors.js';
 import { type CliIo, processIo } from './io.js';
 import { applyMemoryPolicy } from './memory.js';
 import { commandWord, createProgram } from './program.js';
 
+export { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './errors.js';
 export type { CliIo } from './io.js';
-
-/** Exit codes: 0 success, 1 the command failed, 2 the command line itself was wrong. */
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
-
-/** Thrown by commands to fail with a chosen exit code and message. */
-export class CliError extends Error {
-  override name = 'CliError';
-  readonly exitCode: number;
-  constructor(message: string, exitCode = EXIT_FAILURE) {
-    super(message);
-    this.exitCode = exitCode;
-  }
-}
 
 /**
  * Runs `svc <argv...>`; never calls process.exit. Without `io` it is the process's own run (the
@@ -72,9 +59,9 @@ function reportError(error: unknown, io: CliIo): number {
   }
   if (error instanceof ConfigError || isSvcError(error)) {
     io.stderr(`error: ${error.message}\n`);
-    return EXIT_FAILURE;
+    return exitCodeOfSvcError(error);
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   io.stderr(`error: ${message}\n(run with --log-level debug for details)\n`);
   if (io.env.SVC_DEBUG && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
   return EXIT_FAILURE;
@@ -91,8 +78,7 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
-  // Not a top-level await: command modules loaded lazily import this module (e.g. CliError), and
-  // they would wait for its evaluation to finish while it waits for them.
+  // Not a top-level await, so that a command module imported lazily never waits on this one.
   void main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });

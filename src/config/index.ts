@@ -35,5 +35,5 @@ export {
 
 import type { z } from 'zod';
 import type { routingPreferencesSchema as prefs } from './sections/common.js';
-/** Effective routing preferences (spec "Routing"). */
+/** Effective routing preferences. */
 export type RoutingPreferences = z.infer<typeof prefs>;

@@ -1,7 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, type Harness, jsonOf, startHarness } from '../gateway/testing/harness.js';
+import { type Harness, jsonOf, startHarness } from '../gateway/testing/harness.js';
 import { STUB_PEER_ID } from '../gateway/testing/stubBuyer.js';
+import { waitFor } from '../testing/index.js';
 import { createLoginLink } from './index.js';
 import { launchBrowser, shot } from './testing/browser.js';
 
@@ -88,7 +89,7 @@ const chat = (secret: string, user?: string) =>
 async function keyWithRequests(label: string, requests: number, user?: string) {
   const created = await h.key({ label, limits: { daily: 1_000_000n } });
   for (let i = 0; i < requests; i++) expect((await chat(created.secret, user)).status).toBe(200);
-  await eventually(
+  await waitFor(
     async () => (await h.store.queryLogs({ keyId: created.key.id })).length === requests,
   );
   return created;

@@ -3,6 +3,7 @@
  * reverse order. A component that fails to start stops the rest and reports its log tail.
  */
 import { join } from 'node:path';
+import { errorMessage } from '../errors/index.js';
 import { ComponentProcess } from './ChildProcess.js';
 import { describePortHolder, isPortFree } from './ports.js';
 import { waitFor } from './waitFor.js';
@@ -110,7 +111,7 @@ export class Supervisor {
       });
     } catch (error) {
       const tail = process.logTail(20);
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       throw new ComponentStartError(
         `${message}\n--- last lines of ${process.logFile} ---\n${tail || '(empty)'}`,
       );

@@ -1,6 +1,6 @@
 /**
- * Every error code a user can hit, with its HTTP status and what to do next. The spec's codes
- * (interface.md section 7) come first; later capabilities add theirs here, never inline.
+ * Every error code a user can hit, with its HTTP status and what to do next. The codes of the
+ * public interface come first; later capabilities add theirs here, never inline.
  */
 
 /** OpenAI error `type` values we emit. */
@@ -34,7 +34,7 @@ export interface ErrorCodeSpec {
 }
 
 export const ERROR_CODES = {
-  // --- spec section 7 ---
+  // --- the public interface's codes ---
   unauthorized: {
     status: 401,
     message: 'A valid API key is required: send Authorization: Bearer svc_...',
@@ -138,7 +138,6 @@ export const ERROR_CODES = {
     message: 'The chain RPC is unreachable. Check chain.rpcUrl in the config.',
   },
   payment_failed: { status: 502, message: 'Paying the seller failed.' },
-  price_too_high: { status: 400, message: "The offer is priced above the buyer's ceiling." },
 
   // --- gateway ---
   spend_limit_reached: { status: 402, message: 'A budget has no room for this request.' },
@@ -166,7 +165,7 @@ export const ERROR_CODES = {
   facilitator_error: { status: 502, message: 'The x402 facilitator failed.' },
   facilitator_unavailable: { status: 503, message: 'The x402 facilitator is unreachable.' },
 
-  // --- network / seller (issue 3) ---
+  // --- network / seller ---
   service_not_offered: {
     status: 404,
     message:
@@ -194,7 +193,7 @@ export const ERROR_CODES = {
       'The payment is being settled; it will be credited once it confirms on chain. Check topped_up_usd in GET /v1/key.',
   },
 
-  // --- gateway (issue 7) ---
+  // --- gateway ---
   topup_not_implemented: {
     status: 501,
     message:
@@ -222,7 +221,7 @@ export const ERROR_CODES = {
   identity_error: { status: 400, message: 'The identity cannot be used.' },
   internal_error: { status: 500, message: 'Something went wrong inside svc. The log has details.' },
 
-  // --- payments (issue 6; owned by the payments helper) ---
+  // --- payments ---
   payment_invalid: {
     status: 402,
     message: 'The payment sent with this request is missing or invalid for this seller.',
@@ -232,11 +231,6 @@ export const ERROR_CODES = {
     message:
       "The payment channel's lock cannot cover this request. The buyer tops it up automatically; retry.",
   },
-  usage_claim_refused: {
-    status: 502,
-    message:
-      'The seller claimed more usage than was delivered; the buyer paid only its own count and penalises the seller.',
-  },
   channel_not_found: {
     status: 404,
     message: 'No such payment channel. List channels with `svc buyer channels list`.',
@@ -244,15 +238,14 @@ export const ERROR_CODES = {
   // --- media routes (images, video, systemone; src/buyer/media) ---
   video_price_above_ceiling: {
     status: 402,
-    message:
-      'The buyer refuses videos priced above 5.00 USD (spec 8). Choose a cheaper video model.',
+    message: 'The buyer refuses videos priced above 5.00 USD. Choose a cheaper video model.',
   },
   video_job_not_found: {
     status: 404,
     message: 'This buyer did not queue a video job with that queue_id.',
   },
 
-  // --- gasless deposit sweep (decision 080; owned by the sweep helper) ---
+  // --- gasless deposit sweep (decision 080) ---
   deposit_gas_unavailable: {
     status: 503,
     message:

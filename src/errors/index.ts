@@ -9,6 +9,7 @@ export {
   type OpenAiErrorType,
   openAiTypeForStatus,
 } from './codes.js';
+export { asError, errorFirstLine, errorMessage } from './message.js';
 export {
   type AnthropicErrorBody,
   type BothStylesErrorBody,

@@ -20,7 +20,7 @@ const specCodes: Array<[ErrorCode, number]> = [
 ];
 
 describe('error codes', () => {
-  it.each(specCodes)('%s has the status of spec section 7 (%i)', (code, status) => {
+  it.each(specCodes)('%s has its documented status (%i)', (code, status) => {
     expect(new SvcError(code).status).toBe(status);
   });
 

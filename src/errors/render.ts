@@ -1,7 +1,7 @@
 /**
  * Renders an SvcError as a response body in the client's API style:
  * OpenAI style on chat-completions / responses / images, Anthropic style on messages.
- * Both carry the stable `code` the spec names.
+ * Both carry the stable `code` of errors/codes.ts.
  */
 import { anthropicTypeForStatus, openAiTypeForStatus } from './codes.js';
 import type { SvcError } from './SvcError.js';

@@ -68,6 +68,7 @@ export { translateStream } from './translateStream.js';
 export {
   API_FORMATS,
   type ApiFormat,
+  type ApiProtocol,
   errorStyleOfFormat,
   formatOfPath,
   formatOfProtocol,

@@ -1,23 +1,13 @@
-/**
- * The three text API formats, their protocol names on the network, and the wire types taken from
- * the official SDKs (type-only imports, so the compiler checks the fields we read and write).
- */
-import type {
-  MessageCreateParams,
-  Message as MessagesResponseBody,
-  RawMessageStreamEvent,
-} from '@anthropic-ai/sdk/resources/messages/messages';
-import type {
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionCreateParams,
-} from 'openai/resources/chat/completions/completions';
-import type {
-  ResponseCreateParams,
-  ResponseStreamEvent,
-  Response as ResponsesResponseBody,
-} from 'openai/resources/responses/responses';
-import type { ApiProtocol } from '../network/index.js';
+/** The three text API formats and their protocol names on the network. */
+/** API formats a service can be reached in, by their wire names (`serviceApiProtocols` in peer metadata). */
+export type ApiProtocol =
+  | 'openai-chat-completions'
+  | 'openai-responses'
+  | 'anthropic-messages'
+  | 'openai-images'
+  | 'video-queue'
+  | 'fal-video'
+  | 'systemone';
 
 /** A text API format: OpenAI chat-completions, OpenAI responses, Anthropic messages. */
 export type ApiFormat = 'chat' | 'responses' | 'messages';
@@ -30,7 +20,7 @@ const PROTOCOL_OF: Record<ApiFormat, ApiProtocol> = {
   messages: 'anthropic-messages',
 };
 
-/** The network protocol name (spec 2.4 `serviceApiProtocols`) of a format. */
+/** The network protocol name of a format. */
 export function protocolOfFormat(format: ApiFormat): ApiProtocol {
   return PROTOCOL_OF[format];
 }
@@ -65,15 +55,3 @@ export function pathOfFormat(format: ApiFormat): string {
 export function errorStyleOfFormat(format: ApiFormat): 'openai' | 'anthropic' {
   return format === 'messages' ? 'anthropic' : 'openai';
 }
-
-export type {
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionCreateParams,
-  MessageCreateParams,
-  MessagesResponseBody,
-  RawMessageStreamEvent,
-  ResponseCreateParams,
-  ResponseStreamEvent,
-  ResponsesResponseBody,
-};

@@ -1,14 +1,15 @@
 /**
- * The guarantee of issue 7: no limit is ever exceeded, by any concurrency, on one gateway or
+ * The gateway's guarantee: no limit is ever exceeded, by any concurrency, on one gateway or
  * several sharing a database. Room for exactly N requests -> exactly N succeed, spend <= limit,
  * the counter equals the ledger.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../testing/index.js';
 import { startTestPostgres, type TestPostgres } from './testing/embeddedPostgres.js';
 import { startGatewayProcess } from './testing/gatewayProcess.js';
-import { eventually, type Harness, startHarness } from './testing/harness.js';
+import { type Harness, startHarness } from './testing/harness.js';
 
 const COST_USD = '0.000100';
 const ROOM = 10;
@@ -31,7 +32,7 @@ async function fire(urls: string[], secret: string, count: number): Promise<numb
 async function assertGuarantee(h: Harness, keyId: string, statuses: number[]): Promise<void> {
   expect(statuses.filter((s) => s === 200)).toHaveLength(ROOM);
   expect(statuses.filter((s) => s === 402)).toHaveLength(statuses.length - ROOM);
-  await eventually(async () => (await h.store.keyUsage(keyId)).requests === ROOM);
+  await waitFor(async () => (await h.store.keyUsage(keyId)).requests === ROOM);
   const counter = (await h.store.periodSpend('key', keyId, Date.now())).total;
   expect(counter).toBeLessThanOrEqual(LIMIT_MICRO);
   expect(counter).toBe(LIMIT_MICRO);
@@ -120,7 +121,7 @@ describe('concurrency guarantee', () => {
         ).flat();
         expect(statuses.filter((s) => s === 200)).toHaveLength(ROOM);
         expect(statuses.filter((s) => s === 402)).toHaveLength(80 - ROOM);
-        await eventually(
+        await waitFor(
           async () =>
             (await h.store.keyUsage(a.key.id)).requests +
               (await h.store.keyUsage(b.key.id)).requests ===

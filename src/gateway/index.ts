@@ -1,6 +1,6 @@
 /**
- * The gateway (issue 7): API keys, workspaces, members, budgets, routing policies and request
- * logs in front of the buyer, which it reaches over HTTP only (SEAMS.md "Gateway -> buyer").
+ * The gateway: API keys, workspaces, members, budgets, routing policies and request
+ * logs in front of the buyer, which it reaches over HTTP only.
  */
 export { type CreatedKey, type CreateKeyInput, createKey, rotateKey } from './admin/createKey.js';
 export { logRowJson, logsToCsv } from './admin/logCsv.js';
@@ -30,7 +30,6 @@ export {
   ForwardedTrust,
   TUNNEL_TOKEN_HEADER,
 } from './server/forwarded.js';
-export { sendError } from './server/httpIo.js';
 export { keyView } from './server/keyView.js';
 export {
   type RunningGateway,

@@ -1,16 +1,15 @@
 import {
   chmodSync,
   existsSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { removeTempDir, tempDir } from '../testing/index.js';
 import { IdentityStore } from './IdentityStore.js';
 import { parsePeerId } from './peerId.js';
 
@@ -19,9 +18,9 @@ const ADDRESS_A = '0x2c7536e3605d9c16a7a3d7b1898e529396a65c23';
 
 let dataDir: string;
 beforeEach(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-identity-'));
+  dataDir = tempDir('svc-identity-');
 });
-afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+afterEach(() => removeTempDir(dataDir));
 
 /** Every file under the data dir with its content, to prove a failed command changed nothing. */
 function snapshot(dir: string): Record<string, string> {

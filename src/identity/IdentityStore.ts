@@ -1,5 +1,5 @@
 /**
- * Buyer identities (spec 2.2): the `default` wallet in `<data-dir>/identity.key`, plus named
+ * Buyer identities: the `default` wallet in `<data-dir>/identity.key`, plus named
  * identities in `<data-dir>/identities/`. A named identity's key is stored beside it, or held
  * outside by reference (`env:VAR` / `file:path`), in which case only the reference is stored.
  * A reference that cannot be resolved fails loudly; nothing ever falls back to another wallet.

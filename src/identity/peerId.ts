@@ -1,6 +1,6 @@
 /**
  * Peer ids: a peer id is the EVM address of the identity key, written as 40 lower-case hex
- * characters without `0x` on the wire (spec 8: "40 hex characters, with or without 0x").
+ * characters without `0x` on the wire.
  * Input is accepted in either case, with or without `0x`.
  */
 

@@ -5,6 +5,7 @@
  */
 import type { Address } from 'viem';
 import type { PaymentsContract } from '../chain/index.js';
+import { errorFirstLine } from '../errors/index.js';
 import { readChainEvents } from './chainEvents.js';
 import type { IndexerStore } from './IndexerStore.js';
 import { foldChainEvents, type IndexedSellerStats } from './sellerStats.js';
@@ -89,7 +90,7 @@ export class ChainFollower {
       this.refreshedAt = now();
       this.error = null;
     } catch (error) {
-      this.error = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+      this.error = errorFirstLine(error);
     }
     return this.view();
   }

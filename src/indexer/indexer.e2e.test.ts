@@ -206,7 +206,7 @@ describe('svc indexer on a real network (SQLite)', () => {
     expect(snapshot.totals.settledVolumeUsd).toBe('0.670000');
   });
 
-  it('feeds `svc network browse --indexer` (spec 2.5) with real on-chain sorts', async () => {
+  it('feeds `svc network browse --indexer` with real on-chain sorts', async () => {
     const browse = async (sort: string) => {
       const run = await runCli([
         '--data-dir',

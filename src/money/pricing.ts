@@ -15,7 +15,7 @@ const TOKENS_PER_MILLION = 1_000_000n;
 /** A price in micro-USD per million tokens. */
 export type MicroUsdPerMillion = bigint;
 
-/** Token pricing as it appears on the wire (spec 2.4 TokenPricing), in USD per million tokens. */
+/** Token pricing as it appears on the wire, in USD per million tokens. */
 export interface TokenPricing {
   inputUsdPerMillion: number;
   outputUsdPerMillion: number;
@@ -101,7 +101,7 @@ export function maxOutputTokensWithin(
   return result > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(result);
 }
 
-/** Sum of input and output price, the ranking key of automatic routing (spec "Routing" 4). */
+/** Sum of input and output price, the ranking key of automatic routing. */
 export function rankingPrice(price: TokenPriceMicro): MicroUsdPerMillion {
   return price.inputMicroPerMillion + price.outputMicroPerMillion;
 }

@@ -1,5 +1,5 @@
 /**
- * `svc network browse` as data (spec 2.5): filter peers by service text and tags, sort them,
+ * `svc network browse` as data: filter peers by service text and tags, sort them,
  * keep the top N. Reputation and on-chain stats are not computed by the network layer: a peer
  * carries them only when its source (e.g. a running buyer) supplied them; otherwise they are
  * null, and sorts by them fall back to price so the order stays meaningful.
@@ -106,7 +106,7 @@ function compareNullableDesc(a: number | null, b: number | null): number {
   return b - a;
 }
 
-/** Filters, sorts and cuts a peer list into the spec 2.5 shape. */
+/** Filters, sorts and cuts a peer list into the shape `svc network browse --json` prints. */
 export function browsePeers(inputs: BrowseInput[], options: BrowseOptions): BrowseResult {
   const sort = options.sort ?? 'score';
   const tags = options.tags && options.tags.length > 0 ? options.tags : undefined;
@@ -139,4 +139,14 @@ export function browsePeers(inputs: BrowseInput[], options: BrowseOptions): Brow
     total: peers.length,
     peers: peers.slice(0, options.top ?? 20),
   };
+}
+
+/** Peers collected for `svc network browse`, and where from. */
+export interface CollectedPeers {
+  source: string;
+  peers: BrowseInput[];
+  /** Said to the user when nothing could be reached. */
+  problem?: string;
+  /** Unix ms of the source's last on-chain stats read (an indexer knows it). */
+  onChainStatsRefreshedAt?: number | null;
 }

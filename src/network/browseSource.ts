@@ -7,7 +7,7 @@
 import { generatePrivateKey } from 'viem/accounts';
 import type { NetworkConfig } from '../config/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
-import type { BrowseInput, PeerReputation } from './browse.js';
+import type { BrowseInput, CollectedPeers, PeerReputation } from './browse.js';
 import { NetworkPeerDirectory } from './directory.js';
 import { createSvcNode } from './node.js';
 
@@ -20,15 +20,6 @@ export interface CollectPeersOptions {
   /** How long to look for peers on the network. */
   waitMs?: number;
   logger?: Logger;
-}
-
-export interface CollectedPeers {
-  source: string;
-  peers: BrowseInput[];
-  /** Said to the user when nothing could be reached. */
-  problem?: string;
-  /** Unix ms of the source's last on-chain stats read (an indexer knows it). */
-  onChainStatsRefreshedAt?: number | null;
 }
 
 function looksLikePeer(value: unknown): value is BrowseInput {
@@ -193,3 +184,5 @@ export async function collectPeers(options: CollectPeersOptions): Promise<Collec
     }),
   };
 }
+
+export type { CollectedPeers };

@@ -6,8 +6,9 @@ import type { Hex } from 'viem';
 import type { NetworkConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { NetworkPeerDirectory } from './directory.js';
-import { createSvcNode, type NodeRole, type SvcNode } from './node.js';
+import { createSvcNode, type SvcNode } from './node.js';
 import { LibP2pTransport } from './transport.js';
+import type { NodeRole } from './types.js';
 
 export interface StartBuyerNetworkOptions {
   identity: { privateKey: Hex };

@@ -7,6 +7,7 @@
 import type { PeerId as Libp2pPeerId } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import { errorMessage } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import { seedFromIndexer } from './indexerSource.js';
 import { peerIdFromLibp2p } from './keys.js';
@@ -300,7 +301,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
       const peer = await libp2p.peerStore.get(connection.remotePeer).catch(() => undefined);
       if (peer?.protocols.includes(PEERS_PROTOCOL)) askable.push(connection.remotePeer);
     }
-    const lists = await Promise.all(askable.map((id) => fetchPeerList(this.node, id)));
+    const lists = await Promise.all(askable.map((id) => fetchPeerList(libp2p, id)));
     for (const peer of lists.flat()) {
       if (peer.addrs.length > 0) {
         await libp2p.peerStore.merge(peer.id, { multiaddrs: peer.addrs }).catch(() => undefined);
@@ -345,7 +346,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
         libp2pPeerId: id.toString(),
       });
     } catch (error) {
-      this.markUnreachable(peerId, error instanceof Error ? error.message : String(error));
+      this.markUnreachable(peerId, errorMessage(error));
     }
   }
 

@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { peerIdFromAddress } from '../identity/index.js';
+import { removeTempDir, tempDir } from '../testing/index.js';
 import { type Announcer, startAnnouncing } from './announce.js';
 import { NetworkPeerDirectory } from './directory.js';
 import { encodeMetadata, signMetadata } from './metadata/index.js';
@@ -42,7 +40,7 @@ describe('discovery on loopback', () => {
   let dataDir: string;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'svc-discovery-'));
+    dataDir = tempDir('svc-discovery-');
     bootstrap = await startLoopbackNode('bootstrap');
     const bootstrapAddr = bootstrap.multiaddrs()[0]!;
     for (let i = 0; i < 3; i++) {
@@ -67,7 +65,7 @@ describe('discovery on loopback', () => {
     }
     await buyer?.stop();
     await bootstrap?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeTempDir(dataDir);
   });
 
   it('finds every seller with verified metadata', { timeout: 60_000 }, async () => {

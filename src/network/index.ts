@@ -45,7 +45,7 @@ export {
 export { libp2pKeyFromIdentity, libp2pPeerIdFromIdentity, peerIdFromLibp2p } from './keys.js';
 export * from './metadata/index.js';
 export { fetchMetadata } from './metaProtocol.js';
-export { type CreateSvcNodeOptions, createSvcNode, type NodeRole, type SvcNode } from './node.js';
+export { type CreateSvcNodeOptions, createSvcNode, type SvcNode } from './node.js';
 export { peerCachePath } from './peerCacheFile.js';
 export {
   META_PROTOCOL,

@@ -7,9 +7,8 @@
  * before using it.
  */
 
-import type { BrowseInput } from './browse.js';
-import type { CollectedPeers } from './browseSource.js';
-import type { NetworkPeerDirectory } from './directory.js';
+import { errorMessage } from '../errors/index.js';
+import type { BrowseInput, CollectedPeers } from './browse.js';
 import { verifyMetadata } from './metadata/index.js';
 import type { PeerMetadata } from './types.js';
 
@@ -150,7 +149,7 @@ export async function peersFromIndexer(indexerUrl: string): Promise<CollectedPee
       source,
       peers: [],
       onChainStatsRefreshedAt: null,
-      problem: `indexer not reachable: ${error instanceof Error ? error.message : String(error)}`,
+      problem: `indexer not reachable: ${errorMessage(error)}`,
     };
   }
   const peers = read.peers.map(
@@ -182,7 +181,9 @@ const MAX_SEEDS = 1_000;
  * not verified here (a signature check each, for nothing).
  */
 export async function seedFromIndexer(
-  directory: Pick<NetworkPeerDirectory, 'seed'>,
+  directory: {
+    seed(hints: readonly { libp2pPeerId: string; addresses: readonly string[] }[]): Promise<void>;
+  },
   indexerUrl: string,
 ): Promise<number> {
   const { peers } = await fetchSnapshot(indexerUrl, 10_000);

@@ -4,6 +4,7 @@
  */
 import type { PeerId as Libp2pPeerId, Stream } from '@libp2p/interface';
 import type { Multiaddr } from '@multiformats/multiaddr';
+import { asError } from '../errors/index.js';
 import { FrameError, FrameReader, FrameType, writeFrame } from './frames.js';
 import { peerIdFromLibp2p } from './keys.js';
 import { MAX_METADATA_BYTES, type MetadataVerdict, verifyMetadata } from './metadata/index.js';
@@ -19,7 +20,7 @@ export async function serveMetadata(node: SvcNode, currentBytes: () => Uint8Arra
         await writeFrame(stream, FrameType.head, currentBytes());
         await stream.close({ signal: AbortSignal.timeout(10_000) });
       } catch (error) {
-        stream.abort(error instanceof Error ? error : new Error(String(error)));
+        stream.abort(asError(error));
       }
     },
     { maxInboundStreams: 64 },

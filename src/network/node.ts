@@ -11,7 +11,7 @@ import type { Libp2p, PeerId as Libp2pPeerId } from '@libp2p/interface';
 import { type KadDHT, kadDHT, passthroughMapper } from '@libp2p/kad-dht';
 import { type Ping, ping } from '@libp2p/ping';
 import { multiaddr } from '@multiformats/multiaddr';
-import { createLibp2p } from 'libp2p';
+import { createLibp2p, type Libp2pOptions } from 'libp2p';
 import type { Hex } from 'viem';
 import type { NetworkConfig } from '../config/index.js';
 import type { PeerId } from '../identity/index.js';
@@ -19,18 +19,19 @@ import { type Logger, silentLogger } from '../log/index.js';
 import { corkedTcp } from './corkedTcp.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
-import { servePeerExchange } from './peerExchange.js';
+import { type PeerExchange, peerExchange } from './peerExchange.js';
 import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
+import type { NodeRole } from './types.js';
 import { installLazyWindowUpdates } from './yamuxWindow.js';
 
 /** What the node is for: sellers and bootstrap nodes serve the DHT, others only query it. */
-export type NodeRole = 'seller' | 'buyer' | 'bootstrap' | 'client';
 
 export interface SvcServices {
   dht: KadDHT;
   ping: Ping;
   identify: unknown;
+  peerExchange: PeerExchange;
   [key: string]: unknown;
 }
 
@@ -68,12 +69,40 @@ const INBOUND_PER_SECOND_PER_HOST = 100;
 export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcNode> {
   const { config, role } = options;
   const logger = options.logger ?? silentLogger();
-  const privateKey = libp2pKeyFromIdentity(options.identity.privateKey);
-  const serveDht = role === 'seller' || role === 'bootstrap';
   installLazyWindowUpdates();
+  const libp2p = await createLibp2p<SvcServices>(libp2pInit(options));
+  const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
+  if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');
+  const bootstrap = bootstrapDialer(libp2p, config, logger);
+  const node: SvcNode = {
+    role,
+    peerId: ourPeerId,
+    libp2pPeerId: libp2p.peerId,
+    libp2p,
+    config,
+    logger,
+    multiaddrs: () => libp2p.getMultiaddrs().map((addr) => addr.toString()),
+    dialBootstrap: () => bootstrap.dial(),
+    async start() {
+      await libp2p.start();
+      bootstrap.start();
+    },
+    async stop() {
+      bootstrap.stop();
+      await libp2p.stop();
+    },
+  };
+  await node.start();
+  return node;
+}
+
+/** The libp2p configuration of a node: transports, limits and the services every role runs. */
+function libp2pInit(options: CreateSvcNodeOptions): Libp2pOptions<SvcServices> {
+  const { config, role } = options;
+  const serveDht = role === 'seller' || role === 'bootstrap';
   const quiet = libp2pLogger();
-  const libp2p = await createLibp2p<SvcServices>({
-    privateKey,
+  return {
+    privateKey: libp2pKeyFromIdentity(options.identity.privateKey),
     ...(quiet ? { logger: quiet } : {}),
     addresses: {
       listen: role === 'client' ? [] : config.listen,
@@ -102,6 +131,8 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
     services: {
       identify: identify(),
       ping: ping(),
+      // Every role serves `/svc/peers/1`, bootstrap nodes above all.
+      peerExchange: peerExchange(),
       dht: kadDHT({
         protocol: config.dhtProtocol,
         clientMode: !serveDht,
@@ -112,13 +143,21 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
       ...reachabilityServices(role),
     },
     start: false,
-  });
-  const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
-  if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');
+  };
+}
 
+/**
+ * Dials the configured bootstrap nodes, and while the node is running and connected to nobody,
+ * dials them again: soon at first (1, 2, 4, 8 s), then every 10 s.
+ */
+function bootstrapDialer(
+  libp2p: Libp2p<SvcServices>,
+  config: NetworkConfig,
+  logger: Logger,
+): { dial(): Promise<number>; start(): void; stop(): void } {
   let retry: NodeJS.Timeout | undefined;
   let running = false;
-  const bootstrapAddrs = () =>
+  const addresses = () =>
     config.bootstrap
       .map((text) => {
         try {
@@ -132,51 +171,36 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
         (addr) =>
           addr !== undefined && addr.getComponents().at(-1)?.value !== libp2p.peerId.toString(),
       );
-
-  const node: SvcNode = {
-    role,
-    peerId: ourPeerId,
-    libp2pPeerId: libp2p.peerId,
-    libp2p,
-    config,
-    logger,
-    multiaddrs: () => libp2p.getMultiaddrs().map((addr) => addr.toString()),
-    async dialBootstrap() {
-      const results = await Promise.allSettled(
-        bootstrapAddrs().map((addr) => libp2p.dial(addr!, { signal: AbortSignal.timeout(10_000) })),
-      );
-      for (const result of results) {
-        if (result.status === 'rejected') {
-          logger.debug({ err: String(result.reason) }, 'bootstrap dial failed');
-        }
+  const dial = async () => {
+    const results = await Promise.allSettled(
+      addresses().map((addr) => libp2p.dial(addr!, { signal: AbortSignal.timeout(10_000) })),
+    );
+    for (const result of results) {
+      if (result.status === 'rejected') {
+        logger.debug({ err: String(result.reason) }, 'bootstrap dial failed');
       }
-      return results.filter((r) => r.status === 'fulfilled').length;
+    }
+    return results.filter((r) => r.status === 'fulfilled').length;
+  };
+  return {
+    dial,
+    start() {
+      if (config.bootstrap.length === 0) return;
+      running = true;
+      let delay = BOOTSTRAP_FIRST_RETRY_MS;
+      const attempt = async () => {
+        if (libp2p.getConnections().length === 0) await dial();
+        if (!running) return;
+        retry = setTimeout(() => void attempt(), delay);
+        retry.unref();
+        delay = Math.min(delay * 2, BOOTSTRAP_RETRY_MS);
+      };
+      void attempt();
     },
-    async start() {
-      await libp2p.start();
-      if (config.bootstrap.length > 0) {
-        // Retry while nothing is connected: soon at first, then every 10 s.
-        running = true;
-        let delay = BOOTSTRAP_FIRST_RETRY_MS;
-        const attempt = async () => {
-          if (libp2p.getConnections().length === 0) await node.dialBootstrap();
-          if (!running) return;
-          retry = setTimeout(() => void attempt(), delay);
-          retry.unref();
-          delay = Math.min(delay * 2, BOOTSTRAP_RETRY_MS);
-        };
-        void attempt();
-      }
-    },
-    async stop() {
+    stop() {
       running = false;
       if (retry) clearTimeout(retry);
       retry = undefined;
-      await libp2p.stop();
     },
   };
-  // Registered once (a handler survives stop/start); every role serves it, bootstrap nodes above all.
-  await servePeerExchange(node);
-  await node.start();
-  return node;
 }

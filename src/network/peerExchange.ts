@@ -6,12 +6,21 @@
  * take 30 s on a fresh node. The list is only a hint: every record it leads to is fetched from the
  * peer itself and verified, so a lying list costs dials, never a forged offer.
  */
-import type { PeerId as Libp2pPeerId, Stream } from '@libp2p/interface';
+import type {
+  Connection,
+  Libp2p,
+  PeerId as Libp2pPeerId,
+  PeerStore,
+  Startable,
+  Stream,
+  StreamHandler,
+  StreamHandlerOptions,
+} from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import { z } from 'zod';
+import { asError } from '../errors/index.js';
 import { FrameReader, FrameType, writeFrame } from './frames.js';
-import type { SvcNode } from './node.js';
 import { META_PROTOCOL, PEERS_PROTOCOL } from './protocols.js';
 
 /** At most this many peers in one answer, and addresses per peer. */
@@ -30,62 +39,109 @@ const listSchema = z.strictObject({
     .max(MAX_EXCHANGED_PEERS),
 });
 
+/** The answer's wire shape: one JSON object in a HEAD frame. */
+type ExchangedList = z.infer<typeof listSchema>;
+
 /** A peer learned from an exchange: its libp2p id and the addresses to dial. */
 export interface ExchangedPeer {
   id: Libp2pPeerId;
   addrs: ReturnType<typeof multiaddr>[];
 }
 
-/** Our connected peers that serve seller records (not the asker itself). */
-async function sellersWeSee(node: SvcNode, asker: Libp2pPeerId): Promise<string> {
-  const peers: z.infer<typeof listSchema>['peers'] = [];
-  const seen = new Set<string>([asker.toString(), node.libp2pPeerId.toString()]);
-  for (const connection of node.libp2p.getConnections()) {
-    if (peers.length >= MAX_EXCHANGED_PEERS) break;
-    const id = connection.remotePeer.toString();
-    if (seen.has(id)) continue;
-    seen.add(id);
-    const peer = await node.libp2p.peerStore.get(connection.remotePeer).catch(() => undefined);
-    if (!peer?.protocols.includes(META_PROTOCOL)) continue;
-    const addrs = peer.addresses.map((address) => address.multiaddr.toString());
-    peers.push({
-      id,
-      addrs: (addrs.length > 0 ? addrs : [connection.remoteAddr.toString()]).slice(
-        0,
-        MAX_ADDRESSES,
-      ),
-    });
-  }
-  return JSON.stringify({ peers });
+/**
+ * The parts of a libp2p node the exchange uses (a subset of libp2p's components), so a test can
+ * stub them without a real node.
+ */
+export interface PeerExchangeComponents {
+  peerId: Libp2pPeerId;
+  registrar: {
+    handle(protocol: string, handler: StreamHandler, options?: StreamHandlerOptions): Promise<void>;
+    unhandle(protocol: string): Promise<void>;
+  };
+  connectionManager: { getConnections(): Connection[] };
+  peerStore: Pick<PeerStore, 'get'>;
 }
 
-/** Serves `/svc/peers/1` on `node` (every role: bootstrap nodes are where it matters most). */
-export async function servePeerExchange(node: SvcNode): Promise<void> {
-  await node.libp2p.handle(
-    PEERS_PROTOCOL,
-    async (stream: Stream, connection) => {
-      try {
-        const list = await sellersWeSee(node, connection.remotePeer);
-        await writeFrame(stream, FrameType.head, new TextEncoder().encode(list));
-        await stream.close({ signal: AbortSignal.timeout(10_000) });
-      } catch (error) {
-        stream.abort(error instanceof Error ? error : new Error(String(error)));
-      }
-    },
-    { maxInboundStreams: 32 },
-  );
+export interface PeerExchangeInit {
+  /** Concurrent inbound `/svc/peers/1` streams per connection. */
+  maxInboundStreams?: number;
+}
+
+/** Serves `/svc/peers/1` while the node runs (every role: bootstrap nodes above all). */
+export class PeerExchange implements Startable {
+  readonly [Symbol.toStringTag] = 'svc/peer-exchange';
+  private readonly components: PeerExchangeComponents;
+  private readonly maxInboundStreams: number;
+
+  constructor(components: PeerExchangeComponents, init: PeerExchangeInit = {}) {
+    this.components = components;
+    this.maxInboundStreams = init.maxInboundStreams ?? 32;
+  }
+
+  async start(): Promise<void> {
+    await this.components.registrar.handle(
+      PEERS_PROTOCOL,
+      (stream, connection) => this.answer(stream, connection.remotePeer),
+      { maxInboundStreams: this.maxInboundStreams },
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.components.registrar.unhandle(PEERS_PROTOCOL);
+  }
+
+  /** Our connected peers that serve seller records (not the asker, not us), as the wire list. */
+  async sellersWeSee(asker: Libp2pPeerId): Promise<ExchangedList> {
+    const { connectionManager, peerStore, peerId } = this.components;
+    const peers: ExchangedList['peers'] = [];
+    const seen = new Set<string>([asker.toString(), peerId.toString()]);
+    for (const connection of connectionManager.getConnections()) {
+      if (peers.length >= MAX_EXCHANGED_PEERS) break;
+      const id = connection.remotePeer.toString();
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const peer = await peerStore.get(connection.remotePeer).catch(() => undefined);
+      if (!peer?.protocols.includes(META_PROTOCOL)) continue;
+      const addrs = peer.addresses.map((address) => address.multiaddr.toString());
+      peers.push({
+        id,
+        addrs: (addrs.length > 0 ? addrs : [connection.remoteAddr.toString()]).slice(
+          0,
+          MAX_ADDRESSES,
+        ),
+      });
+    }
+    return { peers };
+  }
+
+  private async answer(stream: Stream, asker: Libp2pPeerId): Promise<void> {
+    try {
+      const list = JSON.stringify(await this.sellersWeSee(asker));
+      await writeFrame(stream, FrameType.head, new TextEncoder().encode(list));
+      await stream.close({ signal: AbortSignal.timeout(10_000) });
+    } catch (error) {
+      stream.abort(asError(error));
+    }
+  }
+}
+
+/** The exchange as a libp2p service: `services: { peerExchange: peerExchange() }`. */
+export function peerExchange(
+  init: PeerExchangeInit = {},
+): (components: PeerExchangeComponents) => PeerExchange {
+  return (components) => new PeerExchange(components, init);
 }
 
 /** Asks a connected peer for the sellers it sees; [] when it does not answer or answers garbage. */
 export async function fetchPeerList(
-  node: SvcNode,
+  libp2p: Pick<Libp2p, 'dialProtocol'>,
   remote: Libp2pPeerId,
   timeoutMs = 3_000,
 ): Promise<ExchangedPeer[]> {
   const signal = AbortSignal.timeout(timeoutMs);
   let stream: Stream | undefined;
   try {
-    stream = await node.libp2p.dialProtocol(remote, PEERS_PROTOCOL, { signal });
+    stream = await libp2p.dialProtocol(remote, PEERS_PROTOCOL, { signal });
     const frame = await new FrameReader(stream).read(() => MAX_LIST_BYTES, signal);
     if (frame === undefined || frame.type !== FrameType.head) return [];
     const parsed = listSchema.safeParse(JSON.parse(new TextDecoder().decode(frame.payload)));

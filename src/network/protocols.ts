@@ -1,4 +1,4 @@
-/** Protocol ids and the well-known DHT key of svc (ARCHITECTURE "Requests between buyer and seller"). */
+/** Protocol ids and the well-known DHT key of svc. */
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';

@@ -9,14 +9,10 @@
  * Svc relays carry svc traffic without libp2p's default per-connection limits (2 min, 128 KiB),
  * which would cut a paid stream midway; they cap reservations and hop streams instead.
  */
-import {
-  type CircuitRelayService,
-  circuitRelayServer,
-  circuitRelayTransport,
-} from '@libp2p/circuit-relay-v2';
+import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { dcutr } from '@libp2p/dcutr';
 import type { Connection } from '@libp2p/interface';
-import type { NodeRole } from './node.js';
+import type { NodeRole } from './types.js';
 
 /** Reservations one relay holds at once (one per peer behind it). */
 export const RELAY_MAX_RESERVATIONS = 256;
@@ -56,8 +52,6 @@ export function reachabilityServices(role: NodeRole): Record<string, unknown> {
 export function isRelayed(connection: Connection): boolean {
   return connection.remoteAddr.toString().includes('/p2p-circuit');
 }
-
-export type { CircuitRelayService };
 
 /** How this node can be reached, for `/_svc/status` and the CLI. */
 export interface Reachability {

@@ -5,6 +5,7 @@
  * only ever aborts that stream.
  */
 import type { Connection, Stream } from '@libp2p/interface';
+import { asError } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import { deadline } from './deadline.js';
 import {
@@ -67,10 +68,6 @@ export interface RequestServer {
   /** Streams being served right now. */
   active(): number;
   stop(): Promise<void>;
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
 
 async function readRequest(

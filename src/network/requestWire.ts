@@ -1,5 +1,5 @@
 /**
- * The `/svc/request/1` wire format (ARCHITECTURE "Requests between buyer and seller").
+ * The `/svc/request/1` wire format.
  * Request:  HEAD {method, path, headers, bodyLength, payment?} · DATA* · END
  * Response: HEAD {status, headers} · DATA* · TRAILER {usage?, costMicroUsd?, error?}
  * Every JSON frame is validated; anything else closes the stream.
@@ -14,7 +14,7 @@ import {
 } from './frames.js';
 import type { SellerTrailer } from './types.js';
 
-/** Largest request or response head, and trailer (spec 8). */
+/** Largest request or response head, and trailer. */
 export const MAX_HEAD_BYTES = 64 * 1024;
 
 const headersSchema = z.record(z.string().max(256), z.string().max(16 * 1024));
@@ -32,7 +32,6 @@ export const responseHeadSchema = z.strictObject({
   status: z.number().int().min(100).max(599),
   headers: headersSchema,
 });
-export type ResponseHead = z.infer<typeof responseHeadSchema>;
 
 const tokenCount = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 export const trailerSchema = z.strictObject({

@@ -5,6 +5,7 @@
  * the seller sees as a cancel. Every failure surfaces as a TransportError.
  */
 import type { Stream } from '@libp2p/interface';
+import { asError, errorMessage } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import { deadline } from './deadline.js';
 import type { PeerRoute } from './directory.js';
@@ -106,7 +107,7 @@ export class LibP2pTransport implements PeerTransport {
     };
     const classify = (error: unknown, beforeHead: boolean, stream?: Stream): TransportError => {
       const reason: unknown = controller.signal.reason;
-      stream?.abort(error instanceof Error ? error : new Error(String(error)));
+      stream?.abort(asError(error));
       if (reason instanceof Cancelled)
         return fail('cancelled', 'request cancelled', beforeHead, error);
       if (reason instanceof TimedOut) return fail('timeout', reason.message, beforeHead, error);
@@ -117,12 +118,7 @@ export class LibP2pTransport implements PeerTransport {
           return fail('protocol', error.message, beforeHead, error);
         return fail('reset', `seller closed the stream: ${error.message}`, beforeHead, error);
       }
-      return fail(
-        'reset',
-        error instanceof Error ? error.message : String(error),
-        beforeHead,
-        error,
-      );
+      return fail('reset', errorMessage(error), beforeHead, error);
     };
 
     let stream: Stream;
@@ -152,7 +148,7 @@ export class LibP2pTransport implements PeerTransport {
       cleanup();
       if (controller.signal.reason instanceof Cancelled)
         throw fail('cancelled', 'request cancelled', true, error);
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       this.router.markUnreachable?.(peerId, message);
       throw fail('unreachable', `cannot reach peer ${peerId}: ${message}`, true, error);
     }

@@ -1,23 +1,16 @@
 /**
  * The seam between the network (libp2p, discovery, request streams) and its users (buyer,
  * seller, payments, browse). The network capability implements these; others code against them.
- * Spec references: interface.md 2.4 (peer metadata), 4.5 (headers), 8 (limits).
  */
+import type { ApiProtocol } from '../formats/index.js';
 import type { PeerId } from '../identity/index.js';
 import type { TokenPricing, TokenUsage } from '../money/index.js';
 
-/** Peer metadata schema version carried in `version` (spec 9.3). */
+/** Peer metadata schema version carried in `version`. */
 export const METADATA_VERSION = 1;
 
-/** API formats a service can be reached in (values of `serviceApiProtocols`). */
-export type ApiProtocol =
-  | 'openai-chat-completions'
-  | 'openai-responses'
-  | 'anthropic-messages'
-  | 'openai-images'
-  | 'video-queue'
-  | 'fal-video'
-  | 'systemone';
+/** API formats a service can be reached in (values of `serviceApiProtocols`); formats owns the names. */
+export type { ApiProtocol };
 
 /** Features and limits of one service, as announced (all optional: "unknown" is omitted). */
 export interface ServiceCapabilities {
@@ -38,7 +31,7 @@ export interface UnitBillingModel {
   videoUsd?: number;
 }
 
-/** One provider announcement (spec 2.4 table). */
+/** One provider announcement. */
 export interface ProviderAnnouncement {
   provider: string;
   services: string[];
@@ -75,7 +68,7 @@ export interface UnsignedPeerMetadata {
   verifications?: Record<string, unknown>;
 }
 
-/** A signed peer record (spec 2.4): signature over the RFC 8785 canonical JSON of the rest. */
+/** A signed peer record: signature over the RFC 8785 canonical JSON of the rest. */
 export interface PeerMetadata extends UnsignedPeerMetadata {
   /** 0x-prefixed secp256k1 signature by the key whose address is `peerId`. */
   signature: `0x${string}`;
@@ -176,3 +169,6 @@ export class TransportError extends Error {
 export interface PeerTransport {
   request(peerId: PeerId, request: SellerRequest): Promise<SellerResponse>;
 }
+
+/** What a node is for: decides its listeners, DHT mode and relay services. */
+export type NodeRole = 'seller' | 'buyer' | 'bootstrap' | 'client';

@@ -4,10 +4,10 @@ import { type ConnectedChain, connectChain, type PaymentsContract } from '../cha
 import type { ChainConfig, PaymentsConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { parseUsd } from '../money/index.js';
-import { BuyerPayments } from './buyer/BuyerPayments.js';
+import { BuyerPaymentService } from './buyer/BuyerPaymentService.js';
 import type { BuyerPaymentsOptions, IdentitySource } from './buyer/types.js';
 import type { Clock } from './clock.js';
-import { SellerPayments, type SellerPaymentsOptions } from './seller/SellerPayments.js';
+import { SellerPaymentService, type SellerPaymentsOptions } from './seller/SellerPaymentService.js';
 
 export interface CreateBuyerPaymentsOptions {
   dataDir: string;
@@ -26,9 +26,9 @@ export interface CreateBuyerPaymentsOptions {
 }
 
 /** Creates the buyer's payments service; call `start()` before use and `stop()` at shutdown. */
-export function createBuyerPayments(options: CreateBuyerPaymentsOptions): BuyerPayments {
+export function createBuyerPayments(options: CreateBuyerPaymentsOptions): BuyerPaymentService {
   const config = options.config ?? {};
-  return new BuyerPayments({
+  return new BuyerPaymentService({
     dataDir: options.dataDir,
     identities: options.identities,
     contract: options.chain,
@@ -59,9 +59,9 @@ export interface CreateSellerPaymentsOptions {
 }
 
 /** Creates the seller's payments hook; call `start()` (reconciles with chain) and `stop()`. */
-export function createSellerPayments(options: CreateSellerPaymentsOptions): SellerPayments {
+export function createSellerPayments(options: CreateSellerPaymentsOptions): SellerPaymentService {
   const config = options.config ?? {};
-  return new SellerPayments({
+  return new SellerPaymentService({
     dataDir: options.dataDir,
     account: options.account,
     contract: options.chain,
@@ -81,7 +81,7 @@ export function openBuyerPayments(options: {
   chainConfig: ChainConfig;
   identities: IdentitySource;
   logger: Logger;
-}): { payments: BuyerPayments; chain: ConnectedChain } {
+}): { payments: BuyerPaymentService; chain: ConnectedChain } {
   const chain = connectChain(options.chainConfig, options.dataDir);
   const payments = createBuyerPayments({
     dataDir: options.dataDir,

@@ -1,6 +1,6 @@
 /**
- * Payments: deposits, channels and vouchers on chain, for the buyer (`BuyerPayments`) and the
- * seller (`SellerPayments`), the wire messages between them, and seller reputation.
+ * Payments: deposits, channels and vouchers on chain, for the buyer (`BuyerPaymentService`) and the
+ * seller (`SellerPaymentService`), the wire messages between them, and seller reputation.
  */
 export {
   BuyerChannels,
@@ -9,7 +9,7 @@ export {
   readStoredChannels,
   toMeteringEntry,
 } from './buyer/BuyerChannels.js';
-export { BuyerPayments, pairKey } from './buyer/BuyerPayments.js';
+export { BuyerPaymentService, pairKey } from './buyer/BuyerPaymentService.js';
 export {
   type ClaimCheck,
   type ClaimCheckInput,
@@ -53,10 +53,10 @@ export {
 } from './reputation.js';
 export {
   type SellerAdmission,
-  type SellerOffer,
-  SellerPayments,
+  SellerPaymentService,
   type SellerPaymentsOptions,
-} from './seller/SellerPayments.js';
+  type ServedOffer,
+} from './seller/SellerPaymentService.js';
 export type { SellerChannelRow, SellerChannelStatus } from './seller/store.js';
 export {
   channelIdOf,
@@ -90,18 +90,10 @@ export {
   type VoucherReply,
 } from './wire.js';
 export { BuyerPaymentsAdapter, type BuyerPaymentsAdapterOptions } from './wiring/buyerAdapter.js';
-export { ChainReputation, type ChainReputationOptions } from './wiring/chainReputation.js';
 export {
-  type PaidBuyerNode,
-  type StartPaidBuyerOptions,
-  startPaidBuyerNode,
-} from './wiring/paidBuyer.js';
-export {
-  configuredChain,
-  hasPricedOffers,
-  type PaidSellerHandle,
-  SellerPaymentsHook,
-  type StartPaidSellerOptions,
-  startPaidSeller,
-} from './wiring/paidSeller.js';
+  ChainReputation,
+  type ChainReputationOptions,
+  PENALTY_MEMORY_MS,
+} from './wiring/chainReputation.js';
+export { SellerPaymentsHook } from './wiring/sellerAdapter.js';
 export { sendVoucher, serveVouchers } from './wiring/voucherProtocol.js';

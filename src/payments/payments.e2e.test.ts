@@ -16,12 +16,12 @@ import {
   toPriceMicro,
 } from '../money/index.js';
 import {
-  type BuyerPayments,
+  type BuyerPaymentService,
   createBuyerPayments,
   createSellerPayments,
   deliverVoucher,
   ReputationReader,
-  type SellerPayments,
+  type SellerPaymentService,
 } from './index.js';
 import { manualClock, tempDataDir } from './testing.js';
 
@@ -47,7 +47,7 @@ afterAll(async () => {
 interface SellerHandle {
   account: PrivateKeyAccount;
   dataDir: string;
-  service: SellerPayments;
+  service: SellerPaymentService;
 }
 
 const clock = manualClock();
@@ -99,7 +99,7 @@ async function newSeller(): Promise<SellerHandle> {
 
 /** One paid request: prepare -> (wire) -> admit -> deliver -> record -> complete -> voucher message. */
 async function paidRequest(
-  buyer: BuyerPayments,
+  buyer: BuyerPaymentService,
   seller: SellerHandle,
   delivered: TokenUsage,
   options: { cancelled?: boolean; claimed?: TokenUsage; maxOutputTokens?: number } = {},

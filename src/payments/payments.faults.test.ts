@@ -1,4 +1,4 @@
-/** Bad input and faults at service level on a real anvil chain (issue 6 "Bad input and faults"). */
+/** Bad input and faults at service level on a real anvil chain. */
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,14 +18,14 @@ import {
   toPriceMicro,
 } from '../money/index.js';
 import {
-  type BuyerPayments,
+  type BuyerPaymentService,
   type ClaimRefusedEvent,
   createBuyerPayments,
   createSellerPayments,
   decodeVoucherReply,
   encodeVoucherMessage,
   type PaymentObject,
-  type SellerPayments,
+  type SellerPaymentService,
   signVoucher,
 } from './index.js';
 import { manualClock, tempDataDir } from './testing.js';
@@ -92,7 +92,7 @@ async function setup(
   return { buyer, seller, buyerAccount, sellerAccount, refused };
 }
 
-function prepare(buyer: BuyerPayments, sellerAccount: PrivateKeyAccount, requestId?: string) {
+function prepare(buyer: BuyerPaymentService, sellerAccount: PrivateKeyAccount, requestId?: string) {
   return buyer.prepare({
     identity: 'default',
     peerId: sellerAccount.address.slice(2).toLowerCase(),
@@ -114,8 +114,8 @@ async function rejection(promise: Promise<unknown>): Promise<{ code: string; rea
 }
 
 async function serve(
-  buyer: BuyerPayments,
-  seller: SellerPayments,
+  buyer: BuyerPaymentService,
+  seller: SellerPaymentService,
   payment: PaymentObject,
   claimed = USAGE,
   served: { serviceId?: string; units?: boolean } = {},

@@ -1,12 +1,10 @@
 /** Test helpers for payments: a buyer/seller pair on a local chain (used by tests and the bench). */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { removeTempDir, tempDir } from '../testing/index.js';
 
 /** A temporary data directory removed by the returned cleanup. */
 export function tempDataDir(prefix: string): { dir: string; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), `svc-${prefix}-`));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const dir = tempDir(`svc-${prefix}-`);
+  return { dir, remove: () => removeTempDir(dir) };
 }
 
 /** A mutable clock for tests. */

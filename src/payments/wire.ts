@@ -159,7 +159,7 @@ export function decodeVoucherReply(bytes: Uint8Array): VoucherReply {
 
 /**
  * Sends a voucher over any request/response byte exchange — e.g. one libp2p stream on
- * `VOUCHER_PROTOCOL` whose handler is `SellerPayments.handleVoucherBytes` — and returns the
+ * `VOUCHER_PROTOCOL` whose handler is `SellerPaymentService.handleVoucherBytes` — and returns the
  * seller's reply. Failures to deliver are not fatal: the next request's payment object carries
  * the same voucher.
  */

@@ -1,5 +1,5 @@
 /**
- * Failover rules (spec "Routing" additional rules): what to do after a failed attempt.
+ * Failover rules: what to do after a failed attempt.
  * `next`: try the next ranked offer (retryable and blamed on the seller); `same`: retry the
  * same seller (429 with an acceptable Retry-After); `stop`: hand the failure to the client.
  */
@@ -7,7 +7,7 @@ import { TransportError } from '../network/index.js';
 
 export type FailoverAction = 'next' | 'same' | 'stop';
 
-/** Most tries of one seller after 429s (spec: 429 retried on the same seller first). */
+/** Most tries of one seller when it answers 429: the first and two retries (README, failover). */
 export const MAX_SAME_SELLER_TRIES = 3;
 
 /** The action after a seller answered with an error status. */

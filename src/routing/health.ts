@@ -1,6 +1,6 @@
 /**
  * Recent failures per seller: a penalty that lowers the trust tie-break, and a cool-down after
- * consecutive failures that moves the seller to the end of the ranking (spec "Routing" step 4).
+ * consecutive failures that moves the seller to the end of the ranking.
  */
 import type { OfferHealth } from '../catalog/index.js';
 import type { PeerId } from '../identity/index.js';

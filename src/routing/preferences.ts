@@ -9,7 +9,7 @@ import { type PeerId, parsePeerId } from '../identity/index.js';
 import { type MicroUsd, usdNumberToMicro } from '../money/index.js';
 import { decodeRoutingPolicy, type RoutingPolicyWire } from '../protocol/index.js';
 
-/** The buyer never pays more than this for one video (spec 8). */
+/** The buyer never pays more than this for one video, whatever a policy allows. */
 export const VIDEO_PRICE_CEILING_MICRO = 5_000_000n;
 
 /** Hard price caps in exact units (token caps per million tokens). */
@@ -117,7 +117,7 @@ export function narrowPreferences(
 /**
  * Preferences for a pinned request: the user chose the seller, so their own trust gate and
  * allow list do not apply, but their block list and price caps do, and a gateway policy
- * applies in full (SEAMS.md: policies apply to pinned routes too).
+ * applies in full (policies apply to pinned routes too).
  */
 export function pinPreferences(
   own: EffectivePreferences,

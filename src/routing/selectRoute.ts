@@ -1,5 +1,5 @@
 /**
- * Route selection (spec "Routing"): pinned requests go to one seller, automatic ones to the
+ * Route selection: pinned requests go to one seller, automatic ones to the
  * best-ranked eligible offers of the normalised model. Returns the candidates in order for
  * failover; when nothing is eligible, throws 502 `model_not_found` naming why each offer was
  * excluded and close model names.

@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { peerIdFor } from '../catalog/testing/peerRecord.js';
 import { isSvcError } from '../errors/index.js';
+import { removeTempDir, tempDir } from '../testing/index.js';
 import { RouteStateStore } from './routeState.js';
 import { type ResolveTargetInput, resolveTarget } from './target.js';
 
@@ -78,8 +76,8 @@ describe('resolveTarget', () => {
 });
 
 describe('RouteStateStore', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-route-state-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir('svc-route-state-');
+  afterAll(() => removeTempDir(dir));
 
   it('persists the default route and session pin across instances', () => {
     new RouteStateStore(dir).update((s) => ({ ...s, defaultRoute: 'o3', sessionPin: P1 }));

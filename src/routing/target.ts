@@ -1,5 +1,5 @@
 /**
- * What a request asks to be routed to (spec "Routing", model field values and pin precedence):
+ * What a request asks to be routed to:
  * header `x-svc-pin-peer` first, then a `<peer_id>@<service_id>` model, then the session pin;
  * otherwise automatic routing by model name.
  */
@@ -8,7 +8,7 @@ import { SvcError } from '../errors/index.js';
 import { isPeerId, type PeerId, parsePeerId } from '../identity/index.js';
 import { SVC_HEADER } from '../protocol/index.js';
 
-/** Model value that follows the persisted default route (spec "Routing"). */
+/** Model value that follows the persisted default route. */
 export const DEFAULT_ROUTE_MODEL = 'svc';
 export const PRESET_PREFIX = '@preset/';
 

@@ -1,4 +1,4 @@
-/** Builds the seller's unsigned peer record (spec 2.4) from its config and current load. */
+/** Builds the seller's unsigned peer record from its config and current load. */
 import type { ProviderConfig, SellerConfig } from '../config/index.js';
 import type { PeerId } from '../identity/index.js';
 import type { TokenPricing } from '../money/index.js';

@@ -1,5 +1,5 @@
 /**
- * The seller's payment hook (SEAMS "Seller <-> payments"): `admit` before relaying upstream,
+ * The seller's payment hook: `admit` before relaying upstream,
  * `record` after. The default admits every request; the payments capability supplies the real
  * one (channel checks, vouchers) when it is wired.
  */

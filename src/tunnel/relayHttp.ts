@@ -7,7 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorStyleForPath, isSvcError, SvcError, toSvcError } from '../errors/index.js';
-import { type ForwardedTrust, sendError } from '../gateway/index.js';
+import type { ForwardedTrust } from '../gateway/index.js';
+import { sendError } from '../http/index.js';
 import { type PeerId, parsePeerId } from '../identity/index.js';
 import { type LibP2pTransport, TransportError } from '../network/index.js';
 import { flattenHeaders } from './protocol.js';

@@ -4,7 +4,8 @@ import OpenAI from 'openai';
 import { generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../config/index.js';
-import { eventually, type Harness, jsonOf, startHarness } from '../gateway/testing/index.js';
+import { type Harness, jsonOf, startHarness } from '../gateway/testing/harness.js';
+import { waitFor } from '../testing/index.js';
 import { type RunningGatewayTunnel, startGatewayTunnel } from './gatewayTunnel.js';
 import { type RunningTunnelRelay, startTunnelRelay } from './relay.js';
 
@@ -100,7 +101,7 @@ describe('gateway tunnel', () => {
     expect(view.status).toBe(200);
     expect(await jsonOf(view)).toMatchObject({ data: { id: key.id, usage: { requests: 4 } } });
     // Budgets and logs stay at the gateway: all five requests are its own log rows.
-    const rows = await eventually(async () => {
+    const rows = await waitFor(async () => {
       const all = await h.store.queryLogs({ keyId: key.id });
       return all.length === 5 && all;
     });
@@ -134,7 +135,7 @@ describe('gateway tunnel', () => {
     expect(throttled.headers.get('retry-after')).toMatch(/^\d+$/);
     // Another client behind the same relay is not punished for the first one.
     expect((await fail('203.0.113.8')).status).toBe(401);
-    const rows = await eventually(async () => {
+    const rows = await waitFor(async () => {
       const all = await h.store.queryLogs({});
       const mine = all.filter((row) => row.clientAddress === '203.0.113.7');
       return mine.length === 3 && mine;
@@ -167,7 +168,7 @@ describe('gateway tunnel', () => {
       req.end(chat({ stream: true }));
       setTimeout(() => reject(new Error('no data')), 10_000).unref();
     });
-    const rows = await eventually(async () => {
+    const rows = await waitFor(async () => {
       const all = await h.store.queryLogs({ keyId: key.id });
       return all.length === 1 && all;
     });
@@ -209,7 +210,7 @@ describe('gateway tunnel', () => {
     expect(unknown.status).toBe(502);
     expect((await jsonOf(unknown)).error.code).toBe('gateway_offline');
     await tunnel.stop();
-    const away = await eventually(async () => {
+    const away = await waitFor(async () => {
       const response = await view();
       return response.status === 502 && response;
     });

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/key/topup` (spec 4.3): the whole x402 v2 exchange for one key, independent of the
+ * `POST /v1/key/topup`: the whole x402 v2 exchange for one key, independent of the
  * HTTP framework. Order matters and is the point of this file:
  *   rules (403) -> amount (400) -> challenge (402) -> decode + own checks (402) ->
  *   pending row (exactly once) -> facilitator verify -> facilitator settle -> credit -> 200.

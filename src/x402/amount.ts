@@ -1,4 +1,4 @@
-/** Reads and bounds-checks the `amount_usd` of a top-up request (spec 4.3, 8). */
+/** Reads and bounds-checks the `amount_usd` of a top-up request. */
 import { z } from 'zod';
 import { SvcError } from '../errors/index.js';
 import { formatUsd, type MicroUsd, MoneyFormatError, parseUsd } from '../money/index.js';

@@ -1,4 +1,4 @@
-/** Builds the PAYMENT-REQUIRED challenge of a top-up (spec 4.3 step 2). */
+/** Builds the PAYMENT-REQUIRED challenge of a top-up. */
 import { encodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import type { Address } from 'viem';

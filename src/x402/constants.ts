@@ -1,7 +1,7 @@
-/** Protocol constants of x402 v2 as the top-up route uses them (spec 4.3, 9.2). */
+/** Protocol constants of x402 v2 as the top-up route uses them. */
 import type { Address } from 'viem';
 
-/** The x402 protocol version the gateway speaks (spec 9.2). */
+/** The x402 protocol version the gateway speaks. */
 export const X402_VERSION = 2;
 
 /** Header carrying the base64 JSON challenge on a 402 answer. */
@@ -40,7 +40,7 @@ export interface TopupAsset {
   eip712Version: string;
 }
 
-/** Circle USDC on Base mainnet: what production top-ups are paid in (spec 4.3: eip155:8453). */
+/** Circle USDC on Base mainnet: what production top-ups are paid in. */
 export const BASE_USDC: TopupAsset = {
   chainId: 8453,
   address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',

@@ -1,5 +1,5 @@
 /**
- * x402: key top-ups paid with x402 v2 (spec 4.3) — the challenge, the gateway's own payment
+ * x402: key top-ups paid with x402 v2 — the challenge, the gateway's own payment
  * checks, facilitator presets and calls, the exactly-once ledger contract, reconciliation, the
  * local facilitator server, and a client that pays a top-up with the official x402 client.
  */

@@ -1,10 +1,8 @@
 /** Paying a top-up with the official x402 fetch wrapper and `svc x402 pay-topup`, on anvil. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/testing/runCli.js';
 import { parseUsd } from '../money/index.js';
+import { removeTempDir, tempDir } from '../testing/index.js';
 import type { MemoryTopupLedger } from './ledger/MemoryTopupLedger.js';
 import { payTopup } from './payTopup.js';
 import { startTopupHarness, type TopupHarness } from './testing/topupHarness.js';
@@ -23,12 +21,12 @@ beforeAll(async () => {
   ledger = made.ledger;
   key = h.newKey();
   server = await startTopupHttpServer(made.service, { svc_paytest: key });
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-x402-pay-'));
+  dataDir = tempDir('svc-x402-pay-');
 });
 afterAll(async () => {
   await server?.close();
   await h?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) removeTempDir(dataDir);
 });
 
 describe('payTopup (official @x402/fetch client)', () => {

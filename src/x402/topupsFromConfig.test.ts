@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeDeployment } from '../chain/index.js';
 import { runCli } from '../cli/testing/runCli.js';
 import { configSchema } from '../config/index.js';
+import { removeTempDir, tempDir } from '../testing/index.js';
 import { MemoryTopupLedger } from './ledger/MemoryTopupLedger.js';
 import { startTopupHarness, type TopupHarness } from './testing/topupHarness.js';
 import { topupsFromConfig } from './topupsFromConfig.js';
@@ -14,12 +12,12 @@ let h: TopupHarness;
 let dataDir: string;
 beforeAll(async () => {
   h = await startTopupHarness();
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-x402-config-'));
+  dataDir = tempDir('svc-x402-config-');
   writeDeployment(dataDir, h.chain.deployment);
 });
 afterAll(async () => {
   await h?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) removeTempDir(dataDir);
 });
 
 describe('topupsFromConfig', () => {
@@ -63,7 +61,7 @@ describe('topupsFromConfig', () => {
   });
 
   it('disables top-ups (no throw) when the default facilitator has no chain to read', async () => {
-    const empty = mkdtempSync(join(tmpdir(), 'svc-x402-nochain-'));
+    const empty = tempDir('svc-x402-nochain-');
     try {
       const config = configSchema.parse({});
       const factory = topupsFromConfig({ config, dataDir: empty, env: {} });
@@ -75,7 +73,7 @@ describe('topupsFromConfig', () => {
         }),
       ).rejects.toThrow(/deployment/);
     } finally {
-      rmSync(empty, { recursive: true, force: true });
+      removeTempDir(empty);
     }
   });
 

@@ -12,11 +12,11 @@ export interface TopupKey {
   ownWallet: boolean;
   /** The wallet the key pays from: the top-up's payee. */
   walletAddress: Address;
-  /** Top-ups are off by default and enabled per key (spec 5.5). */
+  /** Top-ups are off by default and enabled per key. */
   topupEnabled: boolean;
 }
 
-/** `--topup-min-usd` … `--topup-max-usd` (spec 8), inclusive. */
+/** `--topup-min-usd` … `--topup-max-usd`, inclusive. */
 export interface TopupBounds {
   minMicro: MicroUsd;
   maxMicro: MicroUsd;

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError, toSvcError } from '../../errors/index.js';
+import { parseJsonRequest, readBody } from '../../http/index.js';
 import { headerValue, SVC_HEADER } from '../../protocol/index.js';
 import {
   parsePinnedModel,
@@ -18,7 +19,6 @@ import {
 import type { BuyerService } from '../BuyerService.js';
 import { applyGatewayLimits, openProxyContext, type ProxyContext } from '../context.js';
 import { failRequest } from '../failRequest.js';
-import { parseJsonObject, readBody } from '../http.js';
 import { effectivePreferences } from '../proxy.js';
 import { tryCandidates } from '../tryCandidates.js';
 import { deliverMedia } from './deliverMedia.js';
@@ -72,7 +72,7 @@ function readMediaBody(
   contentType: string | undefined,
 ): string | undefined {
   if (route.kind !== 'image-edit') {
-    ctx.body = parseJsonObject(ctx.req, raw);
+    ctx.body = parseJsonRequest(ctx.req, raw);
     if (ctx.body.model !== undefined && typeof ctx.body.model !== 'string') {
       throw new SvcError('invalid_request', {
         message: '"model" must be a string.',
@@ -141,7 +141,7 @@ function planOf(ctx: ProxyContext, route: MediaRoute, target: RoutingTarget): Ro
 
 async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promise<void> {
   const { service, req } = ctx;
-  const raw = await readBody(req, service.deps.config.bodyLimitBytes);
+  const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
   ctx.bodyBytes = raw.length;
   const contentType = headerValue(req.headers, 'content-type');
   const model = readMediaBody(ctx, route, raw, contentType);

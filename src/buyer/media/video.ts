@@ -1,6 +1,7 @@
 /**
  * Video jobs on the buyer: which seller accepted each queue_id (retrieve always goes back to
- * it, spec 4.2), request validation, and the 5.00 USD ceiling with a clear error (spec 8).
+ * it: only that seller holds the job), request validation, and the 5.00 USD ceiling with a clear
+ * error.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

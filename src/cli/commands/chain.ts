@@ -7,15 +7,9 @@ import { parsePeerId } from '../../identity/index.js';
 import { formatUsd, parseUsd } from '../../money/index.js';
 import { CliContext } from '../context.js';
 import type { CliIo } from '../io.js';
+import { parseIntOption, parsePort } from '../options.js';
 import { printJson } from '../output.js';
-
-function parsePort(text: string): number {
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new SvcError('invalid_argument', { message: `--port must be 0-65535, got "${text}"` });
-  }
-  return port;
-}
+import { waitForShutdown } from '../shutdown.js';
 
 /** Accepts a 0x address or a peer id (40 hex, with or without 0x). */
 export function parseAddressArgument(text: string): Address {
@@ -28,24 +22,16 @@ export function parseAddressArgument(text: string): Address {
   }
 }
 
-/** Resolves when the process is asked to stop (Ctrl-C / SIGTERM). */
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: string) => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      resolve(signal);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
-}
-
 export function registerChainCommands(program: Command, io: CliIo): void {
   const chain = program
     .command('chain')
     .description('the local development chain (anvil) with test USDC');
+  registerChainStart(chain, io);
+  registerChainFaucet(chain, io);
+}
 
+/** Registers `svc chain start`. */
+function registerChainStart(chain: Command, io: CliIo): void {
   chain
     .command('start')
     .description('start anvil, deploy test USDC and the payments contract, run until Ctrl-C')
@@ -66,7 +52,7 @@ export function registerChainCommands(program: Command, io: CliIo): void {
         port: parsePort(options.port),
         stateFile: options.state,
         dataDir: ctx.dataDir,
-        gracePeriodSeconds: Number(options.grace),
+        gracePeriodSeconds: parseIntOption(options.grace, '--grace', 0),
       });
       try {
         const { deployment } = local;
@@ -79,12 +65,15 @@ export function registerChainCommands(program: Command, io: CliIo): void {
             'get test funds: svc chain faucet <address> --usdc 10 --eth 1\npress Ctrl-C to stop\n',
           );
         }
-        await untilSignal();
+        await waitForShutdown();
       } finally {
         await local.stop();
       }
     });
+}
 
+/** Registers `svc chain faucet`. */
+function registerChainFaucet(chain: Command, io: CliIo): void {
   chain
     .command('faucet')
     .description('mint test USDC and send test ETH (gas) to an address on the local chain')

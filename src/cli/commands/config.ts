@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { getAtPath, readConfigFile, setAtPath, writeConfigFile } from '../../config/index.js';
 import { CliContext } from '../context.js';
-import { CliError } from '../index.js';
+import { CliError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { printJson, toJson } from '../output.js';
 

@@ -6,8 +6,8 @@ import { INDEXER_PORT, startIndexer } from '../../indexer/index.js';
 import { CliContext } from '../context.js';
 import type { CliIo } from '../io.js';
 import { printJson } from '../output.js';
+import { waitForShutdown } from '../shutdown.js';
 import { packageVersion } from '../version.js';
-import { waitForShutdown } from './network/shutdown.js';
 
 interface StartFlags {
   port: string;

@@ -7,12 +7,13 @@ import {
   writeConfigFile,
 } from '../../config/index.js';
 import { describeReachability, formatReachability } from '../../network/index.js';
-import { configuredChain, startPaidSeller } from '../../payments/index.js';
+import { configuredChain, startPaidSeller } from '../../node/index.js';
 import { CliContext } from '../context.js';
-import { CliError } from '../index.js';
+import { CliError, usageError } from '../errors.js';
 import type { CliIo } from '../io.js';
+import { parseNumberOption } from '../options.js';
 import { printJson } from '../output.js';
-import { waitForShutdown } from './network/shutdown.js';
+import { waitForShutdown } from '../shutdown.js';
 
 interface SetupFlags {
   provider: (typeof PROVIDER_TYPES)[number];
@@ -33,22 +34,17 @@ interface SetupFlags {
 }
 
 function numberFlag(text: string | undefined, flag: string): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value))
-    throw new CliError(`${flag}: expected a number, got "${text}"`, 2);
-  return value;
+  return parseNumberOption(text, flag);
 }
 
 /** `--service id` or `--service id=upstream-model`. */
 function parseServices(specs: string[], demo: boolean): Record<string, { upstreamModel?: string }> {
   const list = specs.length > 0 ? specs : demo ? ['svc-demo'] : [];
-  if (list.length === 0)
-    throw new CliError('name at least one --service <id>[=<upstream model>]', 2);
+  if (list.length === 0) throw usageError('name at least one --service <id>[=<upstream model>]');
   const services: Record<string, { upstreamModel?: string }> = {};
   for (const spec of list) {
     const [id, upstream] = spec.split('=', 2);
-    if (!id) throw new CliError(`--service "${spec}": expected <id> or <id>=<upstream model>`, 2);
+    if (!id) throw usageError(`--service "${spec}": expected <id> or <id>=<upstream model>`);
     services[id] = upstream ? { upstreamModel: upstream } : {};
   }
   return services;
@@ -58,7 +54,12 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
   const seller = program
     .command('seller')
     .description('sell inference: configure upstream providers and run a seller node');
+  registerSellerSetup(seller, io);
+  registerSellerStart(seller, io);
+}
 
+/** Registers `svc seller setup`. */
+function registerSellerSetup(seller: Command, io: CliIo): void {
   seller
     .command('setup')
     .description(
@@ -166,7 +167,10 @@ export function registerSellerCommands(program: Command, io: CliIo): void {
         }
       }
     });
+}
 
+/** Registers `svc seller start`. */
+function registerSellerStart(seller: Command, io: CliIo): void {
   seller
     .command('start')
     .description(

@@ -1,13 +1,13 @@
 /** `svc seller setup` for media providers: per-image and per-video prices. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { removeTempDir, tempDir } from '../../testing/index.js';
 import { runCli } from '../testing/runCli.js';
 
 describe('svc seller setup for media providers', () => {
   it('writes imageUsd / videoUsd per service with token prices defaulting to 0', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-seller-media-'));
+    const dataDir = tempDir('svc-seller-media-');
     const svc = (...args: string[]) => runCli(['--data-dir', dataDir, ...args], {});
     try {
       const images = await svc(
@@ -57,7 +57,7 @@ describe('svc seller setup for media providers', () => {
       expect(noBase.code).not.toBe(0);
       expect(noBase.stderr).toContain('baseUrl');
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      removeTempDir(dataDir);
     }
   });
 });

@@ -14,7 +14,7 @@ import { resolveDataDir } from '../../config/index.js';
 import { runningDevBuyerDir } from '../../devnet/index.js';
 import { RouteStateStore } from '../../routing/index.js';
 import { CliContext, type GlobalOptions } from '../context.js';
-import { CliError } from '../index.js';
+import { CliError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { bestAgentModel, type CatalogModel, fastAgentModel, textModelsOf } from './toolModel.js';
 import { namesModel, TOOLS, type ToolName, type ToolSpec, type ToolTarget } from './toolSetup.js';

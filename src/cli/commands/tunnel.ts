@@ -9,9 +9,9 @@ import {
   startTunnelRelay,
 } from '../../tunnel/index.js';
 import { CliContext } from '../context.js';
-import { CliError } from '../index.js';
+import { CliError } from '../errors.js';
 import type { CliIo } from '../io.js';
-import { waitForShutdown } from './network/shutdown.js';
+import { waitForShutdown } from '../shutdown.js';
 
 interface RelayFlags {
   publicUrl: string;

@@ -2,22 +2,18 @@
 import type { Command } from 'commander';
 import { DEFAULT_DEV_PORTS, devnetStatus, startDevnet, stopDevnet } from '../../devnet/index.js';
 import { CliContext } from '../context.js';
-import { CliError } from '../index.js';
+import { CliError } from '../errors.js';
 import type { CliIo } from '../io.js';
+import { parseIntOption, parsePort } from '../options.js';
 import { printJson, printTable } from '../output.js';
+import { waitForShutdown } from '../shutdown.js';
 
 function port(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535)
-    throw new CliError(`"${value}" is not a port`, 2);
-  return parsed;
+  return parsePort(value, 'port', 1);
 }
 
 function count(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 20)
-    throw new CliError(`--sellers must be 1..20, got "${value}"`, 2);
-  return parsed;
+  return parseIntOption(value, '--sellers', 1, 20);
 }
 
 interface UpFlags {
@@ -33,6 +29,13 @@ interface UpFlags {
 }
 
 export function registerUpCommands(program: Command, io: CliIo): void {
+  registerUpUp(program, io);
+  registerUpDown(program, io);
+  registerUpStatus(program, io);
+}
+
+/** Registers `svc up`. */
+function registerUpUp(program: Command, io: CliIo): void {
   program
     .command('up')
     .description('run the whole network locally: chain, bootstrap, sellers, buyer, gateway')
@@ -79,14 +82,13 @@ export function registerUpCommands(program: Command, io: CliIo): void {
         throw new CliError((error as Error).message);
       }
       if (flags.detach) return;
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await waitForShutdown();
       await network.stop();
     });
+}
 
+/** Registers `svc down`. */
+function registerUpDown(program: Command, io: CliIo): void {
   program
     .command('down')
     .description('stop a local network started by `svc up` (in reverse order)')
@@ -96,7 +98,10 @@ export function registerUpCommands(program: Command, io: CliIo): void {
       if (ctx.json) printJson(io, { stopped });
       else io.stdout(stopped.length ? 'local network stopped\n' : 'no local network is running\n');
     });
+}
 
+/** Registers `svc status`. */
+function registerUpStatus(program: Command, io: CliIo): void {
   program
     .command('status')
     .description('show what `svc up` runs: each component, its pid and health')

@@ -14,7 +14,9 @@ import {
 } from '../../x402/index.js';
 import { CliContext } from '../context.js';
 import type { CliIo } from '../io.js';
+import { parsePort } from '../options.js';
 import { printJson } from '../output.js';
+import { waitForShutdown } from '../shutdown.js';
 
 /** Anvil's second well-known development key: pays the local facilitator's gas by default. */
 const ANVIL_FACILITATOR_KEY: Hex =
@@ -62,7 +64,7 @@ export function registerX402Commands(program: Command, io: CliIo): void {
         const server = await startFacilitatorServer({
           facilitator: local.facilitator,
           host: options.host,
-          port: Number(options.port),
+          port: parsePort(options.port),
           logger: ctx.logger,
         });
         if (ctx.json)
@@ -72,7 +74,7 @@ export function registerX402Commands(program: Command, io: CliIo): void {
             `x402 facilitator listening on ${server.url}\n  network  ${local.network}\n  signer   ${local.address} (pays settlement gas)\n  rpc      ${rpcUrl}\n`,
           );
         }
-        await untilSignal();
+        await waitForShutdown();
         await server.close();
       },
     );
@@ -180,16 +182,4 @@ function readKeyFile(path: string): string {
       message: `--key-from file:${path}: cannot read the file.`,
     });
   }
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
 }

@@ -1,4 +1,4 @@
-/** `buyer` section: the local buyer proxy (spec 4.2, 8). */
+/** `buyer` section: the local buyer proxy. */
 import { z } from 'zod';
 import { portSchema, routingPreferencesSchema } from './common.js';
 

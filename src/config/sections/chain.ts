@@ -14,7 +14,7 @@ export const paymentsSchema = z.strictObject({
   claimTolerancePercent: z.number().min(0).max(100).default(10),
   /** Plus this many tokens of slack per field (tokenizer differences on short texts). */
   claimSlackTokens: z.number().int().min(0).default(16),
-  /** How often the running buyer sweeps wallet USDC into credits (spec: within a minute). */
+  /** How often the running buyer sweeps wallet USDC into credits. */
   sweepIntervalSeconds: z.number().int().min(1).max(60).default(15),
   /**
    * Identity whose wallet pays the gas of gasless deposits for wallets holding USDC but no ETH

@@ -34,7 +34,7 @@ export const usdStringSchema = z
   .string()
   .regex(/^\d+(\.\d{1,6})?$/, 'expected a USD amount like "2" or "2.50" (at most 6 decimals)');
 
-/** TokenPricing of spec 2.4 (USD per million tokens). */
+/** Token pricing as announced in peer metadata (USD per million tokens). */
 export const tokenPricingSchema = z.strictObject({
   inputUsdPerMillion: usdNumberSchema,
   outputUsdPerMillion: usdNumberSchema,
@@ -48,11 +48,11 @@ export const maxPricingSchema = z.strictObject({
   cachedInputUsdPerMillion: usdNumberSchema.optional(),
   /** Per generated image. */
   imageUsd: usdNumberSchema.optional(),
-  /** Per generated video (the buyer never pays more than 5.00 USD regardless, spec 8). */
+  /** Per generated video (the buyer never pays more than 5.00 USD regardless: VIDEO_PRICE_CEILING_MICRO). */
   videoUsd: usdNumberSchema.optional(),
 });
 
-/** Routing preferences (spec "Routing" 3; gateway policies only narrow them). */
+/** Routing preferences. */
 export const routingPreferencesSchema = z.strictObject({
   /** Sellers scoring below this are skipped; unscored sellers are excluded (0 admits everyone). */
   minTrustScore: z.number().min(0).max(100).default(60),

@@ -1,4 +1,4 @@
-/** `gateway` section: the keyed gateway (spec 4.1, 4.4, 8). */
+/** `gateway` section: the keyed gateway. */
 import { z } from 'zod';
 import { portSchema, usdStringSchema } from './common.js';
 

@@ -22,7 +22,7 @@ export const networkSchema = z.strictObject({
   requestHeadTimeoutSeconds: z.number().int().min(1).default(300),
   /** A request stream with no bytes in either direction for this long is closed. */
   requestIdleTimeoutSeconds: z.number().int().min(1).default(300),
-  /** Upper bound on one request, streaming included (at least 30 min, spec 8). */
+  /** Upper bound on one request, streaming included (at least 30 min: long generations stream that long). */
   requestTotalTimeoutSeconds: z.number().int().min(1800).default(3600),
 });
 

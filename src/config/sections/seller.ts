@@ -1,4 +1,4 @@
-/** `seller` section: a seller node and the upstream providers it resells (spec 2.4). */
+/** `seller` section: a seller node and the upstream providers it resells. */
 import { z } from 'zod';
 import { tokenPricingSchema, usdNumberSchema } from './common.js';
 

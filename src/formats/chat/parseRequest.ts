@@ -6,7 +6,6 @@ import {
   imageSourceOfUrl,
   invalid,
   isRecord,
-  type Json,
   object,
   optBoolean,
   optInteger,
@@ -289,5 +288,3 @@ function pushTurn(conv: Conversation, role: 'user' | 'assistant', parts: Part[])
   if (last && last.role === role) last.parts.push(...parts);
   else conv.turns.push({ role, parts });
 }
-
-export type { Json };

@@ -78,7 +78,7 @@ export async function createKey(
     }
     memberId = member.id;
   }
-  // SEAMS.md: the control secret exists from the first key on, so the buyer starts checking it.
+  // The control secret exists from the first key on, so the buyer starts checking it.
   ensureControlSecret(identities.dataDir);
   const secret = newSecret();
   const key = await store.createKey({

@@ -1,4 +1,4 @@
-/** Key states of spec 3.1: active, revoked, expired. */
+/** Key states: active, revoked, expired. */
 import type { KeyRecord } from '../store/types.js';
 
 export type KeyState = 'active' | 'revoked' | 'expired';

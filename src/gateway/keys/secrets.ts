@@ -1,4 +1,4 @@
-/** Key ids and secrets (spec 2.1): `key_<id>`, `svc_<secret>` with 256 random bits, SHA-256 stored. */
+/** Key ids and secrets: `key_<id>`, `svc_<secret>` with 256 random bits, SHA-256 stored. */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const SECRET_PATTERN = /^svc_[A-Za-z0-9_-]{43}$/;

@@ -1,8 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../testing/index.js';
 import { createStore } from '../store/createStore.js';
-import { eventually, type Harness, jsonOf, startHarness } from '../testing/harness.js';
+import { type Harness, jsonOf, startHarness } from '../testing/harness.js';
 
 const T0 = Date.UTC(2026, 2, 18, 12, 0, 0, 123);
 let h: Harness;
@@ -172,7 +173,7 @@ describe('gateway authentication', () => {
   it('logs refused requests without secrets', async () => {
     const secret = `svc_${'B'.repeat(43)}`;
     await h.call('/v1/key', { secret, headers: { 'user-agent': 'log-probe' } });
-    const rows = await eventually(async () => {
+    const rows = await waitFor(async () => {
       const all = await h.store.queryLogs({ since: T0 });
       return all.some((row) => row.errorCode === 'unauthorized' && row.route === '/v1/key') && all;
     });
@@ -206,7 +207,7 @@ describe('failed-authentication throttle', () => {
       const slowed = await t.call('/v1/key', { secret });
       expect(slowed.status).toBe(429);
       expect(Number(slowed.headers.get('retry-after'))).toBeGreaterThan(0);
-      await eventually(async () => (await t.store.queryLogs({})).some((row) => row.status === 429));
+      await waitFor(async () => (await t.store.queryLogs({})).some((row) => row.status === 429));
     } finally {
       await t.stop();
     }

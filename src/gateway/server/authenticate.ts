@@ -17,7 +17,7 @@ export interface Caller {
 function missingKeyMessage(authorization: string | undefined, apiKeyHeader?: string): string {
   const how = 'send Authorization: Bearer svc_...';
   if (authorization === undefined) {
-    // Anthropic-style clients send x-api-key; the gateway reads the bearer token only (spec 5).
+    // Anthropic-style clients send x-api-key; the gateway reads the bearer token only.
     return apiKeyHeader
       ? `The key must be sent as a bearer token, not in x-api-key: ${how} (Anthropic SDKs: authToken, or ANTHROPIC_AUTH_TOKEN for Claude Code).`
       : `A valid API key is required: ${how}`;

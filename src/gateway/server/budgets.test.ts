@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../testing/index.js';
 import { periodSpendOf } from '../testing/budgetProbe.js';
-import { eventually, type Harness, jsonOf, startHarness } from '../testing/harness.js';
+import { type Harness, jsonOf, startHarness } from '../testing/harness.js';
 
 const T0 = Date.UTC(2026, 2, 18, 12, 0, 0, 5);
 let h: Harness;
@@ -24,13 +25,13 @@ describe('budgets through the gateway', () => {
     expect(received(first.headers.get('x-svc-request-id')).headers['x-svc-max-cost-usd']).toBe(
       '0.000900',
     );
-    await eventually(async () => (await h.store.keyUsage(key.id)).requests === 1);
+    await waitFor(async () => (await h.store.keyUsage(key.id)).requests === 1);
     const second = await post(secret);
     expect(received(second.headers.get('x-svc-request-id')).headers['x-svc-max-cost-usd']).toBe(
       '0.000600',
     );
     expect((await post(secret)).status).toBe(200);
-    await eventually(async () => (await h.store.keyUsage(key.id)).requests === 3);
+    await waitFor(async () => (await h.store.keyUsage(key.id)).requests === 3);
     const refused = await post(secret);
     expect(refused.status).toBe(402);
     expect((await jsonOf(refused)).error).toMatchObject({
@@ -63,7 +64,7 @@ describe('budgets through the gateway', () => {
     ).toBeUndefined();
   });
 
-  it('GET /v1/key returns the spec 2.1 shape, field by field', async () => {
+  it('GET /v1/key returns its documented shape, field by field', async () => {
     const { key, secret } = await h.key({
       label: 'ci-bot',
       limits: { daily: 5_000_000n, weekly: 1_000n },
@@ -71,7 +72,7 @@ describe('budgets through the gateway', () => {
     });
     await h.store.setKeyLimits(key.id, 'owner', { weekly: 2_000n, monthly: 3_000_000n });
     await post(secret);
-    await eventually(async () => (await h.store.keyUsage(key.id)).requests === 1);
+    await waitFor(async () => (await h.store.keyUsage(key.id)).requests === 1);
     const view = await jsonOf(await h.call('/v1/key', { secret }));
     expect(Object.keys(view)).toEqual(['data']);
     expect(view.data).toEqual({
@@ -102,7 +103,7 @@ describe('budgets through the gateway', () => {
   it('a limit lowered below the spend refuses the next request at once', async () => {
     const { key, secret } = await h.key();
     await post(secret);
-    await eventually(async () => (await h.store.keyUsage(key.id)).requests === 1);
+    await waitFor(async () => (await h.store.keyUsage(key.id)).requests === 1);
     await h.store.setKeyLimits(key.id, 'admin', { daily: 100n });
     const refused = await post(secret);
     expect(refused.status).toBe(402);
@@ -131,7 +132,7 @@ describe('budgets through the gateway', () => {
     const { secret } = await h.key({ workspace: 'budget-team', member: 'dora' });
     await h.store.setMemberLimits(member.id, { weekly: 300n });
     expect((await post(secret)).status).toBe(200);
-    await eventually(async () => (await periodSpendOf(h, 'member', member.id)).weekly === 300n);
+    await waitFor(async () => (await periodSpendOf(h, 'member', member.id)).weekly === 300n);
     expect((await jsonOf(await post(secret))).error).toMatchObject({
       level: 'member',
       period: 'weekly',

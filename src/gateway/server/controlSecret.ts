@@ -1,4 +1,4 @@
-/** The gateway control secret (SEAMS.md): `<data-dir>/gateway/control.secret`, hex, mode 0600. */
+/** The gateway control secret: `<data-dir>/gateway/control.secret`, hex, mode 0600. */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,7 +2,8 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
-import { eventually, jsonOf, startHarness } from '../testing/harness.js';
+import { waitFor } from '../../testing/index.js';
+import { jsonOf, startHarness } from '../testing/harness.js';
 import { STUB_PEER_ID } from '../testing/stubBuyer.js';
 
 const chat = (extra: Record<string, unknown> = {}) =>
@@ -53,9 +54,9 @@ describe('faults', () => {
       });
       expect(response.status).toBe(502);
       expect((await jsonOf(response)).error.code).toBe('model_not_found');
-      await eventually(async () => (await h.store.listReservations(Date.now() + 1)).length === 0);
+      await waitFor(async () => (await h.store.listReservations(Date.now() + 1)).length === 0);
       expect(await h.store.ledgerTotal(key.id)).toBe(0n);
-      const rows = await eventually(async () => {
+      const rows = await waitFor(async () => {
         const all = await h.store.queryLogs({ keyId: key.id });
         return all.length === 1 && all;
       });
@@ -96,7 +97,7 @@ describe('faults', () => {
         req.end(chat({ stream: true }));
         setTimeout(() => reject(new Error('no data')), 5000).unref();
       });
-      const rows = await eventually(async () => {
+      const rows = await waitFor(async () => {
         const all = await h.store.queryLogs({ keyId: key.id });
         return all.length === 1 && all;
       });
@@ -127,7 +128,7 @@ describe('faults', () => {
       });
       expect(response.status).toBe(200);
       await expect(response.text()).rejects.toThrow();
-      const rows = await eventually(async () => {
+      const rows = await waitFor(async () => {
         const all = await h.store.queryLogs({ keyId: key.id });
         return all.length === 1 && all;
       });
@@ -159,7 +160,7 @@ describe('faults', () => {
           })
         ).status,
       ).toBe(200);
-      await eventually(async () => (await h.store.keyUsage(key.id)).requests === 2);
+      await waitFor(async () => (await h.store.keyUsage(key.id)).requests === 2);
       expect(await h.store.ledgerTotal(key.id)).toBe(1400n);
     } finally {
       await h.stop();

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, type Harness, jsonOf, startHarness } from '../testing/harness.js';
+import { waitFor } from '../../testing/index.js';
+import { type Harness, jsonOf, startHarness } from '../testing/harness.js';
 import { ForwardedTrust, TUNNEL_TOKEN_HEADER } from './forwarded.js';
 
 const fakeRequest = (remoteAddress: string, headers: Record<string, string>) =>
@@ -68,7 +69,7 @@ describe('gateway.trustedProxies', () => {
     expect((await failFrom(h, '203.0.113.2')).status).toBe(401);
     expect((await failFrom(h, '203.0.113.3')).status).toBe(429);
     const target = h;
-    const rows = await eventually(async () => {
+    const rows = await waitFor(async () => {
       const all = await target.store.queryLogs({});
       return all.length === 3 && all;
     });
@@ -86,7 +87,7 @@ describe('gateway.trustedProxies', () => {
     expect(other.status).toBe(401);
     expect((await jsonOf(other)).error.code).toBe('unauthorized');
     const target = h;
-    const rows = await eventually(async () => {
+    const rows = await waitFor(async () => {
       const all = await target.store.queryLogs({});
       return all.length === 4 && all;
     });

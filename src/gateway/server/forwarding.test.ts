@@ -2,8 +2,9 @@ import { readFileSync, statSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../testing/index.js';
 import { controlSecretPath } from '../server/controlSecret.js';
-import { eventually, type Harness, jsonOf, startHarness } from '../testing/harness.js';
+import { type Harness, jsonOf, startHarness } from '../testing/harness.js';
 import { STUB_PEER_ID } from '../testing/stubBuyer.js';
 
 let h: Harness;
@@ -31,7 +32,7 @@ describe('forwarding to the buyer', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('part0 part1 part2 ');
-    const usage = await eventually(async () => {
+    const usage = await waitFor(async () => {
       const u = await h.store.keyUsage(key.id);
       return u.requests === 2 && u;
     });
@@ -69,7 +70,7 @@ describe('forwarding to the buyer', () => {
       messages: [{ role: 'user', content: 'hi' }],
     });
     expect(counted.input_tokens).toBe(12);
-    await eventually(async () => (await h.store.keyUsage(key.id)).requests === 2);
+    await waitFor(async () => (await h.store.keyUsage(key.id)).requests === 2);
     expect((await h.store.keyUsage(key.id)).spentMicro).toBe(600n);
   });
 
@@ -119,7 +120,7 @@ describe('forwarding to the buyer', () => {
       body: JSON.stringify({ model: 'model-a', messages: [] }),
       headers: { 'x-svc-end-user': 'carol' },
     });
-    const rows = await eventually(async () => {
+    const rows = await waitFor(async () => {
       const all = await h.store.queryLogs({ keyId: key.id });
       return all.length === 2 && all;
     });
@@ -197,7 +198,7 @@ describe('forwarding to the buyer', () => {
     expect(String(got.headers['content-type'])).toMatch(/^multipart\/form-data; boundary=/);
     expect(got.body).toContain('make it blue');
     expect(got.body).toContain('filename="a.png"');
-    await eventually(async () => (await h.store.keyUsage(key.id)).requests === 1);
+    await waitFor(async () => (await h.store.keyUsage(key.id)).requests === 1);
   });
 
   it('applies member policies too', async () => {

@@ -1,11 +1,11 @@
 /** One request: route, throttle, authenticate, dispatch, answer errors in the client's style, log. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorStyleForPath, isSvcError, SvcError, toSvcError } from '../../errors/index.js';
+import { sendError, sendJson } from '../../http/index.js';
 import { logRequestLine } from '../../log/index.js';
 import { formatUsd } from '../../money/index.js';
 import { authenticate, storeCall } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
-import { sendError, sendJson } from './httpIo.js';
 import { keyView } from './keyView.js';
 import { listModels } from './listModels.js';
 import { proxyRequest } from './proxyRequest.js';

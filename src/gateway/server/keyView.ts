@@ -1,4 +1,4 @@
-/** `GET /v1/key` (spec 2.1): `{data:{...}}`, 6-decimal USD strings, ISO timestamps with ms. */
+/** `GET /v1/key`: `{data:{...}}`, 6-decimal USD strings, ISO timestamps with ms. */
 import { formatUsd } from '../../money/index.js';
 import { effectiveKeyLimits } from '../budget/effectiveLimits.js';
 import { type GatewayStore, type KeyRecord, PERIODS, type Period } from '../store/types.js';

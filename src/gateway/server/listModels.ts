@@ -1,12 +1,12 @@
 /** `GET /v1/models`: the buyer's catalog, limited to the models the key may use. Free. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../errors/index.js';
+import { sendJson } from '../../http/index.js';
 import { encodeControlHeaders } from '../../protocol/index.js';
 import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders } from './forwardHeaders.js';
-import { sendJson } from './httpIo.js';
 import { resolvePolicy } from './resolvePolicy.js';
 
 interface CatalogEntry {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../testing/index.js';
 import { startTestPostgres, type TestPostgres } from '../testing/embeddedPostgres.js';
-import { eventually, jsonOf, startHarness } from '../testing/harness.js';
+import { jsonOf, startHarness } from '../testing/harness.js';
 
 let pg: TestPostgres;
 beforeAll(async () => {
@@ -21,14 +22,14 @@ describe('gateway on PostgreSQL', () => {
       expect(
         (await h.call('/v1/chat/completions', { secret, method: 'POST', body: chat })).status,
       ).toBe(200);
-      await eventually(async () => (await h.store.keyUsage(key.id)).requests === 1);
+      await waitFor(async () => (await h.store.keyUsage(key.id)).requests === 1);
       await pg.pause();
       const down = await h.call('/v1/chat/completions', { secret, method: 'POST', body: chat });
       expect(down.status).toBe(503);
       expect((await jsonOf(down)).error.code).toBe('store_unavailable');
       expect(h.buyer.received.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(1);
       await pg.resume();
-      const back = await eventually(async () => {
+      const back = await waitFor(async () => {
         const response = await h.call('/v1/chat/completions', {
           secret,
           method: 'POST',
@@ -37,7 +38,7 @@ describe('gateway on PostgreSQL', () => {
         return response.status === 200 && response;
       }, 15_000);
       expect(back.status).toBe(200);
-      await eventually(async () => (await h.store.keyUsage(key.id)).requests === 2);
+      await waitFor(async () => (await h.store.keyUsage(key.id)).requests === 2);
       expect((await h.store.periodSpend('key', key.id, Date.now())).daily).toBe(400n);
       expect(await h.store.ledgerTotal(key.id)).toBe(400n);
       const view = await jsonOf(await h.call('/v1/key', { secret }));

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ERROR_CODES, isErrorCode, SvcError } from '../../errors/index.js';
+import { parseJsonObject, readBody, writeChunk } from '../../http/index.js';
 import { formatUsd } from '../../money/index.js';
 import {
   decodeSellerHeaders,
@@ -27,7 +28,6 @@ import {
 } from './costReport.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
-import { readBody, writeChunk } from './httpIo.js';
 import { resolvePolicy } from './resolvePolicy.js';
 import type { Route } from './routes.js';
 
@@ -45,15 +45,8 @@ function parseBody(req: IncomingMessage, body: Buffer): ParsedBody {
   const type = String(req.headers['content-type'] ?? '');
   if (!type.includes('json') && !(type === '' && body.length > 0))
     return { json: null, model: undefined };
-  try {
-    const json = JSON.parse(body.toString('utf8')) as unknown;
-    if (typeof json !== 'object' || json === null || Array.isArray(json))
-      throw new Error('not an object');
-    const record = json as Record<string, unknown>;
-    return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
-  } catch (error) {
-    throw new SvcError('invalid_json', { cause: error });
-  }
+  const record = parseJsonObject(body);
+  return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
 }
 
 /** Handles a proxied route; fills `log` as it goes. */

@@ -1,4 +1,4 @@
-/** The gateway's routes (spec 4.1). Anything else is 404. */
+/** The gateway's routes. Anything else is 404. */
 
 export type RouteKind = 'models' | 'key' | 'topup' | 'proxy';
 

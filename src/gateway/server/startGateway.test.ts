@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../config/index.js';
 import { silentLogger } from '../../log/index.js';
+import { removeTempDir, tempDir } from '../../testing/index.js';
 import { createStore } from '../store/createStore.js';
 import { startStubBuyer } from '../testing/stubBuyer.js';
 import { newLogRow } from './requestLog.js';
@@ -13,7 +11,7 @@ const DAY = 86_400_000;
 
 describe('startGateway', () => {
   it('deletes request-log rows past the retention on start, keeps newer ones', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-start-'));
+    const dataDir = tempDir('svc-gw-start-');
     const buyer = await startStubBuyer();
     const store = await createStore({ dataDir });
     try {
@@ -39,7 +37,7 @@ describe('startGateway', () => {
     } finally {
       await store.close();
       await buyer.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeTempDir(dataDir);
     }
   });
 });

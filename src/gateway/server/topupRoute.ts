@@ -1,14 +1,14 @@
 /**
- * `POST /v1/key/topup` (spec 4.3): hands the authenticated key to the x402 TopupService
+ * `POST /v1/key/topup`: hands the authenticated key to the x402 TopupService
  * (src/x402) and copies its reply — status, PAYMENT-REQUIRED / PAYMENT-RESPONSE headers, body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../errors/index.js';
+import { readBody } from '../../http/index.js';
 import { PAYMENT_SIGNATURE_HEADER } from '../../x402/index.js';
 import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
-import { readBody } from './httpIo.js';
 
 const TOPUP_BODY_LIMIT_BYTES = 16 * 1024;
 

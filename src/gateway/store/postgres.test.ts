@@ -1,8 +1,8 @@
 import { afterAll, beforeAll } from 'vitest';
+import { runConsoleTablesContract } from '../testing/consoleTablesContract.js';
 import { startTestPostgres, type TestPostgres } from '../testing/embeddedPostgres.js';
-import { runConsoleTablesContract } from './consoleTablesContract.js';
+import { runStoreContract } from '../testing/storeContract.js';
 import { createStore } from './createStore.js';
-import { runStoreContract } from './storeContract.js';
 import type { GatewayStore } from './types.js';
 
 let pg: TestPostgres;

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { runConsoleTablesContract } from './consoleTablesContract.js';
+import { runConsoleTablesContract } from '../testing/consoleTablesContract.js';
+import { runStoreContract } from '../testing/storeContract.js';
 import { createStore } from './createStore.js';
-import { runStoreContract } from './storeContract.js';
 import type { GatewayStore } from './types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-gw-sqlite-'));

@@ -1,10 +1,8 @@
 /** Test harness: a stub buyer, a gateway in front of it, a store and a data dir; all stopped together. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { configSchema, type GatewayConfig } from '../../config/index.js';
 import { IdentityStore } from '../../identity/index.js';
 import { silentLogger } from '../../log/index.js';
+import { removeTempDir, tempDir } from '../../testing/index.js';
 import { type CreateKeyInput, createKey } from '../admin/createKey.js';
 import {
   BACKGROUND_CHECKPOINT_MS,
@@ -42,7 +40,7 @@ export interface HarnessOptions {
 
 /** Starts everything on loopback ports. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-'));
+  const dataDir = tempDir('svc-gw-');
   const clock = { now: options.now ?? Date.now() };
   const now = options.now === undefined ? Date.now : () => clock.now;
   const buyer = await startStubBuyer(options.buyer);
@@ -85,23 +83,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await gateway.stop();
       await buyer.stop();
       await store.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeTempDir(dataDir);
     },
   };
-}
-
-/** Polls `check` until it returns a value (bounded), for effects that land after the response. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | null | false>,
-  timeoutMs = 5000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** A JSON body in a test: asserted field by field, so it is deliberately untyped here. */

@@ -1,6 +1,6 @@
 /**
- * A stub buyer for gateway tests, speaking the buyer's HTTP seam (SEAMS.md "Gateway -> buyer"):
- * spec 4.5 response headers, SSE streams ending with `: svc-usage {...}`, `GET /_svc/requests/<id>`,
+ * A stub buyer for gateway tests, speaking the buyer's HTTP seam:
+ * its `x-svc-*` response headers, SSE streams ending with `: svc-usage {...}`, `GET /_svc/requests/<id>`,
  * and `x-svc-max-cost-usd` honoured (the cost is capped by it, as the real buyer caps max_tokens).
  * It records every request's headers so tests can assert what the gateway stripped.
  */

@@ -1,4 +1,4 @@
-/** Signed peer records (spec 2.4): schema, canonical signing, verification. */
+/** Signed peer records: schema, canonical signing, verification. */
 export {
   MAX_METADATA_AGE_MS,
   MAX_METADATA_BYTES,

@@ -1,5 +1,5 @@
 /**
- * Strict validation of received peer records (spec 2.4). Anything outside these limits is
+ * Strict validation of received peer records. Anything outside these limits is
  * rejected as a whole: a record is either fully trusted or not used at all.
  */
 import { z } from 'zod';

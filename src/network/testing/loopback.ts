@@ -3,7 +3,8 @@
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { NetworkConfig } from '../../config/index.js';
-import { createSvcNode, type NodeRole, type SvcNode } from '../node.js';
+import { createSvcNode, type SvcNode } from '../node.js';
+import type { NodeRole } from '../types.js';
 
 /** Network config for loopback tests: port 0, fast refresh. */
 export function loopbackNetworkConfig(overrides: Partial<NetworkConfig> = {}): NetworkConfig {
@@ -42,17 +43,4 @@ export async function startLoopbackNode(
   return Object.assign(node, { identity });
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or throws after `timeoutMs`. */
-export async function waitFor<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { waitFor } from '../../testing/index.js';

@@ -1,5 +1,5 @@
 /**
- * Moves USDC that arrives in an identity's wallet into its credits (spec 4.3: "usually within a
+ * Moves USDC that arrives in an identity's wallet into its credits ("usually within a
  * minute"). One pass per interval. Every deposit is an EIP-3009 authorization signed by the
  * identity and submitted with `depositWithAuthorization` (decision 080): by the wallet itself when
  * it holds ETH, otherwise by the relayer identity, so a wallet funded only with USDC (an x402
@@ -16,6 +16,7 @@ import {
   signDepositAuthorization,
   submitDepositAuthorization,
 } from '../../chain/index.js';
+import { errorFirstLine, errorMessage } from '../../errors/index.js';
 import { DEFAULT_IDENTITY } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import type { MicroUsd } from '../../money/index.js';
@@ -138,8 +139,7 @@ export class DepositSweeper {
         if (outcome.shortfall)
           waiting.push({ result: outcome.result, shortfall: outcome.shortfall });
       } catch (error) {
-        const message =
-          error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+        const message = errorFirstLine(error);
         this.options.logger.warn(
           { identity: listing.name, err: message },
           'deposit sweep failed; retrying next pass',
@@ -241,7 +241,7 @@ export class DepositSweeper {
     try {
       return { identity, account: this.options.identities.load(identity).account };
     } catch (error) {
-      return { identity, error: error instanceof Error ? error.message : String(error) };
+      return { identity, error: errorMessage(error) };
     }
   }
 

@@ -1,4 +1,4 @@
-/** Types of the buyer payments service (SEAMS "Buyer <-> payments"). */
+/** Types of the buyer payments service. */
 import type { Address, Hex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import type { PaymentsContract } from '../../chain/index.js';

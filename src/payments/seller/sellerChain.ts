@@ -6,7 +6,7 @@
 import type { Address, Hex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import type { OnChainChannel, PaymentsContract } from '../../chain/index.js';
-import { SvcError } from '../../errors/index.js';
+import { errorFirstLine, SvcError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import type { Clock, KeyedQueue } from '../clock.js';
 import type { ReserveMessage } from '../signatures.js';
@@ -28,10 +28,6 @@ export interface SellerChainDeps {
   settleIdleMs: number;
   closeIdleMs: number;
   hasInFlight: (channelId: Hex) => boolean;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
 }
 
 export class SellerChain {
@@ -95,10 +91,10 @@ export class SellerChain {
     } catch (error) {
       if (error instanceof SvcError) throw error;
       this.deps.logger.warn(
-        { channelId: payment.channelId, err: errorText(error) },
+        { channelId: payment.channelId, err: errorFirstLine(error) },
         'opening channel failed',
       );
-      const text = errorText(error);
+      const text = errorFirstLine(error);
       const reason = /insufficient credits/.test(text) ? 'insufficient_credits' : 'open_failed';
       throw new SvcError('payment_invalid', {
         message: `The channel could not be opened or topped up on chain: ${text}`,
@@ -140,7 +136,7 @@ export class SellerChain {
         );
       } catch (error) {
         this.deps.logger.warn(
-          { channelId, err: errorText(error) },
+          { channelId, err: errorFirstLine(error) },
           'settle failed; reconciling with chain',
         );
         await this.syncFromChain(channelId);
@@ -165,7 +161,7 @@ export class SellerChain {
         );
       } catch (error) {
         this.deps.logger.warn(
-          { channelId, err: errorText(error) },
+          { channelId, err: errorFirstLine(error) },
           'close failed; reconciling with chain',
         );
         await this.syncFromChain(channelId);
@@ -201,7 +197,10 @@ export class SellerChain {
       await this.scanCloseRequests();
       await this.actOnChannels();
     } catch (error) {
-      this.deps.logger.warn({ err: errorText(error) }, 'payments tick failed; retrying next tick');
+      this.deps.logger.warn(
+        { err: errorFirstLine(error) },
+        'payments tick failed; retrying next tick',
+      );
     }
   }
 
@@ -222,7 +221,7 @@ export class SellerChain {
         }
       } catch (error) {
         this.deps.logger.warn(
-          { channelId: channel.channelId, err: errorText(error) },
+          { channelId: channel.channelId, err: errorFirstLine(error) },
           'channel upkeep failed',
         );
       }
@@ -268,7 +267,7 @@ export class SellerChain {
     try {
       onChain = await this.deps.contract.readChannel(channelId);
     } catch (error) {
-      this.deps.logger.warn({ channelId, err: errorText(error) }, 'reading channel failed');
+      this.deps.logger.warn({ channelId, err: errorFirstLine(error) }, 'reading channel failed');
       return;
     }
     const stored = this.deps.store.get(channelId);

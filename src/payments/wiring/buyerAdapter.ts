@@ -12,17 +12,17 @@ import type {
 } from '../../buyer/index.js';
 import type { PeerId } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
-import type { BuyerPayments } from '../buyer/BuyerPayments.js';
+import type { BuyerPaymentService } from '../buyer/BuyerPaymentService.js';
 import type { VoucherMessage, VoucherReply } from '../wire.js';
 
 export interface BuyerPaymentsAdapterOptions {
-  payments: BuyerPayments;
+  payments: BuyerPaymentService;
   /** Sends a voucher to the seller (e.g. `sendVoucher` on the buyer's libp2p node). */
   deliver?: (peerId: PeerId, voucher: VoucherMessage) => Promise<VoucherReply>;
   logger: Logger;
 }
 
-/** Adapts `BuyerPayments` (src/payments) to the buyer's seam (src/buyer). */
+/** Adapts `BuyerPaymentService` (src/payments) to the buyer's `BuyerPayments` seam (src/buyer). */
 export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
   private readonly options: BuyerPaymentsAdapterOptions;
   private readonly deliveries = new Set<Promise<unknown>>();

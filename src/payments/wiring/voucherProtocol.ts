@@ -5,6 +5,7 @@
  * buffer more.
  */
 import type { Stream } from '@libp2p/interface';
+import { asError } from '../../errors/index.js';
 import type { PeerId } from '../../identity/index.js';
 import type { PeerRouter, SvcNode } from '../../network/index.js';
 import {
@@ -55,7 +56,7 @@ function collect(stream: Stream, signal: AbortSignal): Promise<Uint8Array> {
   });
 }
 
-/** Mounts the seller's voucher handler (`SellerPayments.handleVoucherBytes`) on its node. */
+/** Mounts the seller's voucher handler (`SellerPaymentService.handleVoucherBytes`) on its node. */
 export async function serveVouchers(
   node: SvcNode,
   handle: (bytes: Uint8Array) => Promise<Uint8Array>,
@@ -70,7 +71,7 @@ export async function serveVouchers(
         if (!stream.send(reply)) await stream.onDrain({ signal });
         await stream.close({ signal });
       } catch (error) {
-        stream.abort(error instanceof Error ? error : new Error(String(error)));
+        stream.abort(asError(error));
       }
     },
     { maxInboundStreams: 64 },
@@ -96,7 +97,7 @@ export async function sendVoucher(
     await stream.close({ signal });
     return decodeVoucherReply(await reply);
   } catch (error) {
-    stream.abort(error instanceof Error ? error : new Error(String(error)));
+    stream.abort(asError(error));
     throw error;
   }
 }

@@ -4,7 +4,7 @@
  */
 export { type Answer, answerOf } from './answer.js';
 export { chatJson, chatSse } from './chatWire.js';
-export { type Conversation, readConversation } from './conversation.js';
+export { readConversation } from './conversation.js';
 export { messagesJson, messagesSse } from './messagesWire.js';
 export { type DemoReply, planReply } from './plan.js';
 export { responsesJson, responsesSse } from './responsesWire.js';

@@ -13,7 +13,7 @@ import {
   VerifyError,
   type VerifyResponse,
 } from '@x402/core/types';
-import { isSvcError, SvcError } from '../../errors/index.js';
+import { errorMessage, isSvcError, SvcError } from '../../errors/index.js';
 
 /** A facilitator call that did not give a verdict; `indeterminate` if it may have settled. */
 export function facilitatorFailure(error: unknown, operation: 'verify' | 'settle'): SvcError {
@@ -31,7 +31,7 @@ export function facilitatorFailure(error: unknown, operation: 'verify' | 'settle
       cause: error,
     });
   }
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail = errorMessage(error);
   return new SvcError('facilitator_error', {
     message: `The x402 facilitator failed to ${operation} the payment: ${detail.slice(0, 300)}. Nothing was credited.`,
     details: { operation },

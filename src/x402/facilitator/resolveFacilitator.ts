@@ -15,7 +15,7 @@ export const X402_ORG_FACILITATOR_URL = 'https://x402.org/facilitator';
 export const LOCAL_FACILITATOR_PORT = 8402;
 export const LOCAL_FACILITATOR_URL = `http://127.0.0.1:${LOCAL_FACILITATOR_PORT}`;
 
-/** Environment variables the facilitator setting may read (spec 5.4). */
+/** Environment variables the facilitator setting may read. */
 export const FACILITATOR_ENV = {
   cdpKeyId: 'FACILITATOR_API_KEY_ID',
   cdpKeySecret: 'FACILITATOR_API_KEY_SECRET',

@@ -1,5 +1,5 @@
+import { topupLedgerContract } from '../testing/topupLedgerContract.js';
 import { MemoryTopupLedger } from './MemoryTopupLedger.js';
-import { topupLedgerContract } from './topupLedgerContract.js';
 
 let keys = 0;
 topupLedgerContract('memory', async () => ({

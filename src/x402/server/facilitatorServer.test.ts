@@ -4,14 +4,12 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PaymentRequirements } from '@x402/core/types';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUsd } from '../../money/index.js';
+import { removeTempDir, tempDir } from '../../testing/index.js';
 import { topupRequirements } from '../challenge.js';
 import { craftedPayment, startTopupHarness, type TopupHarness } from '../testing/topupHarness.js';
 
@@ -115,7 +113,7 @@ describe('facilitator verdicts (its own checks, on chain)', () => {
 describe('svc x402 facilitator', () => {
   it('serves /supported for the chain behind --rpc-url and stops on SIGTERM', async () => {
     const bin = fileURLToPath(new URL('../../../bin/svc.js', import.meta.url));
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-x402-cli-'));
+    const dataDir = tempDir('svc-x402-cli-');
     const child = spawn(
       process.execPath,
       [bin, '--json', 'x402', 'facilitator', '--port', '0', '--rpc-url', h.chain.rpcUrl],
@@ -144,7 +142,7 @@ describe('svc x402 facilitator', () => {
       expect(code).toBe(0);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
+      removeTempDir(dataDir);
     }
   });
 });

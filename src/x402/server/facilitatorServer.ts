@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { z } from 'zod';
+import { errorMessage } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 
 const MAX_BODY_BYTES = 256 * 1024;
@@ -53,7 +54,7 @@ export async function startFacilitatorServer(
   const server = createServer((request, response) => {
     route(options, request, response).catch((error: unknown) => {
       options.logger?.error({ err: error }, 'facilitator request failed');
-      send(response, 500, { error: error instanceof Error ? error.message : String(error) });
+      send(response, 500, { error: errorMessage(error) });
     });
   });
   const host = options.host ?? '127.0.0.1';

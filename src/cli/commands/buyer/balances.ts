@@ -1,6 +1,7 @@
 /** Balances shown by `svc buyer identity list --balances` and `svc buyer deposit`. */
 import type { Address } from 'viem';
 import { type ConnectedChain, connectChain } from '../../../chain/index.js';
+import { errorMessage } from '../../../errors/index.js';
 import type { IdentityListing } from '../../../identity/index.js';
 import { formatUsd } from '../../../money/index.js';
 import type { CliContext } from '../../context.js';
@@ -19,7 +20,7 @@ export function tryConnect(ctx: CliContext): ConnectedChain | { error: string } 
   try {
     return connectChain(ctx.loadConfig().config.chain, ctx.dataDir);
   } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
+    return { error: errorMessage(error) };
   }
 }
 

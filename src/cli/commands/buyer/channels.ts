@@ -45,7 +45,13 @@ export function registerChannelsCommands(buyer: Command, io: CliIo): void {
   const channels = buyer
     .command('channels')
     .description("the buyer's payment channels with sellers; close them to get unspent money back");
+  registerChannelsList(channels, io);
+  registerChannelsClose(channels, io);
+  registerChannelsReclaim(channels, io);
+}
 
+/** Registers `svc buyer channels list`. */
+function registerChannelsList(channels: Command, io: CliIo): void {
   channels
     .command('list')
     .description('list payment channels (open and closing; --all for closed too)')
@@ -89,7 +95,10 @@ export function registerChannelsCommands(buyer: Command, io: CliIo): void {
           ]),
       );
     });
+}
 
+/** Registers `svc buyer channels close`. */
+function registerChannelsClose(channels: Command, io: CliIo): void {
   channels
     .command('close')
     .description(
@@ -115,7 +124,10 @@ export function registerChannelsCommands(buyer: Command, io: CliIo): void {
         await payments.stop();
       }
     });
+}
 
+/** Registers `svc buyer channels reclaim`. */
+function registerChannelsReclaim(channels: Command, io: CliIo): void {
   channels
     .command('reclaim')
     .description('take back the unspent lock of a channel after its close grace period')

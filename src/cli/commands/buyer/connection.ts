@@ -1,4 +1,4 @@
-/** `svc buyer connection set|clear|show`: the session pin, which survives restarts (spec 4.4). */
+/** `svc buyer connection set|clear|show`: the session pin, which survives restarts. */
 import type { Command } from 'commander';
 import { SvcError } from '../../../errors/index.js';
 import { isPeerId, parsePeerId } from '../../../identity/index.js';

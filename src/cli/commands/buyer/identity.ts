@@ -1,4 +1,4 @@
-/** `svc buyer identity create|list|remove` (spec 2.2, 4.4). */
+/** `svc buyer identity create|list|remove`. */
 import type { Command } from 'commander';
 import type { IdentityListing } from '../../../identity/index.js';
 import { CliContext } from '../../context.js';

@@ -1,5 +1,6 @@
 /** `svc buyer metering`: authoritative per-channel totals (requests, tokens, signed, settled, status). */
 import type { Command } from 'commander';
+import { errorMessage } from '../../../errors/index.js';
 import { formatUsd } from '../../../money/index.js';
 import {
   type MeteringEntry,
@@ -40,7 +41,7 @@ export function registerMeteringCommand(buyer: Command, io: CliIo): void {
       try {
         opened = openPayments(ctx);
       } catch (error) {
-        note = `${error instanceof Error ? error.message : String(error)} Settled amounts as last seen.`;
+        note = `${errorMessage(error)} Settled amounts as last seen.`;
       }
       if (!opened) entries = readStoredChannels(ctx.dataDir).map(toMeteringEntry);
       else {

@@ -128,7 +128,7 @@ describe('payments commands', () => {
     const after = JSON.parse((await svc('buyer', 'deposit', '--json')).stdout);
     expect(after.creditsUsdc).toBe('2.497000');
     const bad = await svc('buyer', 'channels', 'close', 'nope');
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('is not a channel id');
   });
 

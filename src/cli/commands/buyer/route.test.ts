@@ -1,15 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RouteStateStore } from '../../../routing/index.js';
+import { removeTempDir, tempDir } from '../../../testing/index.js';
 import { runCli } from '../../testing/runCli.js';
 
 let dataDir: string;
 beforeEach(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-route-'));
+  dataDir = tempDir('svc-cli-route-');
 });
-afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+afterEach(() => removeTempDir(dataDir));
 const svc = (...args: string[]) => runCli(['--data-dir', dataDir, ...args]);
 const PEER = '0xABCDEF0123456789abcdef0123456789ABCDEF01';
 
@@ -30,9 +28,9 @@ describe('svc buyer route / connection', () => {
 
   it('refuses a bad route with one line', async () => {
     const run = await svc('buyer', 'route', 'set', 'xyz@gpt-4o');
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
-    expect((await svc('buyer', 'route', 'set', 'svc')).code).toBe(1);
+    expect((await svc('buyer', 'route', 'set', 'svc')).code).toBe(2);
   });
 
   it('sets, shows and clears the session pin', async () => {
@@ -42,7 +40,7 @@ describe('svc buyer route / connection', () => {
     );
     expect(new RouteStateStore(dataDir).read().sessionPin).toBe(PEER.slice(2).toLowerCase());
     const bad = await svc('buyer', 'connection', 'set', '--peer', 'nope');
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('svc network browse');
     await svc('buyer', 'connection', 'clear');
     expect(JSON.parse((await svc('--json', 'buyer', 'connection', 'show')).stdout)).toEqual({

@@ -1,4 +1,4 @@
-/** `svc buyer route set|clear|show`: the default route that model "svc" follows (spec "Routing"). */
+/** `svc buyer route set|clear|show`: the default route that model "svc" follows. */
 import type { Command } from 'commander';
 import { SvcError } from '../../../errors/index.js';
 import { DEFAULT_ROUTE_MODEL, parsePinnedModel, RouteStateStore } from '../../../routing/index.js';

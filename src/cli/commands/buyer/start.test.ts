@@ -1,19 +1,19 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { removeTempDir, tempDir } from '../../../testing/index.js';
 import { runCli } from '../../testing/runCli.js';
 
 let dataDir: string;
 let child: ChildProcess | undefined;
 beforeEach(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-start-'));
+  dataDir = tempDir('svc-cli-start-');
 });
 afterEach(() => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
   child = undefined;
-  rmSync(dataDir, { recursive: true, force: true });
+  removeTempDir(dataDir);
 });
 
 const BIN = new URL('../../../../bin/svc.js', import.meta.url).pathname;
@@ -92,7 +92,7 @@ describe('svc buyer start', () => {
 
   it('refuses a bad port with one line', async () => {
     const run = await runCli(['--data-dir', dataDir, 'buyer', 'start', '--port', 'eighty']);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toContain('--port');
   });
 });

@@ -1,10 +1,11 @@
-/** `svc buyer start`: the local buyer proxy on 127.0.0.1 (spec 4.2, 4.4). */
+/** `svc buyer start`: the local buyer proxy on 127.0.0.1. */
 import type { Command } from 'commander';
-import { SvcError } from '../../../errors/index.js';
-import { configuredChain, startPaidBuyerNode } from '../../../payments/index.js';
+import { configuredChain, startPaidBuyerNode } from '../../../node/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
+import { parsePort } from '../../options.js';
 import { printJson } from '../../output.js';
+import { waitForShutdown } from '../../shutdown.js';
 import { packageVersion } from '../../version.js';
 
 export function registerStartCommand(buyer: Command, io: CliIo): void {
@@ -22,13 +23,7 @@ export function registerStartCommand(buyer: Command, io: CliIo): void {
       const ctx = CliContext.of(command, io);
       const flags: Record<string, unknown> = {};
       if (options.port !== undefined) {
-        const port = Number(options.port);
-        if (!Number.isInteger(port) || port < 0 || port > 65535) {
-          throw new SvcError('invalid_argument', {
-            message: `--port must be a number from 0 to 65535, got "${options.port}".`,
-          });
-        }
-        flags['buyer.port'] = port;
+        flags['buyer.port'] = parsePort(options.port);
       }
       const { config } = ctx.loadConfig(flags);
       const identities = ctx.identities();
@@ -64,11 +59,7 @@ export function registerStartCommand(buyer: Command, io: CliIo): void {
               : `  payments  off (${problem ?? 'no chain'}): free sellers only; run \`svc chain start\` for a local chain\n`),
         );
       }
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await waitForShutdown();
       await running.stop();
       if (!ctx.json) io.stdout('buyer stopped\n');
     });

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, type GatewayStore } from '../../../gateway/index.js';
+import { removeTempDir, tempDir } from '../../../testing/index.js';
 import { runCli } from '../../testing/runCli.js';
 
 let dataDir: string;
@@ -23,9 +23,9 @@ async function withStore<T>(body: (store: GatewayStore) => Promise<T>): Promise<
 }
 
 beforeAll(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-cli-'));
+  dataDir = tempDir('svc-gw-cli-');
 });
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+afterAll(() => removeTempDir(dataDir));
 
 describe('svc gateway key', () => {
   it('creates a key, shows its secret once, stores only the hash', async () => {
@@ -64,19 +64,21 @@ describe('svc gateway key', () => {
   });
 
   it('refuses bad input with one-line errors', async () => {
-    for (const [args, pattern] of [
-      [['--daily-limit', '-1'], /negative/],
-      [['--total-limit', 'ten'], /not a USD amount/],
-      [['--expires', 'tomorrowish'], /not a date/],
-      [['--expires', '2001-01-01'], /in the past/],
-      [['--expires-in-days', '0'], /positive whole number/],
-      [['--workspace', 'nope'], /no workspace named "nope"/],
-      [['--allow-topup'], /own wallet/],
-      [['--identity', 'ghost'], /no identity named "ghost"/],
-      [['--new-identity', '--identity', 'x'], /not both/],
+    // A bad argument (a value that does not parse or names nothing, flags that exclude each other)
+    // exits 2; an operation refused for what is stored exits 1.
+    for (const [args, pattern, code] of [
+      [['--daily-limit', '-1'], /negative/, 2],
+      [['--total-limit', 'ten'], /not a USD amount/, 2],
+      [['--expires', 'tomorrowish'], /not a date/, 2],
+      [['--expires', '2001-01-01'], /in the past/, 2],
+      [['--expires-in-days', '0'], /positive whole number/, 2],
+      [['--workspace', 'nope'], /no workspace named "nope"/, 2],
+      [['--allow-topup'], /own wallet/, 1],
+      [['--identity', 'ghost'], /no identity named "ghost"/, 2],
+      [['--new-identity', '--identity', 'x'], /not both/, 2],
     ] as const) {
       const run = await svc('key', 'create', '--label', 'bad', ...args);
-      expect(run.code, args.join(' ')).toBe(1);
+      expect(run.code, args.join(' ')).toBe(code);
       expect(run.stderr).toMatch(pattern);
       expect(run.stderr.trim().split('\n')).toHaveLength(1);
     }

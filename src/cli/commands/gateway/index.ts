@@ -1,4 +1,4 @@
-/** `svc gateway ...`: the keyed gateway and its administration (spec 4.4). */
+/** `svc gateway ...`: the keyed gateway and its administration. */
 import type { Command } from 'commander';
 import type { CliIo } from '../../io.js';
 import { registerConsoleCommands } from './console.js';

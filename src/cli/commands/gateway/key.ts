@@ -1,4 +1,4 @@
-/** `svc gateway key create|list|show|limits|rotate|revoke|topup` (spec 4.4). */
+/** `svc gateway key create|list|show|limits|rotate|revoke|topup`. */
 import type { Command } from 'commander';
 import { SvcError } from '../../../errors/index.js';
 import {
@@ -17,7 +17,7 @@ import {
 import { DEFAULT_IDENTITY } from '../../../identity/index.js';
 import { formatUsd } from '../../../money/index.js';
 import type { CliContext } from '../../context.js';
-import { CliError } from '../../index.js';
+import { CliError, usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import {
@@ -77,7 +77,17 @@ function keyJson(key: KeyRecord, now: number) {
 
 export function registerKeyCommands(gateway: Command, io: CliIo): void {
   const key = gateway.command('key').description('API keys: create, list, limit, rotate, revoke');
+  registerKeyCreate(key, io);
+  registerKeyList(key, io);
+  registerKeyShow(key, io);
+  registerKeyLimits(key, io);
+  registerKeyRotate(key, io);
+  registerKeyRevoke(key, io);
+  registerKeyTopup(key, io);
+}
 
+/** `svc gateway key create`: a key and its secret, shown once. */
+function registerKeyCreate(key: Command, io: CliIo): void {
   addLimitOptions(
     key
       .command('create')
@@ -100,9 +110,9 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
       await withStore(command, io, async (store, ctx) => {
         const now = Date.now();
         if (options.newIdentity && options.identity)
-          throw new CliError('give --new-identity or --identity, not both');
+          throw usageError('give --new-identity or --identity, not both');
         if (options.expires && options.expiresInDays)
-          throw new CliError('give --expires or --expires-in-days, not both');
+          throw usageError('give --expires or --expires-in-days, not both');
         const expiresAt = options.expires
           ? parseExpiry(options.expires, now)
           : options.expiresInDays
@@ -137,7 +147,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         io.stdout('The secret is shown only now: store it safely.\n');
       });
     });
+}
 
+/** `svc gateway key list`: the keys, optionally of one workspace. */
+function registerKeyList(key: Command, io: CliIo): void {
   key
     .command('list')
     .description('list keys')
@@ -175,7 +188,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         );
       });
     });
+}
 
+/** `svc gateway key show`: one key with its state, limits and usage. */
+function registerKeyShow(key: Command, io: CliIo): void {
   key
     .command('show')
     .description('one key: state, limits and usage (the GET /v1/key view)')
@@ -203,7 +219,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         }
       });
     });
+}
 
+/** `svc gateway key limits`: a key's admin or owner limits. */
+function registerKeyLimits(key: Command, io: CliIo): void {
   addLimitOptions(
     key
       .command('limits')
@@ -241,7 +260,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         }
       });
     });
+}
 
+/** `svc gateway key rotate`: a new secret for a key. */
+function registerKeyRotate(key: Command, io: CliIo): void {
   key
     .command('rotate')
     .description('issue a new secret; the old one stops working at once')
@@ -255,7 +277,10 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         );
       });
     });
+}
 
+/** `svc gateway key revoke`: revokes a key. */
+function registerKeyRevoke(key: Command, io: CliIo): void {
   key
     .command('revoke')
     .description('revoke a key; applies to the running gateway on the next request')
@@ -268,14 +293,17 @@ export function registerKeyCommands(gateway: Command, io: CliIo): void {
         io.stdout(revoked ? `revoked ${id}\n` : `${id} was already revoked\n`);
       });
     });
+}
 
+/** `svc gateway key topup on|off`: x402 top-ups of a key with its own wallet. */
+function registerKeyTopup(key: Command, io: CliIo): void {
   key
     .command('topup')
     .description('enable or disable x402 top-ups (keys with their own wallet only)')
     .argument('<keyId>')
     .argument('<state>', 'on or off')
     .action(async (id: string, state: string, _options, command: Command) => {
-      if (state !== 'on' && state !== 'off') throw new CliError('state must be "on" or "off"');
+      if (state !== 'on' && state !== 'off') throw usageError('state must be "on" or "off"');
       await withStore(command, io, async (store, ctx) => {
         const record = await requireKey(store, id);
         if (!record.ownIdentity && state === 'on') throw new SvcError('topup_not_available');

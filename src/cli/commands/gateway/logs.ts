@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { GatewayStore, LogFilter, UsageDimension } from '../../../gateway/index.js';
 import { logRowJson, logsToCsv } from '../../../gateway/index.js';
 import { formatUsd } from '../../../money/index.js';
-import { CliError } from '../../index.js';
+import { CliError, usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import { withStore } from './shared.js';
@@ -26,7 +26,7 @@ export function parseSince(text: string, now: number): number {
     );
   const at = Date.parse(text);
   if (Number.isNaN(at))
-    throw new CliError(`--since: "${text}" is not a time (use e.g. 24h, 7d or 2026-03-01)`);
+    throw usageError(`--since: "${text}" is not a time (use e.g. 24h, 7d or 2026-03-01)`);
   return at;
 }
 
@@ -38,7 +38,7 @@ async function filterOf(store: GatewayStore, flags: FilterFlags): Promise<LogFil
     workspaceId = ws.id;
   }
   if (flags.limit !== undefined && !/^\d+$/.test(flags.limit))
-    throw new CliError('--limit must be a whole number');
+    throw usageError('--limit must be a whole number');
   return {
     keyId: flags.key,
     workspaceId,
@@ -111,7 +111,7 @@ export function registerLogCommands(gateway: Command, io: CliIo): void {
     .action(async (flags: FilterFlags & { by: string }, command: Command) => {
       const dimensions = ['key', 'member', 'model', 'seller', 'end_user'];
       if (!dimensions.includes(flags.by))
-        throw new CliError(`--by must be one of ${dimensions.join(', ')}`);
+        throw usageError(`--by must be one of ${dimensions.join(', ')}`);
       await withStore(command, io, async (store, ctx) => {
         const rows = await store.usageSummary(
           flags.by as UsageDimension,

@@ -8,7 +8,7 @@ import {
   parseCount,
 } from '../../../gateway/index.js';
 
-import { CliError } from '../../index.js';
+import { CliError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import { addLimitOptions, limitsFromOptions, limitsJson, limitText, withStore } from './shared.js';
@@ -24,7 +24,14 @@ export function registerMemberCommands(gateway: Command, io: CliIo): void {
   const member = gateway
     .command('member')
     .description('members of workspaces, their roles, key quotas and budgets');
+  registerMemberAdd(member, io);
+  registerMemberList(member, io);
+  registerMemberDisable(member, io);
+  registerMemberLimits(member, io);
+}
 
+/** Registers `svc gateway member add`. */
+function registerMemberAdd(member: Command, io: CliIo): void {
   member
     .command('add')
     .description('add a member to a workspace (creating the member when new)')
@@ -63,7 +70,10 @@ export function registerMemberCommands(gateway: Command, io: CliIo): void {
         });
       },
     );
+}
 
+/** Registers `svc gateway member list`. */
+function registerMemberList(member: Command, io: CliIo): void {
   member
     .command('list')
     .description('list members')
@@ -102,7 +112,10 @@ export function registerMemberCommands(gateway: Command, io: CliIo): void {
         );
       });
     });
+}
 
+/** Registers `svc gateway member disable`. */
+function registerMemberDisable(member: Command, io: CliIo): void {
   member
     .command('disable')
     .description('disable a member: their keys stop working on the next request')
@@ -115,7 +128,10 @@ export function registerMemberCommands(gateway: Command, io: CliIo): void {
         io.stdout(`disabled ${name}\n`);
       });
     });
+}
 
+/** Registers `svc gateway member limits`. */
+function registerMemberLimits(member: Command, io: CliIo): void {
   addLimitOptions(
     member
       .command('limits')

@@ -1,7 +1,7 @@
 /** `svc gateway policy set|show` per scope, and `svc gateway preset create|list|remove`. */
 import type { Command } from 'commander';
 import { type GatewayStore, type RoutingPolicy, requireWorkspace } from '../../../gateway/index.js';
-import { CliError } from '../../index.js';
+import { CliError, usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import { addPolicyOptions, type PolicyFlags, policyFromFlags } from './policyFlags.js';
@@ -22,7 +22,7 @@ interface Scope {
 async function scopeOf(store: GatewayStore, flags: ScopeFlags): Promise<Scope> {
   const given = [flags.workspace, flags.member, flags.key].filter(Boolean);
   if (given.length !== 1)
-    throw new CliError('give exactly one of --workspace <name>, --member <name>, --key <keyId>');
+    throw usageError('give exactly one of --workspace <name>, --member <name>, --key <keyId>');
   if (flags.workspace) {
     const ws = await requireWorkspace(store, flags.workspace, Date.now());
     return {
@@ -119,7 +119,7 @@ export function registerPolicyCommands(gateway: Command, io: CliIo): void {
         command: Command,
       ) => {
         if (!/^[A-Za-z0-9._-]+$/.test(name))
-          throw new CliError('preset names use letters, digits, ".", "_" and "-"');
+          throw usageError('preset names use letters, digits, ".", "_" and "-"');
         await withStore(command, io, async (store, ctx) => {
           const owner = flags.workspace
             ? (await requireWorkspace(store, flags.workspace, Date.now())).id

@@ -1,7 +1,8 @@
 /** Routing-policy flags shared by `policy set` and `preset create`. */
 import type { Command } from 'commander';
 import { type RoutingPolicy, routingPolicySchema } from '../../../gateway/index.js';
-import { CliError } from '../../index.js';
+import { CliError } from '../../errors.js';
+import { parseNumberOption } from '../../options.js';
 
 export interface PolicyFlags {
   allowSellers?: string;
@@ -39,11 +40,7 @@ function list(text: string | undefined): string[] | undefined {
 }
 
 function number(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value < 0)
-    throw new CliError(`${flag}: "${text}" is not a non-negative number`);
-  return value;
+  return parseNumberOption(text, flag, 0);
 }
 
 /** Builds and validates a policy from the flags. */

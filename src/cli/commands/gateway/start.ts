@@ -10,6 +10,8 @@ import {
 import { topupsFromConfig } from '../../../x402/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
+import { parsePort } from '../../options.js';
+import { waitForShutdown } from '../../shutdown.js';
 import type { GatewayGroupOptions } from './shared.js';
 
 interface StartOptions {
@@ -54,7 +56,7 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
       const { databaseUrl } = command.optsWithGlobals<GatewayGroupOptions>();
       const flags: Record<string, unknown> = {};
       if (options.host) flags['gateway.host'] = options.host;
-      if (options.port !== undefined) flags['gateway.port'] = Number(options.port);
+      if (options.port !== undefined) flags['gateway.port'] = parsePort(options.port);
       if (options.buyerUrl) flags['gateway.buyerUrl'] = options.buyerUrl;
       if (databaseUrl) flags['gateway.databaseUrl'] = databaseUrl;
       if (options.x402Facilitator) flags['gateway.x402Facilitator'] = options.x402Facilitator;
@@ -92,10 +94,7 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
           `tunnel public URL ${tunnel.baseUrl} (OpenAI base ${tunnel.baseUrl}/v1, Anthropic base ${tunnel.baseUrl})\n`,
         );
       }
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await waitForShutdown();
       await tunnel?.stop();
       await gateway.stop();
     });

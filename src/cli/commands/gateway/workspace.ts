@@ -14,7 +14,13 @@ export function registerWorkspaceCommands(gateway: Command, io: CliIo): void {
   const workspace = gateway
     .command('workspace')
     .description('workspaces: who pays, and their budgets');
+  registerWorkspaceCreate(workspace, io);
+  registerWorkspaceList(workspace, io);
+  registerWorkspaceLimits(workspace, io);
+}
 
+/** Registers `svc gateway workspace create`. */
+function registerWorkspaceCreate(workspace: Command, io: CliIo): void {
   workspace
     .command('create')
     .description('create a workspace paying from one identity')
@@ -46,7 +52,10 @@ export function registerWorkspaceCommands(gateway: Command, io: CliIo): void {
         });
       },
     );
+}
 
+/** Registers `svc gateway workspace list`. */
+function registerWorkspaceList(workspace: Command, io: CliIo): void {
   workspace
     .command('list')
     .description('list workspaces')
@@ -70,7 +79,10 @@ export function registerWorkspaceCommands(gateway: Command, io: CliIo): void {
         );
       });
     });
+}
 
+/** Registers `svc gateway workspace limits`. */
+function registerWorkspaceLimits(workspace: Command, io: CliIo): void {
   addLimitOptions(
     workspace.command('limits').description("set a workspace's budgets").argument('<name>'),
   )

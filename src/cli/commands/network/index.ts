@@ -9,18 +9,16 @@ import {
   peersFromIndexer,
 } from '../../../network/index.js';
 import { CliContext } from '../../context.js';
-import { CliError } from '../../index.js';
+import { CliError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
+import { parseIntOption } from '../../options.js';
 import { printJson } from '../../output.js';
+import { waitForShutdown } from '../../shutdown.js';
 import { printBrowse, printPeer } from './format.js';
-import { waitForShutdown } from './shutdown.js';
 import { registerNetworkStatus } from './status.js';
 
 function positiveInt(text: string): number {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new CliError(`expected a whole number >= 1, got "${text}"`, 2);
-  return value;
+  return parseIntOption(text, 'value', 1);
 }
 
 interface BrowseFlags {
@@ -38,7 +36,14 @@ export function registerNetworkCommands(program: Command, io: CliIo): void {
   const network = program
     .command('network')
     .description('the peer-to-peer network: browse sellers, inspect one, run a bootstrap node');
+  registerNetworkBrowse(network, io);
+  registerNetworkPeer(network, io);
+  registerNetworkBootstrap(network, io);
+  registerNetworkStatus(network, io);
+}
 
+/** Registers `svc network browse`. */
+function registerNetworkBrowse(network: Command, io: CliIo): void {
   network
     .command('browse')
     .description(
@@ -86,7 +91,10 @@ export function registerNetworkCommands(program: Command, io: CliIo): void {
       if (ctx.json) printJson(io, result);
       else printBrowse(io, result, flags.services ?? false);
     });
+}
 
+/** Registers `svc network peer`. */
+function registerNetworkPeer(network: Command, io: CliIo): void {
   network
     .command('peer')
     .description('show one peer in full: its signed record, services and prices')
@@ -128,9 +136,10 @@ export function registerNetworkCommands(program: Command, io: CliIo): void {
         else printPeer(io, found);
       },
     );
+}
 
-  registerNetworkStatus(network, io);
-
+/** Registers `svc network bootstrap`. */
+function registerNetworkBootstrap(network: Command, io: CliIo): void {
   network
     .command('bootstrap')
     // Every bootstrap node is also a circuit relay for sellers behind NAT (decision 141).

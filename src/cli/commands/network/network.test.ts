@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,6 +10,7 @@ import {
   waitFor,
 } from '../../../network/testing/loopback.js';
 import { type SellerHandle, startSeller } from '../../../seller/index.js';
+import { removeTempDir, tempDir } from '../../../testing/index.js';
 import { runCli } from '../../testing/runCli.js';
 
 const BIN = new URL('../../../../bin/svc.js', import.meta.url).pathname;
@@ -32,7 +32,7 @@ describe('svc network on a live loopback network', () => {
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'svc-network-cli-'));
+    dataDir = tempDir('svc-network-cli-');
     bootstrapProcess = spawn(
       process.execPath,
       [
@@ -88,12 +88,12 @@ describe('svc network on a live loopback network', () => {
   afterAll(async () => {
     for (const seller of sellers) await seller.stop();
     if (bootstrapProcess.exitCode === null) bootstrapProcess.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
+    removeTempDir(dataDir);
   });
 
   const svc = (...args: string[]) => runCli(['--data-dir', join(dataDir, 'cli'), ...args], env);
 
-  it('browses the network directly with the spec 2.5 JSON shape, for every sort key', {
+  it('browses the network directly with the documented JSON shape, for every sort key', {
     timeout: 90_000,
   }, async () => {
     for (const sort of ['score', 'volume', 'sessions', 'price', 'recent']) {
@@ -332,7 +332,7 @@ describe('svc network on a live loopback network', () => {
 
 describe('svc network with nothing reachable', () => {
   it('says no peers are reachable and still prints valid JSON', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-network-down-'));
+    const dataDir = tempDir('svc-network-down-');
     try {
       const dead = `/ip4/127.0.0.1/tcp/${await freePort()}/p2p/16Uiu2HAmPkWsn53eMYvoBZ5G1JLdSTawyjR9xkK3cUEUmf2ueiEe`;
       const run = await runCli(['--data-dir', dataDir, 'network', 'browse', '--json', '--direct'], {
@@ -342,14 +342,14 @@ describe('svc network with nothing reachable', () => {
       expect(JSON.parse(run.stdout)).toMatchObject({ total: 0, peers: [] });
       expect(run.stderr).toContain('no peers reachable');
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      removeTempDir(dataDir);
     }
   });
 });
 
 describe('svc seller setup', () => {
   it('writes a valid provider config and refuses invalid input without writing', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-seller-setup-'));
+    const dataDir = tempDir('svc-seller-setup-');
     const svc = (...args: string[]) => runCli(['--data-dir', dataDir, ...args], {});
     try {
       const demo = await svc(
@@ -412,7 +412,7 @@ describe('svc seller setup', () => {
       expect(badType.code).toBe(2);
       expect(readFileSync(join(dataDir, 'config.json'), 'utf8')).toBe(before);
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      removeTempDir(dataDir);
     }
   });
 });

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../testing/index.js';
 import { newLogRow } from '../../server/requestLog.js';
-import { eventually } from '../../testing/harness.js';
 import { createStore } from '../createStore.js';
 
 const rows = (count: number) =>
@@ -30,10 +30,10 @@ describe('background WAL checkpoints (SQLite)', () => {
     const store = await createStore({ dataDir: dir, sqliteBackgroundCheckpointMs: 10 });
     const file = join(dir, 'gateway', 'gateway.db');
     // The commits stay far below the backstop (10,000 WAL pages): only the worker checkpoints.
-    await eventually(async () => statSync(file).size > 0);
+    await waitFor(async () => statSync(file).size > 0);
     const before = statSync(file).size;
     await store.insertLogs(rows(500));
-    await eventually(async () => statSync(file).size > before);
+    await waitFor(async () => statSync(file).size > before);
     await store.close();
     const reopened = await createStore({ dataDir: dir });
     expect(await reopened.queryLogs({ keyId: 'key_checkpoint' })).toHaveLength(500);

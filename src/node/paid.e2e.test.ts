@@ -8,21 +8,21 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FAUCET_ETH, type LocalChain } from '../../chain/index.js';
-import type { IdentityStore } from '../../identity/index.js';
-import { formatUsd, parseUsd } from '../../money/index.js';
-import type { SvcNode } from '../../network/index.js';
-import { loopbackNetworkConfig, randomIdentity, waitFor } from '../../network/testing/loopback.js';
-import { type FakeUpstream, startFakeUpstream } from '../../seller/testing/index.js';
-import { trustScore } from '../reputation.js';
-import { manualClock } from '../testing.js';
-import type { PaidBuyerNode } from './paidBuyer.js';
-import { PaidNetwork, PER_REQUEST, sellerConfig, TEXT, USAGE } from './paidFixture.js';
+import { DEFAULT_FAUCET_ETH, type LocalChain } from '../chain/index.js';
+import type { IdentityStore } from '../identity/index.js';
+import { formatUsd, parseUsd } from '../money/index.js';
+import type { SvcNode } from '../network/index.js';
+import { loopbackNetworkConfig, randomIdentity, waitFor } from '../network/testing/loopback.js';
+import { trustScore } from '../payments/index.js';
+import { manualClock } from '../payments/testing.js';
+import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
+import type { PaidBuyerNode } from './startBuyerNode.js';
 import {
   type PaidSellerHandle,
   type StartPaidSellerOptions,
   startPaidSeller,
-} from './paidSeller.js';
+} from './startSellerNode.js';
+import { PaidNetwork, PER_REQUEST, sellerConfig, TEXT, USAGE } from './testing/paidFixture.js';
 
 describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', () => {
   let net: PaidNetwork;

@@ -5,10 +5,10 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { costOfUsage, type TokenUsage } from '../../money/index.js';
-import { waitFor } from '../../network/testing/loopback.js';
-import { type FakeUpstream, startFakeUpstream } from '../../seller/testing/index.js';
-import { PaidNetwork, PRICE, TEXT } from './paidFixture.js';
+import { costOfUsage, type TokenUsage } from '../money/index.js';
+import { waitFor } from '../network/testing/loopback.js';
+import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
+import { PaidNetwork, PRICE, TEXT } from './testing/paidFixture.js';
 
 describe('usage claims of paid sellers', () => {
   let net: PaidNetwork;

@@ -1,5 +1,5 @@
 /**
- * The seller's payments hook (SEAMS "Seller <-> payments"): `admit` a paid request only within
+ * The seller's payments hook: `admit` a paid request only within
  * its channel's remaining lock (opening or topping up the channel on chain with the buyer's
  * reserve authorisation when needed), `record` what was delivered, take vouchers (in the next
  * request's payment object or on `/svc/voucher/1`), and settle/close on chain in the background.
@@ -9,7 +9,7 @@
 import type { Address, Hex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import type { PaymentsContract } from '../../chain/index.js';
-import { SvcError } from '../../errors/index.js';
+import { errorMessage, SvcError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import { isFreePrice, type TokenPriceMicro, type TokenUsage } from '../../money/index.js';
 import { maxBig } from '../amounts.js';
@@ -50,7 +50,7 @@ export interface SellerPaymentsOptions {
 }
 
 /** The offer a request is served under (the seller's own advertised price). */
-export interface SellerOffer {
+export interface ServedOffer {
   price: TokenPriceMicro;
 }
 
@@ -73,7 +73,7 @@ function refuse(reason: string, message: string, details: Record<string, unknown
 }
 
 /** Seller side of payments. */
-export class SellerPayments {
+export class SellerPaymentService {
   readonly address: Address;
   private readonly store: SellerStore;
   private readonly chain: SellerChain;
@@ -150,7 +150,7 @@ export class SellerPayments {
    */
   async admit(
     payment: unknown,
-    offer: SellerOffer,
+    offer: ServedOffer,
     maxCostMicro: bigint,
   ): Promise<SellerAdmission> {
     if (isFreePrice(offer.price)) {
@@ -254,7 +254,7 @@ export class SellerPayments {
       await this.receiveVoucher(decodeVoucherMessage(bytes));
       return encodeVoucherReply({ v: 1, ok: true });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       return encodeVoucherReply({ v: 1, ok: false, error: message });
     }
   }

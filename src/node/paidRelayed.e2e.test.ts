@@ -6,12 +6,12 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseUsd } from '../../money/index.js';
-import { describeReachability } from '../../network/index.js';
-import { loopbackNetworkConfig, waitFor } from '../../network/testing/loopback.js';
-import { type FakeUpstream, startFakeUpstream } from '../../seller/testing/index.js';
-import { PaidNetwork, PER_REQUEST, TEXT, USAGE } from './paidFixture.js';
-import { type PaidSellerHandle, startPaidSeller } from './paidSeller.js';
+import { parseUsd } from '../money/index.js';
+import { describeReachability } from '../network/index.js';
+import { loopbackNetworkConfig, waitFor } from '../network/testing/loopback.js';
+import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
+import { type PaidSellerHandle, startPaidSeller } from './startSellerNode.js';
+import { PaidNetwork, PER_REQUEST, TEXT, USAGE } from './testing/paidFixture.js';
 
 describe('paid requests to a seller reached only through a relay', () => {
   let net: PaidNetwork;

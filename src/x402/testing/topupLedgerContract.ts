@@ -5,7 +5,7 @@
 
 import type { Address, Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import type { NewTopup, TopupLedger } from './TopupLedger.js';
+import type { NewTopup, TopupLedger } from '../ledger/TopupLedger.js';
 
 export interface TopupLedgerFixture {
   ledger: TopupLedger;

@@ -5,21 +5,27 @@
  * channels on `GET /_svc/channels`, and ranks sellers by on-chain trust (`ChainReputation`). Without a
  * chain it runs as before: free offers only.
  */
-import type { RunBuyerNodeOptions, RunningBuyerNode } from '../../buyer/index.js';
-import { runBuyerNode } from '../../buyer/index.js';
-import type { PaymentsContract } from '../../chain/index.js';
-import type { PaymentsConfig } from '../../config/index.js';
-import { peerIdFromAddress } from '../../identity/index.js';
-import { type MeteringEntry, readStoredChannels, toMeteringEntry } from '../buyer/BuyerChannels.js';
-import type { BuyerPayments } from '../buyer/BuyerPayments.js';
-import type { BuyerChannelRow } from '../buyer/store.js';
-import type { IdentitySource } from '../buyer/types.js';
-import type { Clock } from '../clock.js';
-import { createBuyerPayments } from '../factories.js';
-import { ReputationReader } from '../reputation.js';
-import { BuyerPaymentsAdapter } from './buyerAdapter.js';
-import { ChainReputation, PENALTY_MEMORY_MS } from './chainReputation.js';
-import { sendVoucher } from './voucherProtocol.js';
+import type { RunBuyerNodeOptions, RunningBuyerNode } from '../buyer/index.js';
+import { runBuyerNode } from '../buyer/index.js';
+import type { PaymentsContract } from '../chain/index.js';
+import type { PaymentsConfig } from '../config/index.js';
+import { errorFirstLine } from '../errors/index.js';
+import { peerIdFromAddress } from '../identity/index.js';
+import {
+  type BuyerChannelRow,
+  type BuyerPaymentService,
+  BuyerPaymentsAdapter,
+  ChainReputation,
+  type Clock,
+  createBuyerPayments,
+  type IdentitySource,
+  type MeteringEntry,
+  PENALTY_MEMORY_MS,
+  ReputationReader,
+  readStoredChannels,
+  sendVoucher,
+  toMeteringEntry,
+} from '../payments/index.js';
 
 export interface StartPaidBuyerOptions
   extends Omit<RunBuyerNodeOptions, 'payments' | 'reputation'> {
@@ -36,7 +42,7 @@ export interface StartPaidBuyerOptions
 
 export interface PaidBuyerNode extends RunningBuyerNode {
   /** Present when the buyer pays sellers (a chain is configured and reachable). */
-  payments: BuyerPayments | undefined;
+  payments: BuyerPaymentService | undefined;
   reputation: ChainReputation | undefined;
   /** Why the buyer runs without payments, when it does. */
   paymentsProblem: string | undefined;
@@ -49,49 +55,76 @@ function openChannels(rows: BuyerChannelRow[]): MeteringEntry[] {
 
 /** Starts the buyer node; paid when the chain answers, free offers only otherwise. */
 export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promise<PaidBuyerNode> {
-  const { logger } = options;
-  let problem: string | undefined;
-  if (!options.chain) problem = 'no payment chain is configured';
-  else {
-    try {
-      await options.chain.blockNumber();
-    } catch (error) {
-      problem = `the payment chain is unreachable (${options.chain.clients.rpcUrls[0]}): ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
-    }
+  const problem = await chainProblem(options.chain);
+  if (problem !== undefined || !options.chain) {
+    options.logger.warn({ problem }, 'buyer runs without payments: free offers only');
+    return startFreeBuyer(options, problem);
   }
-  if (problem || !options.chain) {
-    logger.warn({ problem }, 'buyer runs without payments: free offers only');
-    const running = await runBuyerNode({
-      ...options,
-      // Channels of an earlier paid run stay listed (reclaim them with `svc buyer channels`).
-      channels: () => {
-        try {
-          return openChannels(readStoredChannels(options.dataDir));
-        } catch {
-          return [];
-        }
-      },
-    });
-    return { ...running, payments: undefined, reputation: undefined, paymentsProblem: problem };
+  return startPayingBuyer(options, options.chain);
+}
+
+/** Why the buyer cannot pay (no chain, or it does not answer), or undefined when it can. */
+async function chainProblem(chain: PaymentsContract | undefined): Promise<string | undefined> {
+  if (!chain) return 'no payment chain is configured';
+  try {
+    await chain.blockNumber();
+    return undefined;
+  } catch (error) {
+    return `the payment chain is unreachable (${chain.clients.rpcUrls[0]}): ${errorFirstLine(error)}`;
   }
-  const chain = options.chain;
-  let node: RunningBuyerNode | undefined;
+}
+
+/** Free offers only; channels of an earlier paid run stay listed (reclaim them with `svc buyer channels`). */
+async function startFreeBuyer(
+  options: StartPaidBuyerOptions,
+  problem: string | undefined,
+): Promise<PaidBuyerNode> {
+  const running = await runBuyerNode({
+    ...options,
+    channels: () => {
+      try {
+        return openChannels(readStoredChannels(options.dataDir));
+      } catch {
+        return [];
+      }
+    },
+  });
+  return { ...running, payments: undefined, reputation: undefined, paymentsProblem: problem };
+}
+
+/** On-chain trust scores of the sellers the node knows, refreshed in the background. */
+function chainReputation(
+  options: StartPaidBuyerOptions,
+  chain: PaymentsContract,
+  node: () => RunningBuyerNode | undefined,
+): ChainReputation {
   const refreshMs = options.reputationRefreshMs ?? 60_000;
-  const reputation = new ChainReputation({
+  return new ChainReputation({
     reader: new ReputationReader({
       contract: chain,
       ...(options.clock ? { clock: options.clock } : {}),
       cacheTtlMs: refreshMs > 0 ? refreshMs : 1,
     }),
-    peers: () => node?.directory.list().map((peer) => peer.metadata.peerId) ?? [],
-    logger,
+    peers: () =>
+      node()
+        ?.directory.list()
+        .map((peer) => peer.metadata.peerId) ?? [],
+    logger: options.logger,
     refreshMs,
   });
+}
+
+/** The channel payments service, started, with the claim refusals of the last weeks replayed. */
+async function startChannelPayments(
+  options: StartPaidBuyerOptions,
+  chain: PaymentsContract,
+  reputation: ChainReputation,
+): Promise<BuyerPaymentService> {
   const payments = createBuyerPayments({
     dataDir: options.dataDir,
     identities: options.identities,
     chain,
-    logger,
+    logger: options.logger,
     config: options.paymentsConfig,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sweepIntervalMs !== undefined ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
@@ -103,9 +136,20 @@ export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promis
   for (const [address, count] of payments.refusedClaimsSince(now - PENALTY_MEMORY_MS)) {
     reputation.penalise(peerIdFromAddress(address), count);
   }
+  return payments;
+}
+
+/** The buyer node paying through channels, ranked by on-chain trust. */
+async function startPayingBuyer(
+  options: StartPaidBuyerOptions,
+  chain: PaymentsContract,
+): Promise<PaidBuyerNode> {
+  let node: RunningBuyerNode | undefined;
+  const reputation = chainReputation(options, chain, () => node);
+  const payments = await startChannelPayments(options, chain, reputation);
   const adapter = new BuyerPaymentsAdapter({
     payments,
-    logger,
+    logger: options.logger,
     deliver: async (peerId, voucher) => {
       if (!node) throw new Error('buyer node not running');
       return sendVoucher(node.node, node.directory, peerId, voucher);

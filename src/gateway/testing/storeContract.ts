@@ -1,8 +1,8 @@
-/** The one contract suite every GatewayStore implementation runs (STYLE.md #6). */
+/** The one contract suite every GatewayStore implementation runs. */
 import { describe, expect, it } from 'vitest';
 import { periodStart } from '../budget/periods.js';
-import { MIGRATIONS } from './migrations.js';
-import { type GatewayStore, type LogRow, type NewKey, NO_LIMITS } from './types.js';
+import { MIGRATIONS } from '../store/migrations.js';
+import { type GatewayStore, type LogRow, type NewKey, NO_LIMITS } from '../store/types.js';
 
 const T0 = Date.UTC(2026, 2, 18, 12, 0, 0); // Wednesday 18 March 2026, 12:00 UTC
 const USAGE = { inputTokens: 10, cachedInputTokens: 2, outputTokens: 5 };

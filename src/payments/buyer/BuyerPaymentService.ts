@@ -1,5 +1,5 @@
 /**
- * The buyer's payments service (SEAMS "Buyer <-> payments"): around each paid seller request,
+ * The buyer's payments service: around each paid seller request,
  * `prepare` opens or reuses the identity's channel with that seller (signing a reserve to open it
  * or raise its lock when needed) and returns the payment object; `complete` checks the seller's
  * usage claim against the buyer's own count and signs the next cumulative voucher; `release`
@@ -42,7 +42,7 @@ export function pairKey(identity: string, seller: Address): string {
 const RESERVE_TTL_SECONDS = 86_400n;
 
 /** Buyer side of payments. */
-export class BuyerPayments {
+export class BuyerPaymentService {
   readonly channels: BuyerChannels;
   readonly sweeper: DepositSweeper;
   private readonly options: BuyerPaymentsOptions;

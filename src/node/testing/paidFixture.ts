@@ -3,9 +3,6 @@
  * paying buyer proxy (`startPaidBuyerNode`, unscored sellers admitted), plus paid sellers relaying
  * to fake OpenAI upstreams. Only the upstream vendor is faked.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DEFAULT_FAUCET_ETH, type LocalChain, startLocalChain } from '../../chain/index.js';
 import { defaultConfig, type SellerConfig } from '../../config/index.js';
@@ -25,12 +22,13 @@ import {
   waitFor,
 } from '../../network/testing/loopback.js';
 import type { FakeUpstream } from '../../seller/testing/index.js';
-import { type PaidBuyerNode, startPaidBuyerNode } from './paidBuyer.js';
+import { removeTempDir, tempDir } from '../../testing/index.js';
+import { type PaidBuyerNode, startPaidBuyerNode } from '../startBuyerNode.js';
 import {
   type PaidSellerHandle,
   type StartPaidSellerOptions,
   startPaidSeller,
-} from './paidSeller.js';
+} from '../startSellerNode.js';
 
 export const PRICING: TokenPricing = {
   inputUsdPerMillion: 3,
@@ -113,7 +111,7 @@ export class PaidNetwork {
     const dirs: string[] = [];
     const chain = await startLocalChain();
     const bootstrap = await startLoopbackNode('bootstrap');
-    const buyerDir = mkdtempSync(join(tmpdir(), 'svc-paid-buyer-'));
+    const buyerDir = tempDir('svc-paid-buyer-');
     dirs.push(buyerDir);
     const identities = new IdentityStore(buyerDir, {});
     const identity = identities.loadDefault();
@@ -144,7 +142,7 @@ export class PaidNetwork {
   }
 
   tempDir(prefix: string): string {
-    const dir = mkdtempSync(join(tmpdir(), `svc-${prefix}-`));
+    const dir = tempDir(`svc-${prefix}-`);
     this.dirs.push(dir);
     return dir;
   }
@@ -213,6 +211,6 @@ export class PaidNetwork {
     for (const seller of this.sellers) await seller.stop();
     await this.bootstrap.stop();
     await this.chain.stop();
-    for (const dir of this.dirs) rmSync(dir, { recursive: true, force: true });
+    for (const dir of this.dirs) removeTempDir(dir);
   }
 }

@@ -1,0 +1,92 @@
+/** The HTTP toolkit against a real node:http server on loopback. */
+import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SvcError } from '../errors/index.js';
+import { header, parseJsonObject, parseJsonRequest, readBody, sendError } from './index.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+const servers: ReturnType<typeof createServer>[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await new Promise((done) => server.close(done));
+});
+
+async function serve(handler: Handler): Promise<number> {
+  const server = createServer((req, res) => {
+    handler(req, res).catch((error: unknown) =>
+      sendError(res, error instanceof SvcError ? error : new SvcError('internal_error'), 'openai'),
+    );
+  });
+  servers.push(server);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return (server.address() as AddressInfo).port;
+}
+
+/** One POST; resolves with the status and body, or with the error that cut it. */
+function post(
+  port: number,
+  body: string,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): Promise<{ status: number; body: string } | { error: string }> {
+  return new Promise((resolve) => {
+    const req = request({ port, host: '127.0.0.1', method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      res.on('error', (error) => resolve({ error: error.message }));
+    });
+    req.on('error', (error) => resolve({ error: error.message }));
+    req.end(body);
+  });
+}
+
+describe('http toolkit', () => {
+  it('reads a body up to its limit and answers 413 body_too_large past it', async () => {
+    const port = await serve(async (req, res) => {
+      const raw = await readBody(req, 16, 'test.limit');
+      res.end(`got ${raw.length}`);
+    });
+    expect(await post(port, 'x'.repeat(16))).toEqual({ status: 200, body: 'got 16' });
+    const refused = await post(port, 'x'.repeat(17));
+    expect(refused).toMatchObject({ status: 413 });
+    expect(JSON.parse((refused as { body: string }).body).error.code).toBe('body_too_large');
+    expect((refused as { body: string }).body).toContain('test.limit');
+  });
+
+  it('parses only JSON objects, naming the position of a syntax error', () => {
+    const bytes = (text: string) => new TextEncoder().encode(text);
+    expect(parseJsonObject(bytes('{"a":1}'))).toEqual({ a: 1 });
+    for (const text of ['[1]', '"s"', 'null', '3']) {
+      expect(() => parseJsonObject(bytes(text))).toThrow(/must be a JSON object/);
+    }
+    try {
+      parseJsonObject(bytes('{"a":'));
+      expect.unreachable();
+    } catch (error) {
+      expect((error as SvcError).code).toBe('invalid_json');
+      expect((error as SvcError).status).toBe(400);
+    }
+    const req = { headers: { 'content-type': 'text/plain' } } as IncomingMessage;
+    expect(() => parseJsonRequest(req, bytes('{}'))).toThrow(/application\/json/);
+  });
+
+  it('cuts the connection when an error comes after the head was sent, never a clean end', async () => {
+    const port = await serve(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: partial\n\n');
+      await new Promise((done) => setTimeout(done, 20));
+      throw new SvcError('upstream_error');
+    });
+    const outcome = await post(port, '{}');
+    expect(outcome).toHaveProperty('error');
+  });
+
+  it('reads the first value of a header', () => {
+    expect(header({ 'x-a': ['1', '2'] }, 'x-a')).toBe('1');
+    expect(header({ 'x-a': '3' }, 'x-a')).toBe('3');
+    expect(header({}, 'x-a')).toBeUndefined();
+  });
+});
