@@ -51,7 +51,7 @@ describe('svc network on a live loopback network', () => {
     });
     bootstrapAddress = await waitFor(
       () => /(\/ip4\/127\.0\.0\.1\/tcp\/\d+\/p2p\/\S+)/.exec(bootstrapOutput)?.[1],
-      30_000,
+      90_000,
       'bootstrap address',
     );
     const network = loopbackNetworkConfig({ bootstrap: [bootstrapAddress] });
@@ -83,7 +83,7 @@ describe('svc network on a live loopback network', () => {
       );
     }
     env = { SVC_BOOTSTRAP: bootstrapAddress, SVC_BUYER_PORT: String(await freePort()) };
-  }, 120_000);
+  }, 180_000);
 
   afterAll(async () => {
     for (const seller of sellers) await seller.stop();
@@ -304,7 +304,7 @@ describe('svc network on a live loopback network', () => {
     try {
       const peerId = await waitFor(
         () => /seller ([0-9a-f]{40}) \(cli seller\) running/.exec(output)?.[1],
-        30_000,
+        90_000,
         'seller start',
       );
       const found = await svc('network', 'peer', peerId, '--json');
@@ -320,7 +320,7 @@ describe('svc network on a live loopback network', () => {
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-  }, 120_000);
+  }, 180_000);
 
   it('stops the bootstrap node on Ctrl-C', async () => {
     const exited = new Promise<number | null>((resolve) => bootstrapProcess.once('exit', resolve));
