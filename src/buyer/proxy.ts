@@ -11,9 +11,12 @@ import {
   narrowPreferences,
   type PreferenceNarrowing,
   pinPreferences,
+  type ResolvedTarget,
   type RoutingTarget,
+  requestRouting,
   resolveTarget,
   selectRoute,
+  withoutRoutingFields,
 } from '../routing/index.js';
 import { applyPreset } from './applyPreset.js';
 import type { ProxyContext } from './context.js';
@@ -31,6 +34,23 @@ export function effectivePreferences(
 ): EffectivePreferences {
   if (target.kind === 'pinned') return pinPreferences(own, policy);
   return policy ? narrowPreferences(own, policy) : own;
+}
+
+/**
+ * Preferences with the request's own choices: its `max_price` narrows; its sort (model suffix,
+ * then body `sort`, then `x-svc-sort`) wins over a preset's, which wins over the gateway policy's
+ * and the buyer's (docs/decisions/150-routing-by-speed.md).
+ */
+export function requestPreferences(
+  ctx: ProxyContext,
+  resolved: ResolvedTarget,
+  base: EffectivePreferences,
+): EffectivePreferences {
+  const own = requestRouting(ctx.body, headerValue(ctx.req.headers, SVC_HEADER.sort));
+  let preferences = own.narrowing ? narrowPreferences(base, own.narrowing) : base;
+  const sort = resolved.variantSort ?? own.sort ?? resolved.preset?.config.routingPreferences?.sort;
+  if (sort && sort !== preferences.sort) preferences = { ...preferences, sort };
+  return preferences;
 }
 
 /** Handles one proxied request end to end. */
@@ -54,7 +74,7 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
     presets: deps.config.presets,
   });
   const { target } = resolved;
-  let body = ctx.body;
+  let body = withoutRoutingFields(ctx.body);
   let own = service.ownPreferences;
   if (resolved.preset) {
     body = applyPreset(body, ctx.route.protocol, resolved.preset.config);
@@ -62,7 +82,11 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
       own = narrowPreferences(own, resolved.preset.config.routingPreferences);
     }
   }
-  const preferences = effectivePreferences(own, target, ctx.policy);
+  const preferences = requestPreferences(
+    ctx,
+    resolved,
+    effectivePreferences(own, target, ctx.policy),
+  );
   const conversation = conversationKey(body, ctx.req.headers);
   const affinityKey =
     conversation && target.kind === 'automatic'
@@ -85,6 +109,7 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
     preferences,
     reputation: deps.reputation,
     health: service.health,
+    speed: service.speed,
     ...(affinityPeerId ? { affinityPeerId } : {}),
     bodyBytes: ctx.bodyBytes,
     maxCandidates: deps.config.maxAttempts,

@@ -15,6 +15,8 @@ export const SVC_HEADER = {
   requestId: 'x-svc-request-id',
   routingPolicy: 'x-svc-routing-policy',
   maxCostUsd: 'x-svc-max-cost-usd',
+  /** `price`, `throughput` or `latency` (src/protocol/routingPolicy.ts ROUTING_SORTS). */
+  sort: 'x-svc-sort',
   // Answer headers (buyer → gateway or client).
   peerId: 'x-svc-peer-id',
   provider: 'x-svc-provider',
