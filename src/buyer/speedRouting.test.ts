@@ -93,6 +93,12 @@ describe('routing by measured speed', () => {
     expect(slowPeer.ttftMs).toBeGreaterThanOrEqual(SLOW_MS);
     expect(fastPeer.ttftMs).toBeLessThan(slowPeer.ttftMs!);
     expect(fastPeer.outputTokensPerSecond).toBeGreaterThan(slowPeer.outputTokensPerSecond!);
+
+    const listed = await readJson<{
+      peers: { peerId: string; offers: { ttftMs: number | null }[] }[];
+    }>(await fetch(`${t!.url}/_svc/peers`));
+    const slowListed = listed.peers.find((p) => p.peerId === slow)!;
+    expect(slowListed.offers[0]!.ttftMs).toBeGreaterThanOrEqual(SLOW_MS);
   });
 
   it('takes the sort from x-svc-sort, :nitro and a preset; sellers never see sort or max_price', async () => {
