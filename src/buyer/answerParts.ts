@@ -25,6 +25,7 @@ export function sellerHeaders(
     peerId: offer.peerId,
     provider: offer.provider,
     service: offer.serviceId,
+    model: offer.modelName,
     inputUsdPerMillion: String(pricing.inputUsdPerMillion),
     outputUsdPerMillion: String(pricing.outputUsdPerMillion),
     // Without an advertised cached price, cached tokens bill at the input price.

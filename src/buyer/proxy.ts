@@ -3,7 +3,6 @@
  * route, try candidates with failover (429 first retried on the same seller), deliver.
  */
 import { normalizeModelName } from '../catalog/index.js';
-import { SvcError } from '../errors/index.js';
 import { headerValue, SVC_HEADER } from '../protocol/index.js';
 import {
   conversationKey,
@@ -12,6 +11,7 @@ import {
   type PreferenceNarrowing,
   pinPreferences,
   type ResolvedTarget,
+  type RoutePlan,
   type RoutingTarget,
   requestRouting,
   resolveTarget,
@@ -21,6 +21,7 @@ import {
 import { applyPreset } from './applyPreset.js';
 import type { ProxyContext } from './context.js';
 import { deliver, responseAffinityKey } from './deliver.js';
+import { fallbackPlan, requestedModels } from './fallbackModels.js';
 import { textCall } from './textCall.js';
 import { tryCandidates } from './tryCandidates.js';
 
@@ -53,17 +54,16 @@ export function requestPreferences(
   return preferences;
 }
 
-/** Handles one proxied request end to end. */
-export async function proxyRequest(ctx: ProxyContext): Promise<void> {
+/** One model of the request, routed: its plan, the body its sellers get, its affinity key. */
+interface RoutedTextModel {
+  plan: RoutePlan;
+  body: Record<string, unknown>;
+  affinityKey: string | undefined;
+}
+
+function routeModel(ctx: ProxyContext, model: string | undefined): RoutedTextModel {
   const { service } = ctx;
   const { deps } = service;
-  const model = ctx.body.model;
-  if (model !== undefined && typeof model !== 'string') {
-    throw new SvcError('invalid_request', {
-      message: '"model" must be a string.',
-      details: { param: 'model' },
-    });
-  }
   const state = service.state.read();
   const pinHeader = headerValue(ctx.req.headers, SVC_HEADER.pinPeer);
   const resolved = resolveTarget({
@@ -114,11 +114,17 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
     bodyBytes: ctx.bodyBytes,
     maxCandidates: deps.config.maxAttempts,
   });
+  return { plan, body, affinityKey };
+}
 
+/** Handles one proxied request end to end (a `models` list: each model in order). */
+export async function proxyRequest(ctx: ProxyContext): Promise<void> {
+  const models = requestedModels(ctx.body);
+  const { plan, of } = fallbackPlan(models, (model) => routeModel(ctx, model));
   await tryCandidates(
     ctx,
     plan,
-    (candidate) => textCall(ctx, candidate, body),
-    (candidate, ok) => deliver(ctx, candidate, ok, affinityKey),
+    (candidate) => textCall(ctx, candidate, of(candidate).body),
+    (candidate, ok) => deliver(ctx, candidate, ok, of(candidate).affinityKey),
   );
 }

@@ -21,6 +21,8 @@ export const SVC_HEADER = {
   peerId: 'x-svc-peer-id',
   provider: 'x-svc-provider',
   service: 'x-svc-service',
+  /** The catalog name of the model that served (a fallback list's entry that answered). */
+  model: 'x-svc-model',
   inputUsdPerMillion: 'x-svc-input-usd-per-million',
   outputUsdPerMillion: 'x-svc-output-usd-per-million',
   cachedInputUsdPerMillion: 'x-svc-cached-input-usd-per-million',
@@ -111,6 +113,7 @@ export const sellerHeadersSchema = z.object({
   peerId: z.string(),
   provider: z.string(),
   service: z.string(),
+  model: z.string().optional(),
   inputUsdPerMillion: z.string().optional(),
   outputUsdPerMillion: z.string().optional(),
   cachedInputUsdPerMillion: z.string().optional(),

@@ -1,8 +1,8 @@
 /**
  * Routing choices one request makes for itself (docs/decisions/150-routing-by-speed.md): `sort`
  * in the body or the `x-svc-sort` header, and `max_price` in the body (USD per million tokens
- * for `prompt` / `completion`, per item for `image` / `video`). The buyer removes both fields
- * before the body goes to a seller.
+ * for `prompt` / `completion`, per item for `image` / `video`). The buyer removes them, and a
+ * fallback list `models` (src/buyer/fallbackModels.ts), before the body goes to a seller.
  */
 import { z } from 'zod';
 import { SvcError } from '../errors/index.js';
@@ -18,7 +18,7 @@ const maxPriceSchema = z.strictObject({
 });
 
 /** Body fields that steer routing and are never forwarded. */
-export const ROUTING_BODY_FIELDS = ['sort', 'max_price'] as const;
+export const ROUTING_BODY_FIELDS = ['sort', 'max_price', 'models'] as const;
 
 export interface RequestRouting {
   sort?: RoutingSort;
