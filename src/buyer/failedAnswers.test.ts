@@ -35,6 +35,18 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
     choices: [{ index: 0, delta, finish_reason: finish }],
   })}\n\n`;
 
+/** A whole chat answer with no output: 50 input tokens, `finish` as its finish reason. */
+function emptyAnswer(finish: string | null) {
+  return jsonReply(200, {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: finish }],
+    usage: { prompt_tokens: 50, completion_tokens: 0, total_tokens: 50 },
+  });
+}
+
 async function buyerWith(script: SellerScript) {
   const spy = spyPayments();
   t = await startTestBuyer({ payments: spy.payments });
@@ -64,16 +76,7 @@ function streamCost(text: string): string {
 
 describe('failed answers cost nothing', () => {
   it('an answer with no output tokens and no finish reason: no voucher, cost 0', async () => {
-    const spy = await buyerWith(() =>
-      jsonReply(200, {
-        id: 'chatcmpl-1',
-        object: 'chat.completion',
-        created: 1_700_000_000,
-        model: 'm',
-        choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: null }],
-        usage: { prompt_tokens: 50, completion_tokens: 0, total_tokens: 50 },
-      }),
-    );
+    const spy = await buyerWith(() => emptyAnswer(null));
     const response = await post(false);
     expect(response.status).toBe(200);
     await response.arrayBuffer();
@@ -83,16 +86,7 @@ describe('failed answers cost nothing', () => {
   });
 
   it('an empty answer that did finish (finish_reason "stop") is still paid for its input', async () => {
-    const spy = await buyerWith(() =>
-      jsonReply(200, {
-        id: 'chatcmpl-1',
-        object: 'chat.completion',
-        created: 1_700_000_000,
-        model: 'm',
-        choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 50, completion_tokens: 0, total_tokens: 50 },
-      }),
-    );
+    const spy = await buyerWith(() => emptyAnswer('stop'));
     const response = await post(false);
     await response.arrayBuffer();
     expect(response.headers.get('x-svc-estimated-cost-usd')).toBe('0.000500');
