@@ -10,6 +10,7 @@ import {
   HealthTracker,
   ownPreferences,
   RouteStateStore,
+  SpeedTracker,
 } from '../routing/index.js';
 import { ControlSecret } from './gatewayAuth.js';
 import { BuyerMetrics } from './metrics.js';
@@ -37,6 +38,8 @@ const INDEX_MAX_AGE_MS = 5_000;
 
 export class BuyerService {
   readonly health: HealthTracker;
+  /** Measured time to first token and tokens per second per (seller, model). */
+  readonly speed = new SpeedTracker();
   readonly affinity = new AffinityStore();
   readonly records = new RequestRecords();
   readonly metrics = new BuyerMetrics();

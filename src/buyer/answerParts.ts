@@ -25,6 +25,7 @@ export function sellerHeaders(
     peerId: offer.peerId,
     provider: offer.provider,
     service: offer.serviceId,
+    model: offer.modelName,
     inputUsdPerMillion: String(pricing.inputUsdPerMillion),
     outputUsdPerMillion: String(pricing.outputUsdPerMillion),
     // Without an advertised cached price, cached tokens bill at the input price.
@@ -66,6 +67,9 @@ export function settleUsage(
   return { usage: estimate(), source: 'estimated', estimate };
 }
 
+/** The price of a failed answer (src/payments/failedAnswer.ts): nothing. */
+export const NOTHING_OWED = { cost: 0n as MicroUsd, costUsd: formatUsd(0n) };
+
 /** What the answer costs, and its `costUsd` text. */
 export function priceAnswer(ok: AttemptOk, usage: TokenUsage): { cost: MicroUsd; costUsd: string } {
   const cost = costOfUsage(usage, ok.price);
@@ -87,7 +91,10 @@ export function trailerOf(ok: AttemptOk): Promise<{ usage?: TokenUsage } | undef
   return trailer as Promise<{ usage?: TokenUsage } | undefined>;
 }
 
-/** Pays the seller for what it delivered: its claim checked against the buyer's own count. */
+/**
+ * Pays the seller for what it delivered: its claim checked against the buyer's own count; a
+ * failed answer only frees the payment.
+ */
 export async function completePayment(
   ctx: ProxyContext,
   candidate: RouteCandidate,
@@ -95,9 +102,15 @@ export async function completePayment(
   trailer: Promise<unknown>,
   estimate: () => TokenUsage,
   units?: boolean,
+  failed?: boolean,
 ): Promise<void> {
   if (!ok.paid) return;
   const { deps } = ctx.service;
+  // A failed answer is paid nothing: no voucher (docs/decisions/152-nothing-paid-for-failed-answers.md).
+  if (failed) {
+    deps.payments.release?.(ctx.requestId);
+    return;
+  }
   try {
     const claimed = (await trailer) as Parameters<typeof deps.payments.complete>[0]['claimed'];
     await deps.payments.complete({

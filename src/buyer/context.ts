@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorStyle } from '../errors/index.js';
+import type { PeerId } from '../identity/index.js';
 import { logRequestLine } from '../log/index.js';
 import type { MicroUsd, TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
@@ -32,6 +33,8 @@ export interface ProxyContext {
   /** Aborted when the client goes away. */
   clientAbort: AbortController;
   attempts: string[];
+  /** When the answer being delivered was sent for and its head arrived (speed measurement). */
+  answerTiming?: { peerId: PeerId; modelKey: string; sentAt: number; headAt: number };
 }
 
 /**
@@ -74,6 +77,22 @@ export function applyGatewayLimits(ctx: ProxyContext): void {
 
 export const ZERO_USAGE: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
 
+/**
+ * Feeds the speed averages routing sorts by (docs/decisions/150-routing-by-speed.md): time to the
+ * answer's head (a stream's first event) and output tokens over the whole answer. Only completed
+ * answers count. Runs as the answer ends, so the next request already sees it.
+ */
+function recordSpeed(ctx: ProxyContext, completed: boolean, outputTokens: number): void {
+  const timing = ctx.answerTiming;
+  if (!timing || !completed) return;
+  ctx.answerTiming = undefined;
+  ctx.service.speed.record(timing.peerId, timing.modelKey, {
+    ttftMs: timing.headAt - timing.sentAt,
+    totalMs: ctx.service.deps.clock() - timing.sentAt,
+    outputTokens,
+  });
+}
+
 /** Stores the request record and updates metrics. */
 export function finishRequest(
   ctx: ProxyContext,
@@ -88,6 +107,7 @@ export function finishRequest(
   };
   const { metrics, records } = ctx.service;
   records.put(full);
+  recordSpeed(ctx, record.completed, record.usage.outputTokens);
   logRequestLine(ctx.service.deps.logger, {
     requestId: ctx.requestId,
     route: ctx.req.url ?? '',

@@ -33,6 +33,10 @@ export function statusBody(service: BuyerService, url: string): Record<string, u
   };
 }
 
+function roundOrNull(value: number | undefined): number | null {
+  return value === undefined ? null : Math.round(value * 10) / 10;
+}
+
 /** `GET /_svc/peers` */
 export function peersBody(service: BuyerService): Record<string, unknown> {
   const { deps } = service;
@@ -63,6 +67,11 @@ export function peersBody(service: BuyerService): Record<string, unknown> {
         type: offer.type,
         protocols: offer.protocols,
         prices: { ...offer.pricing, ...(offer.unitBilling ?? {}) },
+        // Measured by this buyer (docs/decisions/150-routing-by-speed.md); null until measured.
+        ttftMs: roundOrNull(service.speed.speed(peerId, offer.modelKey)?.ttftMs),
+        outputTokensPerSecond: roundOrNull(
+          service.speed.speed(peerId, offer.modelKey)?.outputTokensPerSecond,
+        ),
       })),
     };
   });

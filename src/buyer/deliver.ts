@@ -3,10 +3,12 @@
  * a stream in deliverStream.ts; then the record, health, affinity and payment completion.
  */
 import { SvcError } from '../errors/index.js';
+import { isFailedAnswer, wholeAnswerFinished } from '../payments/failedAnswer.js';
 import { encodeUsageHeaders, latencyHeader } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import {
   completePayment,
+  NOTHING_OWED,
   priceAnswer,
   rememberSeller,
   sellerHeaders,
@@ -80,7 +82,11 @@ async function deliverWhole(
     // What the seller delivered (before translation, which may drop e.g. thinking blocks).
     () => textOf(sellerJson ?? ''),
   );
-  const { cost, costUsd } = priceAnswer(ok, usage);
+  const failed = isFailedAnswer({
+    outputTokens: usage.outputTokens,
+    finished: wholeAnswerFinished(candidate.sellerProtocol, sellerJson),
+  });
+  const { cost, costUsd } = failed ? NOTHING_OWED : priceAnswer(ok, usage);
   res.writeHead(response.status, {
     'content-type': response.headers['content-type'] ?? 'application/json',
     'content-length': bytes.length,
@@ -98,7 +104,7 @@ async function deliverWhole(
     costUsd,
   });
   rememberSeller(ctx, candidate, affinityKey, responseIdOf(ctx, candidate, json));
-  await completePayment(ctx, candidate, ok, trailer, estimate);
+  await completePayment(ctx, candidate, ok, trailer, estimate, false, failed);
 }
 
 /** Delivers a successful seller response (whole or streamed). */

@@ -7,10 +7,12 @@
  */
 import { once } from 'node:events';
 import type { SvcError } from '../errors/index.js';
+import { isFailedAnswer } from '../payments/failedAnswer.js';
 import { encodeUsageComment } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import {
   completePayment,
+  NOTHING_OWED,
   priceAnswer,
   rememberSeller,
   sellerHeaders,
@@ -142,7 +144,11 @@ export async function deliverStream(
     ok.inputTokens,
     () => scanner.streamedText,
   );
-  const { cost, costUsd } = priceAnswer(ok, usage);
+  const failed = isFailedAnswer({
+    outputTokens: usage.outputTokens,
+    finished: scanner.verdict === 'ended',
+  });
+  const { cost, costUsd } = failed ? NOTHING_OWED : priceAnswer(ok, usage);
   const errorCode = cancelled ? 'request_cancelled' : failure?.code;
   if (!res.destroyed) {
     res.end(encodeUsageComment({ ...usage, costUsd, ...(errorCode ? { errorCode } : {}) }));
@@ -166,6 +172,7 @@ export async function deliverStream(
         : undefined;
     rememberSeller(ctx, candidate, affinityKey, responseId);
   }
-  // The delivered part is paid for, failed or not.
-  await completePayment(ctx, candidate, ok, trailer, estimate);
+  // The delivered part is paid for, failed or not; a stream that failed before any content is
+  // not (src/payments/failedAnswer.ts).
+  await completePayment(ctx, candidate, ok, trailer, estimate, false, failed);
 }

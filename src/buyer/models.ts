@@ -16,6 +16,7 @@ function options(service: BuyerService) {
     reputation: service.deps.reputation,
     health: service.health,
     preferFreeSellers: service.ownPreferences.preferFreeSellers,
+    speed: service.speed,
   };
 }
 

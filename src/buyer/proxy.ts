@@ -3,7 +3,6 @@
  * route, try candidates with failover (429 first retried on the same seller), deliver.
  */
 import { normalizeModelName } from '../catalog/index.js';
-import { SvcError } from '../errors/index.js';
 import { headerValue, SVC_HEADER } from '../protocol/index.js';
 import {
   conversationKey,
@@ -11,13 +10,18 @@ import {
   narrowPreferences,
   type PreferenceNarrowing,
   pinPreferences,
+  type ResolvedTarget,
+  type RoutePlan,
   type RoutingTarget,
+  requestRouting,
   resolveTarget,
   selectRoute,
+  withoutRoutingFields,
 } from '../routing/index.js';
 import { applyPreset } from './applyPreset.js';
 import type { ProxyContext } from './context.js';
 import { deliver, responseAffinityKey } from './deliver.js';
+import { fallbackPlan, requestedModels } from './fallbackModels.js';
 import { textCall } from './textCall.js';
 import { tryCandidates } from './tryCandidates.js';
 
@@ -33,17 +37,33 @@ export function effectivePreferences(
   return policy ? narrowPreferences(own, policy) : own;
 }
 
-/** Handles one proxied request end to end. */
-export async function proxyRequest(ctx: ProxyContext): Promise<void> {
+/**
+ * Preferences with the request's own choices: its `max_price` narrows; its sort (model suffix,
+ * then body `sort`, then `x-svc-sort`) wins over a preset's, which wins over the gateway policy's
+ * and the buyer's (docs/decisions/150-routing-by-speed.md).
+ */
+export function requestPreferences(
+  ctx: ProxyContext,
+  resolved: ResolvedTarget,
+  base: EffectivePreferences,
+): EffectivePreferences {
+  const own = requestRouting(ctx.body, headerValue(ctx.req.headers, SVC_HEADER.sort));
+  let preferences = own.narrowing ? narrowPreferences(base, own.narrowing) : base;
+  const sort = resolved.variantSort ?? own.sort ?? resolved.preset?.config.routingPreferences?.sort;
+  if (sort && sort !== preferences.sort) preferences = { ...preferences, sort };
+  return preferences;
+}
+
+/** One model of the request, routed: its plan, the body its sellers get, its affinity key. */
+interface RoutedTextModel {
+  plan: RoutePlan;
+  body: Record<string, unknown>;
+  affinityKey: string | undefined;
+}
+
+function routeModel(ctx: ProxyContext, model: string | undefined): RoutedTextModel {
   const { service } = ctx;
   const { deps } = service;
-  const model = ctx.body.model;
-  if (model !== undefined && typeof model !== 'string') {
-    throw new SvcError('invalid_request', {
-      message: '"model" must be a string.',
-      details: { param: 'model' },
-    });
-  }
   const state = service.state.read();
   const pinHeader = headerValue(ctx.req.headers, SVC_HEADER.pinPeer);
   const resolved = resolveTarget({
@@ -54,7 +74,7 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
     presets: deps.config.presets,
   });
   const { target } = resolved;
-  let body = ctx.body;
+  let body = withoutRoutingFields(ctx.body);
   let own = service.ownPreferences;
   if (resolved.preset) {
     body = applyPreset(body, ctx.route.protocol, resolved.preset.config);
@@ -62,7 +82,11 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
       own = narrowPreferences(own, resolved.preset.config.routingPreferences);
     }
   }
-  const preferences = effectivePreferences(own, target, ctx.policy);
+  const preferences = requestPreferences(
+    ctx,
+    resolved,
+    effectivePreferences(own, target, ctx.policy),
+  );
   const conversation = conversationKey(body, ctx.req.headers);
   const affinityKey =
     conversation && target.kind === 'automatic'
@@ -85,15 +109,22 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
     preferences,
     reputation: deps.reputation,
     health: service.health,
+    speed: service.speed,
     ...(affinityPeerId ? { affinityPeerId } : {}),
     bodyBytes: ctx.bodyBytes,
     maxCandidates: deps.config.maxAttempts,
   });
+  return { plan, body, affinityKey };
+}
 
+/** Handles one proxied request end to end (a `models` list: each model in order). */
+export async function proxyRequest(ctx: ProxyContext): Promise<void> {
+  const models = requestedModels(ctx.body);
+  const { plan, of } = fallbackPlan(models, (model) => routeModel(ctx, model));
   await tryCandidates(
     ctx,
     plan,
-    (candidate) => textCall(ctx, candidate, body),
-    (candidate, ok) => deliver(ctx, candidate, ok, affinityKey),
+    (candidate) => textCall(ctx, candidate, of(candidate).body),
+    (candidate, ok) => deliver(ctx, candidate, ok, of(candidate).affinityKey),
   );
 }

@@ -77,11 +77,15 @@ async function firstAnswer(
     return 'kind' in call ? call : sendToSeller(ctx, candidate, call);
   };
   let last: AttemptFailure | undefined;
+  const { clock } = ctx.service.deps;
   for (const candidate of plan.candidates) {
     for (let tries = 1; ; tries++) {
       if (ctx.clientAbort.signal.aborted) return last;
+      const sentAt = clock();
       const outcome = await attempt(candidate);
       if (outcome.kind === 'ok') {
+        const { peerId, modelKey } = candidate.offer;
+        ctx.answerTiming = { peerId, modelKey, sentAt, headAt: clock() };
         await deliver(candidate, outcome);
         return 'delivered';
       }

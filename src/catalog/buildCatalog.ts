@@ -5,7 +5,7 @@ import type { ApiProtocol, ServiceCapabilities, UnitBillingModel } from '../netw
 import type { ModelType } from './modelType.js';
 import type { ModelOffers, OfferIndex } from './offerIndex.js';
 import type { Offer } from './offers.js';
-import { HEALTHY, type OfferHealth, rankOffers } from './rankOffers.js';
+import { HEALTHY, type OfferHealth, rankOffers, type SpeedSource } from './rankOffers.js';
 import type { ReputationSource } from './reputation.js';
 
 /** One item of `peers`. */
@@ -18,6 +18,9 @@ export interface CatalogPeer {
   reputationScore: number | null;
   effectiveReputationScore: number | null;
   capabilities: ServiceCapabilities;
+  /** Measured by this buyer (moving averages of its own traffic); null until measured. */
+  ttftMs: number | null;
+  outputTokensPerSecond: number | null;
 }
 
 /** Features every seller guarantees (snake_case like the rest of the entry). */
@@ -51,6 +54,7 @@ export interface CatalogOptions {
   reputation: ReputationSource;
   health?: OfferHealth;
   preferFreeSellers?: boolean;
+  speed?: SpeedSource;
 }
 
 /** The most common cleaned name of a model's offers (ties: shortest, then alphabetical). */
@@ -163,6 +167,7 @@ export function catalogEntry(
     reputation: options.reputation,
     health: options.health ?? HEALTHY,
     preferFreeSellers: options.preferFreeSellers ?? false,
+    ...(options.speed ? { speed: options.speed } : {}),
     anyCachedPrice: model.anyCachedPrice,
   });
   const caps = offers.map((offer) => offer.capabilities ?? NO_CAPABILITIES);
@@ -193,7 +198,7 @@ export function catalogEntry(
       capabilities: covered.caps,
       supported_parameters: covered.params,
     },
-    peers: ranked.map(({ offer, reputationScore, effectiveReputationScore }) => ({
+    peers: ranked.map(({ offer, reputationScore, effectiveReputationScore, speed }) => ({
       peerId: offer.peerId,
       provider: offer.provider,
       serviceId: offer.serviceId,
@@ -202,6 +207,11 @@ export function catalogEntry(
       reputationScore: reputationScore ?? null,
       effectiveReputationScore: effectiveReputationScore ?? null,
       capabilities: offer.capabilities ?? NO_CAPABILITIES,
+      ttftMs: speed?.ttftMs === undefined ? null : Math.round(speed.ttftMs),
+      outputTokensPerSecond:
+        speed?.outputTokensPerSecond === undefined
+          ? null
+          : Math.round(speed.outputTokensPerSecond * 10) / 10,
     })),
   };
   if (contextLength !== undefined) entry.context_length = contextLength;

@@ -21,9 +21,11 @@ export {
   effectiveReputation,
   HEALTHY,
   type OfferHealth,
+  type OfferSpeed,
   type RankContext,
   type RankedOffer,
   rankedOffer,
   rankOffers,
+  type SpeedSource,
 } from './rankOffers.js';
 export { NO_REPUTATION, type ReputationSource, staticReputation } from './reputation.js';

@@ -4,6 +4,7 @@
  * down after failures last. Also the cached-input rule (README "The buyer proxy").
  */
 import type { PeerId } from '../identity/index.js';
+import type { RoutingSort } from '../protocol/index.js';
 import type { Offer } from './offers.js';
 import type { ReputationSource } from './reputation.js';
 
@@ -17,6 +18,18 @@ export interface OfferHealth {
 
 export const HEALTHY: OfferHealth = { penalty: () => 0, coolingDown: () => false };
 
+/** What the buyer has measured of one seller's model; absent fields are not measured yet. */
+export interface OfferSpeed {
+  ttftMs?: number;
+  outputTokensPerSecond?: number;
+  samples: number;
+}
+
+/** Measured speed per (seller, model) (src/routing/speed.ts keeps it). */
+export interface SpeedSource {
+  speed(peerId: PeerId, modelKey: string): OfferSpeed | undefined;
+}
+
 /** An offer with the numbers ranking uses. */
 export interface RankedOffer {
   offer: Offer;
@@ -26,6 +39,7 @@ export interface RankedOffer {
   coolingDown: boolean;
   /** effective score minus failure penalty (unscored = 0). */
   trustKey: number;
+  speed?: OfferSpeed;
 }
 
 export interface RankContext {
@@ -34,6 +48,8 @@ export interface RankContext {
   preferFreeSellers: boolean;
   /** Whether any seller of this model advertises a cached-input price. */
   anyCachedPrice: boolean;
+  speed?: SpeedSource;
+  sort?: RoutingSort;
 }
 
 /** The model-specific score: halved when others advertise a cached price and this seller does not. */
@@ -50,19 +66,45 @@ export function effectiveReputation(
 export function rankedOffer(offer: Offer, context: RankContext): RankedOffer {
   const reputationScore = context.reputation.score(offer.peerId);
   const effective = effectiveReputation(reputationScore, offer, context.anyCachedPrice);
-  return {
+  const ranked: RankedOffer = {
     offer,
     reputationScore,
     effectiveReputationScore: effective,
     coolingDown: context.health.coolingDown(offer.peerId),
     trustKey: (effective ?? 0) - context.health.penalty(offer.peerId),
   };
+  const speed = context.speed?.speed(offer.peerId, offer.modelKey);
+  if (speed) ranked.speed = speed;
+  return ranked;
+}
+
+/**
+ * Speed order for `sort`: negative when `a` is faster. A seller not measured yet ranks first,
+ * so every seller gets measured once (docs/decisions/150-routing-by-speed.md).
+ */
+function compareSpeed(a: RankedOffer, b: RankedOffer, sort: RoutingSort): number {
+  const value = (r: RankedOffer) =>
+    sort === 'latency' ? r.speed?.ttftMs : -(r.speed?.outputTokensPerSecond ?? Number.NaN);
+  const x = value(a);
+  const y = value(b);
+  const known = (v: number | undefined) => v !== undefined && !Number.isNaN(v);
+  if (!known(x) || !known(y)) return known(x) === known(y) ? 0 : known(x) ? 1 : -1;
+  return x! - y!;
 }
 
 /** Negative when `a` ranks before `b`. */
-export function compareRanked(a: RankedOffer, b: RankedOffer, preferFreeSellers: boolean): number {
+export function compareRanked(
+  a: RankedOffer,
+  b: RankedOffer,
+  preferFreeSellers: boolean,
+  sort: RoutingSort = 'price',
+): number {
   if (a.coolingDown !== b.coolingDown) return a.coolingDown ? 1 : -1;
   if (preferFreeSellers && a.offer.free !== b.offer.free) return a.offer.free ? -1 : 1;
+  if (sort !== 'price') {
+    const bySpeed = compareSpeed(a, b, sort);
+    if (bySpeed !== 0) return bySpeed;
+  }
   if (a.offer.rankPrice !== b.offer.rankPrice) return a.offer.rankPrice - b.offer.rankPrice;
   if (a.trustKey !== b.trustKey) return b.trustKey - a.trustKey;
   return a.offer.peerId < b.offer.peerId ? -1 : a.offer.peerId > b.offer.peerId ? 1 : 0;
@@ -72,5 +114,5 @@ export function compareRanked(a: RankedOffer, b: RankedOffer, preferFreeSellers:
 export function rankOffers(offers: readonly Offer[], context: RankContext): RankedOffer[] {
   return offers
     .map((offer) => rankedOffer(offer, context))
-    .sort((a, b) => compareRanked(a, b, context.preferFreeSellers));
+    .sort((a, b) => compareRanked(a, b, context.preferFreeSellers, context.sort));
 }

@@ -45,6 +45,7 @@ export {
   createSellerPayments,
   openBuyerPayments,
 } from './factories.js';
+export { isFailedAnswer, wholeAnswerFinished } from './failedAnswer.js';
 export {
   ReputationReader,
   type ReputationReaderOptions,

@@ -15,10 +15,14 @@ export const SVC_HEADER = {
   requestId: 'x-svc-request-id',
   routingPolicy: 'x-svc-routing-policy',
   maxCostUsd: 'x-svc-max-cost-usd',
+  /** `price`, `throughput` or `latency` (src/protocol/routingPolicy.ts ROUTING_SORTS). */
+  sort: 'x-svc-sort',
   // Answer headers (buyer → gateway or client).
   peerId: 'x-svc-peer-id',
   provider: 'x-svc-provider',
   service: 'x-svc-service',
+  /** The catalog name of the model that served (a fallback list's entry that answered). */
+  model: 'x-svc-model',
   inputUsdPerMillion: 'x-svc-input-usd-per-million',
   outputUsdPerMillion: 'x-svc-output-usd-per-million',
   cachedInputUsdPerMillion: 'x-svc-cached-input-usd-per-million',
@@ -109,6 +113,7 @@ export const sellerHeadersSchema = z.object({
   peerId: z.string(),
   provider: z.string(),
   service: z.string(),
+  model: z.string().optional(),
   inputUsdPerMillion: z.string().optional(),
   outputUsdPerMillion: z.string().optional(),
   cachedInputUsdPerMillion: z.string().optional(),

@@ -16,7 +16,15 @@ export const MAX_PRICING_FIELDS = {
   videoUsd: usd,
 };
 
+/**
+ * How automatic routing orders eligible sellers (docs/decisions/150-routing-by-speed.md): by
+ * price (the default), by measured output tokens per second, or by measured time to first token.
+ */
+export const ROUTING_SORTS = ['price', 'throughput', 'latency'] as const;
+export type RoutingSort = (typeof ROUTING_SORTS)[number];
+
 export const routingPolicySchema = z.object({
+  sort: z.enum(ROUTING_SORTS).optional(),
   minTrustScore: z.number().min(0).max(100).optional(),
   maxPricing: z.object(MAX_PRICING_FIELDS).optional(),
   allowedPeerIds: z.array(z.string()).optional(),

@@ -19,6 +19,12 @@ export {
   pinPreferences,
   VIDEO_PRICE_CEILING_MICRO,
 } from './preferences.js';
+export {
+  type RequestRouting,
+  ROUTING_BODY_FIELDS,
+  requestRouting,
+  withoutRoutingFields,
+} from './requestRouting.js';
 export { type RouteState, RouteStateStore } from './routeState.js';
 export {
   type Exclusion,
@@ -30,8 +36,10 @@ export {
   type RouteRequest,
   selectRoute,
 } from './selectRoute.js';
+export { type SpeedSample, SpeedTracker } from './speed.js';
 export {
   DEFAULT_ROUTE_MODEL,
+  MODEL_VARIANTS,
   type PinSource,
   PRESET_PREFIX,
   parsePinnedModel,
@@ -39,4 +47,5 @@ export {
   type ResolveTargetInput,
   type RoutingTarget,
   resolveTarget,
+  splitModelVariant,
 } from './target.js';

@@ -7,7 +7,11 @@ import { normalizeModelName } from '../catalog/index.js';
 import type { RoutingPreferences } from '../config/index.js';
 import { type PeerId, parsePeerId } from '../identity/index.js';
 import { type MicroUsd, usdNumberToMicro } from '../money/index.js';
-import { decodeRoutingPolicy, type RoutingPolicyWire } from '../protocol/index.js';
+import {
+  decodeRoutingPolicy,
+  type RoutingPolicyWire,
+  type RoutingSort,
+} from '../protocol/index.js';
 
 /** The buyer never pays more than this for one video, whatever a policy allows. */
 export const VIDEO_PRICE_CEILING_MICRO = 5_000_000n;
@@ -31,6 +35,8 @@ export interface EffectivePreferences {
   preferFreeSellers: boolean;
   /** Normalised model keys a gateway key may use; undefined: all. */
   allowedModelKeys?: Set<string>;
+  /** Order of eligible sellers (docs/decisions/150-routing-by-speed.md). */
+  sort: RoutingSort;
 }
 
 /** A partial preference set that narrows another (preset, gateway policy): the wire shape. */
@@ -65,6 +71,7 @@ export function ownPreferences(prefs: RoutingPreferences): EffectivePreferences 
       caps: { videoMicro: VIDEO_PRICE_CEILING_MICRO },
       blockedPeerIds: new Set(),
       preferFreeSellers: prefs.preferFreeSellers,
+      sort: prefs.sort ?? 'price',
     },
     {
       ...(prefs.maxPricing ? { maxPricing: prefs.maxPricing } : {}),
@@ -108,6 +115,8 @@ export function narrowPreferences(
     caps,
     blockedPeerIds: new Set([...base.blockedPeerIds, ...peerSet(narrowing.blockedPeerIds ?? [])]),
     preferFreeSellers: base.preferFreeSellers || Boolean(narrowing.preferFreeSellers),
+    // Not a restriction: a later layer's sort replaces an earlier one's.
+    sort: narrowing.sort ?? base.sort,
   };
   if (allowed) result.allowedPeerIds = allowed;
   if (models) result.allowedModelKeys = models;
@@ -128,6 +137,7 @@ export function pinPreferences(
     caps: own.caps,
     blockedPeerIds: own.blockedPeerIds,
     preferFreeSellers: own.preferFreeSellers,
+    sort: own.sort,
   };
   if (own.allowedModelKeys) base.allowedModelKeys = own.allowedModelKeys;
   return gateway ? narrowPreferences(base, gateway) : base;

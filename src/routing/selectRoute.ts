@@ -17,6 +17,7 @@ import {
   type RankedOffer,
   type ReputationSource,
   rankedOffer,
+  type SpeedSource,
 } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
@@ -44,6 +45,8 @@ export interface RouteRequest {
   preferences: EffectivePreferences;
   reputation: ReputationSource;
   health?: OfferHealth;
+  /** Measured speed, for a `throughput` or `latency` sort. */
+  speed?: SpeedSource;
   /** Seller that served earlier turns of this conversation. */
   affinityPeerId?: PeerId;
   /** Body size, checked against each seller's upload limit. */
@@ -246,17 +249,26 @@ export function selectRoute(request: RouteRequest): RoutePlan {
     health: request.health ?? HEALTHY,
     preferFreeSellers: request.preferences.preferFreeSellers,
     anyCachedPrice: model.anyCachedPrice,
+    ...(request.speed ? { speed: request.speed } : {}),
   };
   const prefer = request.preferences.preferFreeSellers;
+  const { sort } = request.preferences;
+  const byRank = (a: RouteCandidate, b: RouteCandidate) => compareRanked(a, b, prefer, sort);
   const candidateOf = (offer: Offer): RouteCandidate => ({
     ...rankedOffer(offer, context),
     sellerProtocol: request.chooseProtocol(request.clientProtocol, offer.protocols)!,
   });
   const top: RouteCandidate[] = [];
   const cooling: RouteCandidate[] = [];
-  // Offers are in price order: once `limit` candidates are held, a dearer offer cannot enter.
+  // Offers are in price order: under the price sort, once `limit` candidates are held, a
+  // dearer offer cannot enter.
   for (const offer of offersByPrice(model)) {
-    if (top.length === limit && offer.rankPrice > top[limit - 1]!.offer.rankPrice) break;
+    if (
+      sort === 'price' &&
+      top.length === limit &&
+      offer.rankPrice > top[limit - 1]!.offer.rankPrice
+    )
+      break;
     if (exclusionReason(offer, request, request.reputation.score(offer.peerId)) !== undefined) {
       continue;
     }
@@ -265,14 +277,14 @@ export function selectRoute(request: RouteRequest): RoutePlan {
       if (cooling.length < limit) cooling.push(candidate);
       continue;
     }
-    if (top.length === limit && compareRanked(candidate, top[limit - 1]!, prefer) >= 0) continue;
+    if (top.length === limit && byRank(candidate, top[limit - 1]!) >= 0) continue;
     let at = top.length;
-    while (at > 0 && compareRanked(candidate, top[at - 1]!, prefer) < 0) at--;
+    while (at > 0 && byRank(candidate, top[at - 1]!) < 0) at--;
     top.splice(at, 0, candidate);
     if (top.length > limit) top.pop();
   }
   if (top.length < limit && cooling.length > 0) {
-    cooling.sort((a, b) => compareRanked(a, b, prefer));
+    cooling.sort(byRank);
     top.push(...cooling.slice(0, limit - top.length));
   }
   if (top.length === 0) {

@@ -6,7 +6,7 @@
 import type { PresetConfig } from '../config/index.js';
 import { SvcError } from '../errors/index.js';
 import { isPeerId, type PeerId, parsePeerId } from '../identity/index.js';
-import { SVC_HEADER } from '../protocol/index.js';
+import { type RoutingSort, SVC_HEADER } from '../protocol/index.js';
 
 /** Model value that follows the persisted default route. */
 export const DEFAULT_ROUTE_MODEL = 'svc';
@@ -38,6 +38,24 @@ export interface ResolvedTarget {
   target: RoutingTarget;
   /** The preset named by `@preset/<name>`, to apply to the body. */
   preset?: { name: string; config: PresetConfig };
+  /** The sort a `:floor` / `:nitro` model suffix asks for. */
+  variantSort?: RoutingSort;
+}
+
+/** Model suffixes that choose a sort (docs/decisions/150-routing-by-speed.md). */
+export const MODEL_VARIANTS: Readonly<Record<string, RoutingSort>> = {
+  ':floor': 'price',
+  ':nitro': 'throughput',
+};
+
+/** `model` without a `:floor` / `:nitro` suffix, and the sort the suffix asks for. */
+export function splitModelVariant(model: string): { model: string; sort?: RoutingSort } {
+  for (const [suffix, sort] of Object.entries(MODEL_VARIANTS)) {
+    if (model.length > suffix.length && model.endsWith(suffix)) {
+      return { model: model.slice(0, -suffix.length), sort };
+    }
+  }
+  return { model };
 }
 
 /** `<peer_id>@<service_id>` split, or undefined when the value is not in that form. */
@@ -83,10 +101,15 @@ export function resolveTarget(input: ResolveTargetInput): ResolvedTarget {
     model = config.model === DEFAULT_ROUTE_MODEL ? input.defaultRoute : config.model;
     if (!model) throw new SvcError('no_default_route');
   }
+  let variantSort: RoutingSort | undefined;
+  if (model) ({ model, sort: variantSort } = splitModelVariant(model));
   const modelPin = model ? parsePinnedModel(model) : undefined;
   const headerPin = input.pinHeader ? parsePinHeader(input.pinHeader) : undefined;
-  const withPreset = (target: RoutingTarget): ResolvedTarget =>
-    preset ? { target, preset } : { target };
+  const withPreset = (target: RoutingTarget): ResolvedTarget => ({
+    target,
+    ...(preset ? { preset } : {}),
+    ...(variantSort ? { variantSort } : {}),
+  });
 
   if (headerPin) {
     const pinnedModel = headerPin.serviceId ?? modelPin?.serviceId ?? model;

@@ -231,4 +231,60 @@ describe('seller upstream failures (text and media, one mapping)', () => {
     expect(recorded).toEqual([0n]);
     expect(providers.map((p) => p.load.active)).toEqual([0, 0, 0]);
   });
+
+  // The failed-answer rule, as the buyer applies it too (src/payments/failedAnswer.ts).
+  const wholeAnswer =
+    (finish: string | null): Script =>
+    (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion',
+          model: 'chat-1',
+          choices: [
+            { index: 0, message: { role: 'assistant', content: '' }, finish_reason: finish },
+          ],
+          usage: { prompt_tokens: 1000, completion_tokens: 0, total_tokens: 1000 },
+        }),
+      );
+
+  it('text: an answer with no output tokens and no finish reason bills nothing', async () => {
+    vendor.script(wholeAnswer(null));
+    const reply = await send(...requests.text);
+    await drain(reply);
+    expect((await reply.trailer?.())?.usage).toBeUndefined();
+    expect(recorded).toEqual([0n]);
+  });
+
+  it('text: an empty answer that finished bills its input', async () => {
+    vendor.script(wholeAnswer('stop'));
+    const reply = await send(...requests.text);
+    await drain(reply);
+    expect((await reply.trailer?.())?.usage).toMatchObject({ inputTokens: 1000, outputTokens: 0 });
+    // 1,000 input tokens at 2 USD per million.
+    expect(recorded).toEqual([2000n]);
+  });
+
+  it('text: a stream that failed before any content bills nothing, even with usage reported', async () => {
+    vendor.script((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const usage = {
+        id: 'c1',
+        model: 'm',
+        choices: [],
+        usage: { prompt_tokens: 1000, completion_tokens: 0, total_tokens: 1000 },
+      };
+      res.end(`data: ${JSON.stringify(usage)}\n\ndata: {"error":{"message":"boom"}}\n\n`);
+    });
+    const reply = await send('/v1/chat/completions', {
+      model: 'chat-1',
+      stream: true,
+      messages: [],
+    });
+    await drain(reply);
+    const trailer = await reply.trailer?.();
+    expect(trailer?.usage).toBeUndefined();
+    expect(trailer?.error).toMatch(/^upstream_error: /);
+    expect(recorded).toEqual([0n]);
+  });
 });

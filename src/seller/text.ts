@@ -6,6 +6,7 @@
  */
 import { maxCostOfRequest, toPriceMicro } from '../money/index.js';
 import type { InboundRequest, OutboundReply, SellerTrailer } from '../network/index.js';
+import { isFailedAnswer, wholeAnswerFinished } from '../payments/failedAnswer.js';
 import { demoAnswer } from './demo.js';
 import type { Admission, Admitted, Billing } from './pipeline/admission.js';
 import type { Json, SellerBody, SellerRoute } from './pipeline/route.js';
@@ -58,10 +59,14 @@ async function finishTrailer(
   admission: Admission,
   result: MeterResult,
   bodyError?: Error,
+  finished = result.complete,
 ): Promise<SellerTrailer> {
   admission.release();
   let trailer: SellerTrailer = {};
-  if (result.usage) trailer = await admission.bill(result.usage);
+  // A failed answer bills nothing; the buyer applies the same rule (src/payments/failedAnswer.ts).
+  const failed =
+    !result.usage || isFailedAnswer({ outputTokens: result.usage.outputTokens, finished });
+  if (result.usage && !failed) trailer = await admission.bill(result.usage);
   else await admission.billNothing();
   const error = bodyError?.message ?? result.error;
   if (error !== undefined)
@@ -142,14 +147,16 @@ async function relayReply(admitted: Admitted): Promise<OutboundReply> {
     await admission.billNothing();
     return { status: answer.status, headers: answer.headers, body: whole, trailer: () => ({}) };
   }
-  upstreamJson(whole);
+  const json = upstreamJson(whole);
   // Whole answer known: metered now, sent in one go (the slot is freed in the trailer).
   meter.push(whole);
+  const result = meter.finish();
+  const finished = result.complete && wholeAnswerFinished(route.protocol, json);
   return {
     status: answer.status,
     headers: answer.headers,
     body: whole,
-    trailer: (bodyError) => finishTrailer(admission, meter.finish(), bodyError),
+    trailer: (bodyError) => finishTrailer(admission, result, bodyError, finished),
   };
 }
 

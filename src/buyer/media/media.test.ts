@@ -213,6 +213,30 @@ describe('media routes over libp2p with real sellers', () => {
     });
   });
 
+  it('takes :floor, sort and max_price on a media route and forwards none of them', async () => {
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${buyer.url}/v1/images/generations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'a red square', n: 1, ...body }),
+      });
+    const before = cheapImages.requests.length;
+    const response = await post({
+      model: 'gpt-image-1:floor',
+      sort: 'latency',
+      max_price: { image: 0.02 },
+    });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    expect(response.headers.get('x-svc-peer-id')).toBe(small.node.peerId);
+    const sent = cheapImages.requests.slice(before)[0]!.body as Record<string, unknown>;
+    expect(sent.model).toBe('gpt-image-1-upstream');
+    expect('sort' in sent || 'max_price' in sent).toBe(false);
+    const tooCheap = await post({ model: 'gpt-image-1', max_price: { image: 0.01 } });
+    expect(tooCheap.status).toBe(502);
+    await tooCheap.arrayBuffer();
+  });
+
   it('passes url responses through and honours a model-prefix pin', async () => {
     const { data, response } = await openai.images
       .generate({ model: `${big.node.peerId}@gpt-image-1`, prompt: 'x', response_format: 'url' })

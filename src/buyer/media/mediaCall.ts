@@ -12,7 +12,7 @@ import {
   unitUsage,
   usdNumberToMicro,
 } from '../../money/index.js';
-import type { RouteCandidate } from '../../routing/index.js';
+import { type RouteCandidate, withoutRoutingFields } from '../../routing/index.js';
 import type { SellerCall } from '../attempt.js';
 import type { ProxyContext } from '../context.js';
 import { headersForSeller } from '../http.js';
@@ -97,7 +97,8 @@ export function mediaCall(
     headers['content-type'] = request.contentType ?? '';
     body = request.raw;
   } else {
-    body = new TextEncoder().encode(JSON.stringify({ ...ctx.body, model: offer.serviceId }));
+    const forwarded = withoutRoutingFields(ctx.body);
+    body = new TextEncoder().encode(JSON.stringify({ ...forwarded, model: offer.serviceId }));
   }
   const base = { path: request.path, body, headers, whole: true, inputTokens: () => 0 };
   const unitUsd = unitUsdOf(request, candidate);

@@ -15,11 +15,12 @@ import {
   type RoutingTarget,
   resolveTarget,
   selectRoute,
+  splitModelVariant,
 } from '../../routing/index.js';
 import type { BuyerService } from '../BuyerService.js';
 import { applyGatewayLimits, openProxyContext, type ProxyContext } from '../context.js';
 import { failRequest } from '../failRequest.js';
-import { effectivePreferences } from '../proxy.js';
+import { effectivePreferences, requestPreferences } from '../proxy.js';
 import { tryCandidates } from '../tryCandidates.js';
 import { deliverMedia } from './deliverMedia.js';
 import { type MediaRequest, mediaCall } from './mediaCall.js';
@@ -123,7 +124,13 @@ function targetOf(
   return { kind: 'pinned', peerId: job.peerId, model: job.serviceId, source: 'model' };
 }
 
-function planOf(ctx: ProxyContext, route: MediaRoute, target: RoutingTarget): RoutePlan {
+function planOf(
+  ctx: ProxyContext,
+  route: MediaRoute,
+  target: RoutingTarget,
+  model: string | undefined,
+): RoutePlan {
+  const variantSort = model ? splitModelVariant(model).sort : undefined;
   const { service } = ctx;
   return selectRoute({
     target,
@@ -131,9 +138,14 @@ function planOf(ctx: ProxyContext, route: MediaRoute, target: RoutingTarget): Ro
     clientProtocol: route.protocol,
     chooseProtocol: passThroughProtocol,
     index: service.offers(),
-    preferences: effectivePreferences(service.ownPreferences, target, ctx.policy),
+    preferences: requestPreferences(
+      ctx,
+      { target, ...(variantSort ? { variantSort } : {}) },
+      effectivePreferences(service.ownPreferences, target, ctx.policy),
+    ),
     reputation: service.deps.reputation,
     health: service.health,
+    speed: service.speed,
     bodyBytes: ctx.bodyBytes,
     maxCandidates: service.deps.config.maxAttempts,
   });
@@ -152,7 +164,7 @@ async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promis
     validateQueueBody(ctx.body, route.protocol === 'video-queue');
     checkVideoCeiling(service.offers(), target);
   }
-  const plan = planOf(ctx, route, target);
+  const plan = planOf(ctx, route, target, model);
   const units = route.type === 'image' && typeof ctx.body.n === 'number' ? ctx.body.n : 1;
   const request: MediaRequest = { route, path, raw, contentType, units };
   await tryCandidates(

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { isPeerId, parsePeerId } from '../../identity/peerId.js';
 import { usdNumberToMicro } from '../../money/index.js';
+import { ROUTING_SORTS } from '../../protocol/routingPolicy.js';
 
 /** A peer id in any accepted spelling, normalised to 40 lower-case hex. */
 export const peerIdSchema = z
@@ -62,4 +63,6 @@ export const routingPreferencesSchema = z.strictObject({
   blockedPeerIds: z.array(peerIdSchema).default([]),
   /** Rank free sellers first among equals. */
   preferFreeSellers: z.boolean().default(false),
+  /** Order of eligible sellers: `price` (default), `throughput` or `latency` (measured). */
+  sort: z.enum(ROUTING_SORTS).optional(),
 });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { decodeRoutingPolicy } from '../../protocol/index.js';
 import { encodeBuyerPolicy, mergePolicies, modelRefusal, narrow } from './mergePolicies.js';
 import type { RoutingPolicy } from './types.js';
 
@@ -112,5 +113,10 @@ describe('policy narrowing', () => {
       preferFreeSellers: true,
       allowedModels: ['m1'],
     });
+  });
+
+  it('passes a measured-speed sort to the buyer, which decodes it', () => {
+    const header = encodeBuyerPolicy(mergePolicies([{ sort: 'price' }, { sort: 'latency' }]));
+    expect(decodeRoutingPolicy(header)).toEqual({ preferFreeSellers: false, sort: 'latency' });
   });
 });

@@ -85,6 +85,7 @@ export function encodeBuyerPolicy(policy: RoutingPolicy): string {
     ...(policy.allowedPeerIds ? { allowedPeerIds: policy.allowedPeerIds } : {}),
     ...(policy.blockedPeerIds ? { blockedPeerIds: policy.blockedPeerIds } : {}),
     ...(policy.sort ? { preferFreeSellers: policy.sort === 'free-first' } : {}),
+    ...(policy.sort && policy.sort !== 'free-first' ? { sort: policy.sort } : {}),
     ...(policy.allowedModels ? { allowedModels: policy.allowedModels } : {}),
   };
   return encodeRoutingPolicy(wire);

@@ -8,8 +8,11 @@ export const routingPolicySchema = z.strictObject({
   minTrustScore: z.number().min(0).max(100).optional(),
   maxPricing: z.strictObject(MAX_PRICING_FIELDS).optional(),
   allowedModels: z.array(z.string().min(1)).optional(),
-  /** Sort preference: `price` (default) or `free-first` (preferFreeSellers for the buyer). */
-  sort: z.enum(['price', 'free-first']).optional(),
+  /**
+   * Sort preference: `price` (default), `free-first` (preferFreeSellers for the buyer), or the
+   * measured `throughput` / `latency` (docs/decisions/150-routing-by-speed.md).
+   */
+  sort: z.enum(['price', 'free-first', 'throughput', 'latency']).optional(),
 });
 
 /** A routing policy as stored and merged. */

@@ -27,7 +27,7 @@ export function addPolicyOptions(command: Command): Command {
     .option('--max-cached-input-price <usd>', 'cap, USD per million cached input tokens')
     .option('--max-image-price <usd>', 'cap, USD per image')
     .option('--models <list>', 'comma-separated models allowed')
-    .option('--sort <order>', 'price or free-first');
+    .option('--sort <order>', 'price, free-first, throughput or latency');
 }
 
 function list(text: string | undefined): string[] | undefined {
