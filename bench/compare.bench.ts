@@ -258,6 +258,15 @@ export default async function bench(): Promise<Record<string, unknown>> {
       }
     }
 
+    if (process.env.BENCH_COMPARE_HOLD) {
+      // Poking the running setup by hand (profiling, strace): print it and wait.
+      console.log(
+        JSON.stringify({ upstreamUrl, buyerUrl, gatewayUrl: gateway.url, key: key.secret }),
+      );
+      await new Promise((resolve) =>
+        setTimeout(resolve, Number(process.env.BENCH_COMPARE_HOLD) * 1000),
+      );
+    }
     const load = [loadavg()[0]!];
     const latency = await sequential(clients, bodies);
     load.push(loadavg()[0]!);

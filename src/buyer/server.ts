@@ -78,6 +78,7 @@ async function handleProxy(
   try {
     const raw = await readBody(req, service.deps.config.bodyLimitBytes);
     ctx.bodyBytes = raw.length;
+    ctx.rawBody = raw;
     ctx.body = parseJsonObject(req, raw);
     applyGatewayLimits(ctx);
     await proxyRequest(ctx);
