@@ -238,7 +238,7 @@ async function comparePaths(
 
 const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
 
-function nodeArgs(name: string): string[] {
+export function nodeArgs(name: string): string[] {
   const dir = process.env.BENCH_CPU_PROF_DIR;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
 }
@@ -252,6 +252,71 @@ function jsonOutput<T>(output: string): T | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** `svc seller start` then `svc buyer start`, each its own process, under `root`. */
+export async function startSellerAndBuyer(
+  root: string,
+  upstreamUrl: string,
+  stops: Array<() => Promise<void>>,
+  buyerConfig: Record<string, unknown> = {},
+): Promise<{ sellerPid: number; buyerPid: number; buyerUrl: string; buyerDir: string }> {
+  const network = {
+    listen: ['/ip4/127.0.0.1/tcp/0'],
+    dhtProtocol: '/svc/kad/1.0.0',
+  };
+  const sellerDir = join(root, 'seller');
+  const buyerDir = join(root, 'buyer');
+  mkdirSync(sellerDir, { recursive: true });
+  mkdirSync(buyerDir, { recursive: true });
+  writeFileSync(
+    join(sellerDir, 'config.json'),
+    JSON.stringify({
+      network,
+      seller: benchSeller(upstreamUrl),
+    }),
+  );
+  const seller = await startChild(
+    [
+      ...nodeArgs('seller'),
+      '--import',
+      'tsx',
+      CLI,
+      '--data-dir',
+      sellerDir,
+      '--json',
+      'seller',
+      'start',
+    ],
+    (output) => jsonOutput<{ multiaddrs: string[] }>(output),
+  );
+  stops.unshift(() => seller.stop());
+  writeFileSync(
+    join(buyerDir, 'config.json'),
+    JSON.stringify({
+      ...buyerConfig,
+      network: { ...network, bootstrap: [seller.ready.multiaddrs[0]] },
+      buyer: { routingPreferences: { minTrustScore: 0 } },
+    }),
+  );
+  const buyer = await startChild(
+    [
+      ...nodeArgs('buyer'),
+      '--import',
+      'tsx',
+      CLI,
+      '--data-dir',
+      buyerDir,
+      '--json',
+      'buyer',
+      'start',
+      '--port',
+      '0',
+    ],
+    (output) => jsonOutput<{ url: string }>(output),
+  );
+  stops.unshift(() => buyer.stop());
+  return { sellerPid: seller.pid, buyerPid: buyer.pid, buyerUrl: buyer.ready.url, buyerDir };
 }
 
 /** Fake upstream, seller and buyer each in their own process (as deployed). */
@@ -268,60 +333,9 @@ export async function separateProcesses(): Promise<PathFigures> {
     );
     stops.push(() => upstream.stop());
     const upstreamUrl = `http://127.0.0.1:${upstream.ready}`;
-    const network = {
-      listen: ['/ip4/127.0.0.1/tcp/0'],
-      dhtProtocol: '/svc/kad/1.0.0',
-    };
-    const sellerDir = join(root, 'seller');
-    const buyerDir = join(root, 'buyer');
-    mkdirSync(sellerDir);
-    mkdirSync(buyerDir);
-    writeFileSync(
-      join(sellerDir, 'config.json'),
-      JSON.stringify({
-        network,
-        seller: benchSeller(upstreamUrl),
-      }),
-    );
-    const seller = await startChild(
-      [
-        ...nodeArgs('seller'),
-        '--import',
-        'tsx',
-        CLI,
-        '--data-dir',
-        sellerDir,
-        '--json',
-        'seller',
-        'start',
-      ],
-      (output) => jsonOutput<{ multiaddrs: string[] }>(output),
-    );
-    stops.unshift(() => seller.stop());
-    writeFileSync(
-      join(buyerDir, 'config.json'),
-      JSON.stringify({
-        network: { ...network, bootstrap: [seller.ready.multiaddrs[0]] },
-        buyer: { routingPreferences: { minTrustScore: 0 } },
-      }),
-    );
-    const buyer = await startChild(
-      [
-        ...nodeArgs('buyer'),
-        '--import',
-        'tsx',
-        CLI,
-        '--data-dir',
-        buyerDir,
-        '--json',
-        'buyer',
-        'start',
-        '--port',
-        '0',
-      ],
-      (output) => jsonOutput<{ url: string }>(output),
-    );
-    stops.unshift(() => buyer.stop());
+    const { sellerPid, buyerPid, buyerUrl } = await startSellerAndBuyer(root, upstreamUrl, stops);
+    const buyer = { ready: { url: buyerUrl }, pid: buyerPid };
+    const seller = { pid: sellerPid };
     const probe = new Pool(buyer.ready.url);
     await waitFor(
       async () => {

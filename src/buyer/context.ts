@@ -27,6 +27,8 @@ export interface ProxyContext {
   startedAt: number;
   body: Record<string, unknown>;
   bodyBytes: number;
+  /** The client's body as it came: relayed as is when nothing in `body` changes. */
+  rawBody?: Buffer;
   access: GatewayAccess;
   policy?: PreferenceNarrowing;
   maxCostMicro?: MicroUsd;

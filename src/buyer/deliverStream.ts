@@ -25,27 +25,46 @@ import { finishRequest, type ProxyContext } from './context.js';
 import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
 import { StreamUsageScanner } from './usage.js';
 
-/** The seller's events as they pass: scanned for usage and outcome, a thrown failure kept. */
+/**
+ * The seller's events as they pass: scanned for usage and outcome, a thrown failure kept. A chunk
+ * is scanned when the next one is asked for (after it was written) or when the outcome is read, so
+ * the scan never sits between the seller's bytes and the client
+ * (docs/decisions/145-request-path-pass-through.md).
+ */
 class SellerTap implements AsyncIterable<Uint8Array> {
-  readonly scanner: StreamUsageScanner;
+  private readonly tapScanner: StreamUsageScanner;
   thrown: unknown;
   /** The seller's body ended (cleanly or not). */
   done = false;
   private readonly events: AsyncIterator<Uint8Array>;
+  private unscanned: Uint8Array | undefined;
 
   private readonly peerId: string;
 
   constructor(ok: AttemptOk, candidate: RouteCandidate) {
     this.peerId = candidate.offer.peerId;
-    this.scanner = new StreamUsageScanner(candidate.sellerProtocol);
+    this.tapScanner = new StreamUsageScanner(candidate.sellerProtocol);
     this.events = ok.response.body[Symbol.asyncIterator]();
+  }
+
+  /** The scanner, having seen every chunk handed on so far. */
+  get scanner(): StreamUsageScanner {
+    this.scanHandedOn();
+    return this.tapScanner;
+  }
+
+  private scanHandedOn(): void {
+    if (this.unscanned === undefined) return;
+    this.tapScanner.push(this.unscanned);
+    this.unscanned = undefined;
   }
 
   async next(): Promise<IteratorResult<Uint8Array>> {
     try {
+      this.scanHandedOn();
       const step = await this.events.next();
       if (step.done) this.done = true;
-      else this.scanner.push(step.value);
+      else this.unscanned = step.value;
       return step;
     } catch (error) {
       this.done = true;

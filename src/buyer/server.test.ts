@@ -118,6 +118,20 @@ describe('buyer proxy with the official SDKs', () => {
     );
   });
 
+  it("relays a body it does not change as the client's bytes, not re-encoded", async () => {
+    const text =
+      '{ "model": "gpt-4o-2024-08-06",\n  "messages": [{"role":"user","content":"caf\\u00e9"}] }';
+    const response = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: text,
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    const call = t.network.callsTo(CHEAP).at(-1)!;
+    expect(new TextDecoder().decode(call.request.body)).toBe(text);
+  });
+
   it('keeps a request record the gateway can read', async () => {
     const { response } = await openai.chat.completions
       .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })

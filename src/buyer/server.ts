@@ -79,6 +79,7 @@ async function handleProxy(
   try {
     const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
     ctx.bodyBytes = raw.length;
+    ctx.rawBody = raw;
     ctx.body = parseJsonRequest(req, raw);
     applyGatewayLimits(ctx);
     await proxyRequest(ctx);

@@ -49,7 +49,8 @@ export function textCall(
   body: Record<string, unknown>,
 ): SellerCall | AttemptFailure {
   const { offer } = candidate;
-  let sellerBody: Record<string, unknown> = { ...body, model: offer.serviceId };
+  const relayed: Record<string, unknown> = { ...body, model: offer.serviceId };
+  let sellerBody = relayed;
   let counted: number | undefined;
   const inputTokens = () => {
     counted ??= countRequestTokens(body);
@@ -76,9 +77,16 @@ export function textCall(
   }
   const { translator } = ctx.service.deps;
   const translated = translator.request(ctx.route.protocol, candidate.sellerProtocol, sellerBody);
+  // Nothing changed (same format, same model, no preset, cap or usage request added): the
+  // client's bytes go as they came instead of re-encoded
+  // (docs/decisions/145-request-path-pass-through.md).
+  const unchanged = translated === relayed && body === ctx.body && body.model === offer.serviceId;
   return {
     path: PROTOCOL_PATHS[candidate.sellerProtocol] ?? ctx.req.url ?? '/',
-    body: new TextEncoder().encode(JSON.stringify(translated)),
+    body:
+      unchanged && ctx.rawBody !== undefined
+        ? ctx.rawBody
+        : new TextEncoder().encode(JSON.stringify(translated)),
     headers: headersForSeller(ctx.req),
     price: offer.price,
     ...(maxCostMicro !== undefined ? { maxCostMicro } : {}),

@@ -18,7 +18,7 @@ import {
   upstreamPayload,
   upstreamUrl,
 } from './pipeline/upstream.js';
-import { type MeterResult, UsageMeter } from './usage.js';
+import { type MeterResult, UsageMeter, usageFromJson } from './usage.js';
 
 const encoder = new TextEncoder();
 const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -93,6 +93,9 @@ function demoReply({ request, body, route, admission }: Admitted): OutboundReply
 /** Chat streams are asked for their usage chunk: the seller bills from it. */
 function usageRequest(body: SellerBody, route: SellerRoute): Json {
   if (route.protocol !== 'openai-chat-completions' || body.json.stream !== true) return {};
+  const options = body.json.stream_options as Json | undefined;
+  // The buyer asks already (src/formats withStreamUsage): the body is relayed as it came.
+  if (options?.include_usage === true) return {};
   return {
     stream_options: {
       ...((body.json.stream_options as Json | undefined) ?? {}),
@@ -112,12 +115,18 @@ function streamReply(
     status: answer.status,
     headers: answer.headers,
     body: (async function* () {
+      // Metered after the chunk is handed on, so the meter never delays the bytes; a chunk
+      // handed on when the stream stops early is metered in `finally`.
+      let pending: Uint8Array | undefined;
       try {
         for await (const chunk of source) {
-          meter.push(chunk);
+          pending = chunk;
           yield chunk;
+          pending = undefined;
+          meter.push(chunk);
         }
       } finally {
+        if (pending !== undefined) meter.push(pending);
         admission.release();
       }
     })(),
@@ -138,8 +147,7 @@ async function relayReply(admitted: Admitted): Promise<OutboundReply> {
     signal: request.signal,
   });
   const streaming = answer.status === 200 && answer.contentType.includes('text/event-stream');
-  const meter = new UsageMeter(route.protocol, streaming);
-  if (streaming) return streamReply(answer, meter, admission);
+  if (streaming) return streamReply(answer, new UsageMeter(route.protocol, true), admission);
   const whole = await readUpstreamBody(answer, MAX_UPSTREAM_JSON_BYTES);
   if (answer.status < 200 || answer.status >= 300) {
     // The buyer's own mistake (400, 404, 422...): passed through, nothing billed.
@@ -147,16 +155,17 @@ async function relayReply(admitted: Admitted): Promise<OutboundReply> {
     await admission.billNothing();
     return { status: answer.status, headers: answer.headers, body: whole, trailer: () => ({}) };
   }
+  // Whole answer known: parsed once, for its usage and its finish, and sent in one go (the slot
+  // is freed in the trailer).
   const json = upstreamJson(whole);
-  // Whole answer known: metered now, sent in one go (the slot is freed in the trailer).
-  meter.push(whole);
-  const result = meter.finish();
-  const finished = result.complete && wholeAnswerFinished(route.protocol, json);
+  const usage = usageFromJson(route.protocol, json);
+  const metered: MeterResult = { ...(usage ? { usage } : {}), complete: true };
+  const finished = wholeAnswerFinished(route.protocol, json);
   return {
     status: answer.status,
     headers: answer.headers,
     body: whole,
-    trailer: (bodyError) => finishTrailer(admission, result, bodyError, finished),
+    trailer: (bodyError) => finishTrailer(admission, metered, bodyError, finished),
   };
 }
 

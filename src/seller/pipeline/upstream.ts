@@ -47,7 +47,9 @@ export function upstreamUrl(baseUrl: string, path: string): string {
 
 /**
  * The body sent upstream: the model becomes the upstream model (rewritten in place in a multipart
- * body, whose other bytes are relayed untouched); `extra` fields are added to a JSON body.
+ * body, whose other bytes are relayed untouched); `extra` fields are added to a JSON body. A JSON
+ * body that needs neither is relayed as the buyer's bytes, not re-encoded
+ * (docs/decisions/145-request-path-pass-through.md).
  */
 export function upstreamPayload(
   request: InboundRequest,
@@ -59,6 +61,7 @@ export function upstreamPayload(
   if (body.boundary !== undefined) {
     return replaceMultipartField(request.body, body.boundary, 'model', upstreamModel);
   }
+  if (upstreamModel === body.json.model && Object.keys(extra).length === 0) return request.body;
   return JSON.stringify({ ...body.json, ...extra, model: upstreamModel });
 }
 

@@ -1,0 +1,357 @@
+/**
+ * `npm run bench -- compare`: svc's request path side by side with Portkey's open-source gateway
+ * (npm `@portkey-ai/gateway`, started offline from node_modules), in one run, against one fake
+ * upstream in its own process (bench/compareTraffic.ts: a different 0.5–4 KB prompt and ~1 KB
+ * answer with `usage` per request; streams of 200 chunks). Four targets:
+ *
+ * - direct: the upstream itself (the baseline every "added" figure subtracts);
+ * - portkey: `@portkey-ai/gateway` → upstream (provider openai, custom host);
+ * - buyer: `svc buyer start` → libp2p → `svc seller start` → upstream;
+ * - gateway: `svc gateway start` (SQLite, a key with limits) → buyer → seller → upstream.
+ *
+ * Every svc component is its own process, as deployed. Sequential latency and streams are
+ * measured round by round, one request to each target per round in rotating order, so every
+ * target sees the same machine. Requests/s at 32 concurrent runs each target twice, in order
+ * then in reverse, and sums. Every figure is printed beside Portkey's, as a ratio.
+ * `BENCH_COMPARE_ROUNDS` (default 1000) sets the number of sequential rounds;
+ * `BENCH_CPU_PROF_DIR=<dir>` runs seller, buyer and gateway under `node --cpu-prof`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+import { createKey, createStore } from '../src/gateway/index.js';
+import { startGatewayProcess } from '../src/gateway/testing/index.js';
+import { IdentityStore } from '../src/identity/index.js';
+import { requestBodies, UPSTREAM_SCRIPT } from './compareTraffic.js';
+import { cpuMsOf, printFigure, startChild, stats, throughput } from './lib.js';
+import { nodeArgs, startSellerAndBuyer } from './proxyPath.js';
+
+const TARGETS = ['direct', 'portkey', 'buyer', 'gateway'] as const;
+type Target = (typeof TARGETS)[number];
+const PORTKEY_PORT = 9281;
+const ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 1000);
+const STREAM_ROUNDS = Math.max(50, Math.floor(ROUNDS / 5));
+const CONCURRENCY = 32;
+const RATE_MS = 2000;
+
+interface Client {
+  pool: Pool;
+  path: string;
+  headers: Record<string, string>;
+}
+
+/** One request; resolves once the whole answer is read. Throws on a non-200 answer. */
+async function send(client: Client, body: string): Promise<void> {
+  const response = await client.pool.request({
+    method: 'POST',
+    path: client.path,
+    headers: { 'content-type': 'application/json', ...client.headers },
+    body,
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${text}`);
+  if (!text.includes('"usage"')) throw new Error(`no usage in the answer: ${text.slice(0, 200)}`);
+}
+
+/** One streamed request: time to the first body byte and to the last. */
+async function sendStream(client: Client, body: string): Promise<{ first: number; last: number }> {
+  const start = performance.now();
+  const response = await client.pool.request({
+    method: 'POST',
+    path: client.path,
+    headers: { 'content-type': 'application/json', ...client.headers },
+    body,
+  });
+  let first = 0;
+  let text = '';
+  for await (const chunk of response.body) {
+    if (first === 0) first = performance.now() - start;
+    text += chunk.toString();
+  }
+  const last = performance.now() - start;
+  if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${text}`);
+  if (!text.includes('[DONE]') && !text.includes('message_stop'))
+    throw new Error(`stream did not finish: ${text.slice(-200)}`);
+  return { first, last };
+}
+
+type PerTarget<T> = Record<Target, T>;
+const perTarget = <T>(make: (target: Target) => T) =>
+  Object.fromEntries(TARGETS.map((target) => [target, make(target)])) as PerTarget<T>;
+/** Round `round` visits the targets in a rotated order (no target always first or last). */
+const order = (round: number) => TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length]!);
+
+async function sequential(clients: PerTarget<Client>, bodies: string[]) {
+  const samples = perTarget<number[]>(() => []);
+  for (let round = -100; round < ROUNDS; round++) {
+    for (const target of order(round + 100)) {
+      const start = performance.now();
+      await send(clients[target], bodies[(round + 100) % bodies.length]!);
+      if (round >= 0) samples[target].push(performance.now() - start);
+    }
+  }
+  return perTarget((target) => stats(samples[target]));
+}
+
+async function streamed(clients: PerTarget<Client>, bodies: string[]) {
+  const first = perTarget<number[]>(() => []);
+  const last = perTarget<number[]>(() => []);
+  for (let round = -20; round < STREAM_ROUNDS; round++) {
+    for (const target of order(round + 20)) {
+      const timing = await sendStream(clients[target], bodies[(round + 20) % bodies.length]!);
+      if (round < 0) continue;
+      first[target].push(timing.first);
+      last[target].push(timing.last);
+    }
+  }
+  return perTarget((target) => ({
+    firstByte: stats(first[target]),
+    lastByte: stats(last[target]),
+  }));
+}
+
+async function rates(clients: PerTarget<Client>, bodies: string[], pids: Record<string, number>) {
+  const totals = perTarget(() => ({
+    operations: 0,
+    errors: 0,
+    seconds: 0,
+    cpuMs: {} as Record<string, number>,
+  }));
+  let next = 0;
+  for (const target of [...TARGETS, ...[...TARGETS].reverse()]) {
+    const before = Object.fromEntries(
+      Object.entries(pids).map(([n, pid]) => [n, cpuMsOf(pid) ?? 0]),
+    );
+    const result = await throughput(() => send(clients[target], bodies[next++ % bodies.length]!), {
+      concurrency: CONCURRENCY,
+      durationMs: RATE_MS,
+    });
+    const total = totals[target];
+    total.operations += result.operations;
+    total.errors += result.errors;
+    total.seconds += result.operations / result.opsPerSecond;
+    for (const [name, pid] of Object.entries(pids))
+      total.cpuMs[name] = (total.cpuMs[name] ?? 0) + ((cpuMsOf(pid) ?? 0) - before[name]!);
+  }
+  return perTarget((target) => {
+    const { operations, errors, seconds, cpuMs } = totals[target];
+    const cpuUsPerRequest = Object.fromEntries(
+      Object.entries(cpuMs)
+        .filter(([, ms]) => ms > 0)
+        .map(([name, ms]) => [name, Math.round((ms * 1000) / Math.max(1, operations))]),
+    );
+    return { requestsPerSecond: operations / seconds, operations, errors, cpuUsPerRequest };
+  });
+}
+
+function line(label: string, value: number, portkey: number, unit: string, goal = '') {
+  const ratio = portkey === 0 ? Number.NaN : value / portkey;
+  console.log(
+    `${label.padEnd(40)} ${value.toFixed(2).padStart(9)} ${unit.padEnd(5)} ${ratio.toFixed(2).padStart(6)}× Portkey${goal ? `  (goal ${goal})` : ''}`,
+  );
+  return ratio;
+}
+
+/**
+ * Portkey 1.15.2 on Node answers every OpenAI-provider stream with 500 "Something went wrong"
+ * (TypeError: immutable: it appends headers to the fetch Response's immutable Headers; Portkey's
+ * issues #1389 and #1550). This preload gives streamed upstream answers a mutable copy of their
+ * headers, as Portkey's own fix does; JSON answers are untouched.
+ */
+const PORTKEY_STREAM_FIX = `data:text/javascript,${encodeURIComponent(`
+const fetch0 = globalThis.fetch;
+globalThis.fetch = async (...args) => {
+  const r = await fetch0(...args);
+  if (!(r.headers.get('content-type') ?? '').startsWith('text/event-stream')) return r;
+  return new Response(r.body, { status: r.status, statusText: r.statusText, headers: new Headers(r.headers) });
+};`)}`;
+
+/** Portkey's gateway from node_modules, on its default routes, headless (no UI, no network). */
+async function startPortkey(stops: Array<() => Promise<void>>) {
+  const require = createRequire(import.meta.url);
+  const root = dirname(require.resolve('@portkey-ai/gateway/package.json'));
+  const portkey = await startChild(
+    [
+      '--import',
+      PORTKEY_STREAM_FIX,
+      join(root, 'build/start-server.js'),
+      `--port=${PORTKEY_PORT}`,
+      '--headless',
+    ],
+    (output) => (output.includes('Ready for connections') ? true : undefined),
+    { env: { ...process.env, NODE_ENV: 'production' } },
+  );
+  stops.unshift(() => portkey.stop());
+  return portkey.pid;
+}
+
+export default async function bench(): Promise<Record<string, unknown>> {
+  const root = mkdtempSync(join(tmpdir(), 'svc-bench-compare-'));
+  const stops: Array<() => Promise<void>> = [];
+  const pools: Pool[] = [];
+  try {
+    const upstream = await startChild(
+      ['-e', UPSTREAM_SCRIPT],
+      (output) => /upstream port (\d+)/.exec(output)?.[1],
+    );
+    stops.push(() => upstream.stop());
+    const upstreamUrl = `http://127.0.0.1:${upstream.ready}`;
+    const portkeyPid = await startPortkey(stops);
+    const { sellerPid, buyerPid, buyerUrl, buyerDir } = await startSellerAndBuyer(
+      root,
+      upstreamUrl,
+      stops,
+    );
+    // As `svc up` deploys it: the gateway shares the buyer's data directory (control secret).
+    const store = await createStore({ dataDir: buyerDir });
+    const key = await createKey(
+      store,
+      new IdentityStore(buyerDir, {}),
+      { label: 'bench', limits: { total: 1_000_000_000_000n } },
+      Date.now(),
+    );
+    await store.close();
+    const gateway = await startGatewayProcess({
+      dataDir: buyerDir,
+      buyerUrl,
+      nodeArgs: nodeArgs('gateway'),
+    });
+    stops.unshift(() => gateway.stop());
+    const pool = (url: string) => {
+      const made = new Pool(url, { connections: 64 });
+      pools.push(made);
+      return made;
+    };
+    const path = '/v1/chat/completions';
+    const clients: PerTarget<Client> = {
+      direct: { pool: pool(upstreamUrl), path, headers: {} },
+      portkey: {
+        pool: pool(`http://127.0.0.1:${PORTKEY_PORT}`),
+        path,
+        headers: {
+          authorization: 'Bearer sk-bench',
+          'x-portkey-provider': 'openai',
+          'x-portkey-custom-host': `${upstreamUrl}/v1`,
+        },
+      },
+      buyer: { pool: pool(buyerUrl), path, headers: {} },
+      gateway: {
+        pool: pool(gateway.url),
+        path,
+        headers: { authorization: `Bearer ${key.secret}` },
+      },
+    };
+    const bodies = requestBodies(ROUNDS * 4 + 400, false);
+    const streamBodies = requestBodies(STREAM_ROUNDS * 4 + 80, true, 2);
+    // The buyer needs the seller in its directory before the first request is routed.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await send(clients.gateway, bodies[0]!);
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+
+    if (process.env.BENCH_COMPARE_HOLD) {
+      // Poking the running setup by hand (profiling, strace): print it and wait.
+      console.log(
+        JSON.stringify({ upstreamUrl, buyerUrl, gatewayUrl: gateway.url, key: key.secret }),
+      );
+      await new Promise((resolve) =>
+        setTimeout(resolve, Number(process.env.BENCH_COMPARE_HOLD) * 1000),
+      );
+    }
+    const load = [loadavg()[0]!];
+    const latency = await sequential(clients, bodies);
+    load.push(loadavg()[0]!);
+    const streams = await streamed(clients, streamBodies);
+    load.push(loadavg()[0]!);
+    const rate = await rates(clients, bodies, {
+      upstream: upstream.pid,
+      portkey: portkeyPid,
+      gateway: gateway.pid,
+      buyer: buyerPid,
+      seller: sellerPid,
+    });
+    load.push(loadavg()[0]!);
+
+    const added = perTarget((target) => ({
+      p50Ms: latency[target].p50Ms - latency.direct.p50Ms,
+      p99Ms: latency[target].p99Ms - latency.direct.p99Ms,
+      firstByteP50Ms: streams[target].firstByte.p50Ms - streams.direct.firstByte.p50Ms,
+      lastByteP50Ms: streams[target].lastByte.p50Ms - streams.direct.lastByte.p50Ms,
+    }));
+    console.log(
+      `${ROUNDS} rounds sequential, ${STREAM_ROUNDS} streamed; load average (1 min) ${load.map((l) => l.toFixed(2)).join(' → ')}`,
+    );
+    console.log(
+      `direct: p50 ${latency.direct.p50Ms.toFixed(2)} ms, p99 ${latency.direct.p99Ms.toFixed(2)} ms; stream first byte ${streams.direct.firstByte.p50Ms.toFixed(2)} ms, last ${streams.direct.lastByte.p50Ms.toFixed(2)} ms; ${rate.direct.requestsPerSecond.toFixed(0)} req/s`,
+    );
+    const ratios: Record<string, Record<string, number>> = {};
+    for (const target of ['portkey', 'buyer', 'gateway'] as const) {
+      const name = {
+        portkey: 'Portkey',
+        buyer: 'svc buyer→seller',
+        gateway: 'svc gateway→buyer→seller',
+      }[target];
+      const goals =
+        target === 'buyer'
+          ? { p50: '≤ 0.6×', ttfb: '≤ 1.0×', rate: '' }
+          : target === 'gateway'
+            ? { p50: '≤ 1.0×', ttfb: '≤ 1.0×', rate: '≥ 1.5×' }
+            : { p50: '', ttfb: '', rate: '' };
+      ratios[target] = {
+        addedP50: line(
+          `${name}: added p50`,
+          added[target].p50Ms,
+          added.portkey.p50Ms,
+          'ms',
+          goals.p50,
+        ),
+        addedP99: line(`${name}: added p99`, added[target].p99Ms, added.portkey.p99Ms, 'ms'),
+        addedFirstByteP50: line(
+          `${name}: stream first byte added p50`,
+          added[target].firstByteP50Ms,
+          added.portkey.firstByteP50Ms,
+          'ms',
+          goals.ttfb,
+        ),
+        addedLastByteP50: line(
+          `${name}: stream last byte added p50`,
+          added[target].lastByteP50Ms,
+          added.portkey.lastByteP50Ms,
+          'ms',
+        ),
+        requestsPerSecond: line(
+          `${name}: req/s at ${CONCURRENCY} concurrent`,
+          rate[target].requestsPerSecond,
+          rate.portkey.requestsPerSecond,
+          'req/s',
+          goals.rate,
+        ),
+      };
+      printFigure(`${name}: errors at ${CONCURRENCY} concurrent`, rate[target].errors, '', '0');
+      console.log(`${name}: CPU µs per request ${JSON.stringify(rate[target].cpuUsPerRequest)}`);
+    }
+    return {
+      rounds: ROUNDS,
+      streamRounds: STREAM_ROUNDS,
+      loadAverage: load,
+      latency,
+      added,
+      streams,
+      rate,
+      ratios,
+    };
+  } finally {
+    for (const made of pools) await made.close().catch(() => undefined);
+    for (const stop of stops) await stop().catch(() => undefined);
+    rmSync(root, { recursive: true, force: true });
+  }
+}
