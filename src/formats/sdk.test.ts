@@ -7,21 +7,23 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SvcError } from '../errors/index.js';
+import { type FakeUpstream, type Replay, startFakeUpstream } from '../seller/testing/index.js';
 import { streamErrorEvents } from './errors.js';
 import type { SseEvent } from './sse.js';
-import { type ReplayServer, startReplayServer } from './testing/replayServer.js';
 import { RESPONSES, type SampleCase, STREAMS, TOOL_CALL_ID } from './testing/samples.js';
 import { parseRequest, translateRequest } from './translateRequest.js';
 import { translateResponse } from './translateResponse.js';
 import { translateStream } from './translateStream.js';
 import { API_FORMATS, type ApiFormat } from './types.js';
 
-let server: ReplayServer;
+let server: FakeUpstream;
+/** The answer the vendor gives to the next requests. */
+const replay = (answer: Replay) => server.configure({ replay: answer });
 let openai: OpenAI;
 let anthropic: Anthropic;
 
 beforeAll(async () => {
-  server = await startReplayServer();
+  server = await startFakeUpstream();
   openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'test', maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: server.url, apiKey: 'test', maxRetries: 0 });
 });
@@ -157,13 +159,13 @@ describe.each(API_FORMATS)('seller speaks %s', (seller) => {
         it(`${sample} ${stream ? 'stream' : 'response'}`, async () => {
           if (stream) {
             const events = await collect(translateStream(STREAMS[seller][sample], seller, client));
-            server.next = { kind: 'sse', events };
+            replay({ kind: 'sse', events });
           } else {
-            server.next = {
+            replay({
               kind: 'json',
               status: 200,
               body: translateResponse(RESPONSES[seller][sample], seller, client),
-            };
+            });
           }
           const seen = await ask[client](stream);
           expect(seen.text).toBe(sample === 'text' ? 'Hello there!' : 'Let me check.');
@@ -199,7 +201,7 @@ describe('errors reach the SDKs', () => {
       };
     }
     const events = await collect(translateStream(broken(), 'messages', client));
-    server.next = { kind: 'sse', events };
+    replay({ kind: 'sse', events });
     await expect(ask[client](true)).rejects.toThrow(/Overloaded/);
   });
 
@@ -211,7 +213,7 @@ describe('errors reach the SDKs', () => {
         throw new SvcError('seller_timeout');
       }
       const events = await collect(translateStream(failing(), 'chat', client));
-      server.next = { kind: 'sse', events };
+      replay({ kind: 'sse', events });
       await expect(ask[client](true)).rejects.toThrow(/did not answer in time/);
     },
   );
@@ -222,7 +224,7 @@ describe('errors reach the SDKs', () => {
       const events = await collect(
         translateStream(STREAMS.responses.text.slice(0, 5), 'responses', client),
       );
-      server.next = { kind: 'sse', events };
+      replay({ kind: 'sse', events });
       await expect(ask[client](true)).rejects.toThrow(/ended before/);
     },
   );
@@ -236,10 +238,10 @@ describe('errors reach the SDKs', () => {
 
 describe('raw SDK stream iteration', () => {
   it('chat.completions.create({stream:true}) yields our chunks, tool call deltas and usage', async () => {
-    server.next = {
+    replay({
       kind: 'sse',
       events: await collect(translateStream(STREAMS.messages.tool, 'messages', 'chat')),
-    };
+    });
     const stream = await openai.chat.completions.create({
       model: 'm',
       messages: [{ role: 'user', content: 'Hi' }],
@@ -266,10 +268,10 @@ describe('raw SDK stream iteration', () => {
   });
 
   it('responses.create({stream:true}) yields typed events ending in response.completed', async () => {
-    server.next = {
+    replay({
       kind: 'sse',
       events: await collect(translateStream(STREAMS.chat.tool, 'chat', 'responses')),
-    };
+    });
     const stream = await openai.responses.create({ model: 'm', input: 'Hi', stream: true });
     const types: string[] = [];
     let args = '';
@@ -283,10 +285,10 @@ describe('raw SDK stream iteration', () => {
   });
 
   it('messages.create({stream:true}) yields raw events in the documented order', async () => {
-    server.next = {
+    replay({
       kind: 'sse',
       events: await collect(translateStream(STREAMS.responses.tool, 'responses', 'messages')),
-    };
+    });
     const stream = await anthropic.messages.create({
       model: 'm',
       max_tokens: 10,
@@ -315,9 +317,9 @@ describe('requests the SDKs send translate to every format', () => {
     'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
   async function sent(call: () => Promise<unknown>): Promise<unknown> {
-    server.next = { kind: 'json', status: 200, body: RESPONSES.chat.text };
+    replay({ kind: 'json', status: 200, body: RESPONSES.chat.text });
     await call().catch(() => undefined);
-    return server.requests.at(-1);
+    return server.requests.at(-1)?.body;
   }
 
   it.each(API_FORMATS)('a tool round trip with an image from the %s SDK', async (client) => {

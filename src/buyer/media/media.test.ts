@@ -20,13 +20,7 @@ import {
   waitFor,
 } from '../../network/testing/loopback.js';
 import { type SellerHandle, startSeller } from '../../seller/index.js';
-import {
-  type FakeUpstream,
-  type FakeVideoUpstream,
-  startFakeUpstream,
-  startFakeVideoUpstream,
-  TINY_MP4,
-} from '../../seller/testing/index.js';
+import { type FakeUpstream, startFakeUpstream, TINY_MP4 } from '../../seller/testing/index.js';
 import { type RunningBuyerNode, runBuyerNode } from '../runBuyerNode.js';
 import { scoreAll } from '../testing/testBuyer.js';
 
@@ -52,8 +46,8 @@ describe('media routes over libp2p with real sellers', () => {
   let bootstrap: SvcNode;
   let cheapImages: FakeUpstream;
   let dearImages: FakeUpstream;
-  let video: FakeVideoUpstream;
-  let otherVideo: FakeVideoUpstream;
+  let video: FakeUpstream;
+  let otherVideo: FakeUpstream;
   let small: SellerHandle;
   let big: SellerHandle;
   let buyer: RunningBuyerNode;
@@ -73,8 +67,8 @@ describe('media routes over libp2p with real sellers', () => {
     const network = loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] });
     cheapImages = await startFakeUpstream();
     dearImages = await startFakeUpstream();
-    video = await startFakeVideoUpstream({ pollsUntilDone: 1 });
-    otherVideo = await startFakeVideoUpstream({ pollsUntilDone: 0 });
+    video = await startFakeUpstream({ videoPollsUntilDone: 1 });
+    otherVideo = await startFakeUpstream({ videoPollsUntilDone: 0 });
     // "small": cheap images, 64 KiB upload limit, video, decisions and a text demo model.
     small = await startSeller({
       identity: randomIdentity(),
@@ -341,7 +335,9 @@ describe('media routes over libp2p with real sellers', () => {
     expect(Buffer.from(await done.arrayBuffer()).equals(TINY_MP4)).toBe(true);
     expect(done.headers.get('x-svc-estimated-cost-usd')).toBe('0.500000');
     const retrieves = video.requests.filter((r) => r.path === '/api/v1/video/retrieve');
-    expect(retrieves.every((r) => r.body.queue_id === job.queue_id)).toBe(true);
+    expect(
+      retrieves.every((r) => (r.body as { queue_id?: unknown }).queue_id === job.queue_id),
+    ).toBe(true);
     // The cheaper seller of kling-2 never saw the job.
     expect(otherVideo.requests).toHaveLength(0);
   });

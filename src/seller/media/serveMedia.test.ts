@@ -8,12 +8,7 @@ import type { InboundRequest, OutboundReply } from '../../network/index.js';
 import { createSellerHandler } from '../handler.js';
 import type { SellerPayments } from '../payments.js';
 import { runtimeProviders } from '../startSeller.js';
-import { type FakeUpstream, startFakeUpstream } from '../testing/fakeUpstreams.js';
-import {
-  type FakeVideoUpstream,
-  startFakeVideoUpstream,
-  TINY_MP4,
-} from '../testing/fakeVideoUpstream.js';
+import { type FakeUpstream, startFakeUpstream, TINY_MP4 } from '../testing/fakeUpstreams.js';
 
 const SELLER = '0x1111111111111111111111111111111111111111' as PeerId;
 const BUYER = '0x2222222222222222222222222222222222222222' as PeerId;
@@ -28,7 +23,7 @@ async function bodyOf(reply: OutboundReply): Promise<Buffer> {
 
 describe('seller media handling', () => {
   let images: FakeUpstream;
-  let video: FakeVideoUpstream;
+  let video: FakeUpstream;
   const admitted: MicroUsd[] = [];
   const recorded: MicroUsd[] = [];
   let handle: (request: InboundRequest) => Promise<OutboundReply>;
@@ -46,7 +41,7 @@ describe('seller media handling', () => {
 
   beforeAll(async () => {
     images = await startFakeUpstream();
-    video = await startFakeVideoUpstream({ pollsUntilDone: 1 });
+    video = await startFakeUpstream({ videoPollsUntilDone: 1 });
     const seller: SellerConfig = {
       displayName: 's',
       uploadLimitBytes: 1024 * 1024,

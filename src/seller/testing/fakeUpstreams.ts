@@ -1,12 +1,15 @@
 /**
- * Fake upstream model APIs for tests: one local HTTP server speaking the OpenAI chat
+ * The one fake model vendor for tests: a local HTTP server speaking the OpenAI chat
  * completions, OpenAI responses, Anthropic messages and OpenAI images wire formats, streaming
- * and not, with usage (cached tokens included). Faults can be injected (5xx, 429, 400,
- * malformed JSON, cut SSE, hangs) and every request is recorded with its headers, body and
- * whether the client hung up before the answer ended (how tests see a cancel arrive).
+ * and not, with usage (cached tokens included), and a queued video API (`…/video/queue`,
+ * `…/video/retrieve`). Faults can be injected (5xx, 429, 400, malformed JSON, cut SSE, hangs),
+ * a test can script the exact answer (`replay`), and every request is recorded with its
+ * headers, body and whether the client hung up before the answer ended (how tests see a cancel
+ * arrive).
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { formatSse, type SseEvent } from '../../formats/index.js';
 import type { TokenUsage } from '../../money/index.js';
 import { type AnswerSpec, answerJson, answerSse } from '../answer.js';
 
@@ -33,7 +36,22 @@ export interface FakeUpstreamOptions {
   fault?: FakeFault;
   /** When set, requests without this key (Bearer or x-api-key) get 401. */
   requireApiKey?: string;
+  /** When set, every model request gets exactly this answer (faults and `text` are ignored). */
+  replay?: Replay;
+  /** Video jobs answer `in_progress` this many polls before the video (default 1). */
+  videoPollsUntilDone?: number;
 }
+
+/** A scripted answer: a JSON body with its status, or these SSE events. */
+export type Replay =
+  | { kind: 'json'; status: number; body: unknown }
+  | { kind: 'sse'; events: SseEvent[] | AsyncIterable<SseEvent> };
+
+/** The smallest recognisable mp4: one `ftyp` box (what a finished video job returns). */
+export const TINY_MP4 = Buffer.from([
+  0x00, 0x00, 0x00, 0x18, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d, 0x00, 0x00, 0x02, 0x00,
+  0x69, 0x73, 0x6f, 0x6d, 0x6d, 0x70, 0x34, 0x31,
+]);
 
 export interface RecordedRequest {
   method: string;
@@ -62,6 +80,17 @@ export interface FakeUpstream {
 const PNG_1PX =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
+async function replay(answer: Replay, res: ServerResponse): Promise<void> {
+  if (answer.kind === 'json') {
+    res.writeHead(answer.status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(answer.body));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for await (const event of answer.events) res.write(formatSse(event));
+  res.end();
+}
+
 function openAiError(res: ServerResponse, status: number, type: string, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ error: { message, type, param: null, code: null } }));
@@ -76,6 +105,8 @@ function anthropicError(res: ServerResponse, status: number, type: string, messa
 export async function startFakeUpstream(initial: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
   let options: FakeUpstreamOptions = { ...initial };
   const requests: RecordedRequest[] = [];
+  const videoJobs = new Map<string, { polls: number }>();
+  let nextJob = 1;
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   const server = createServer((req, res) => {
@@ -129,6 +160,10 @@ export async function startFakeUpstream(initial: FakeUpstreamOptions = {}): Prom
         return;
       }
     }
+    if (record.method === 'POST' && /\/video\/(queue|retrieve)$/.test(path)) {
+      answerVideo(path, record.body, res);
+      return;
+    }
     const known = [
       '/v1/chat/completions',
       '/v1/responses',
@@ -140,6 +175,7 @@ export async function startFakeUpstream(initial: FakeUpstreamOptions = {}): Prom
       fail(res, 404, anthropic ? 'not_found_error' : 'invalid_request_error', `no route ${path}`);
       return;
     }
+    if (options.replay) return replay(options.replay, res);
     if (fault === 'status500')
       return fail(res, 500, anthropic ? 'api_error' : 'server_error', 'upstream exploded');
     if (fault === 'status429') {
@@ -224,6 +260,37 @@ export async function startFakeUpstream(initial: FakeUpstreamOptions = {}): Prom
       if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
     }
     res.end();
+  }
+
+  /** Queues a job, or answers a poll: `in_progress` for the first polls, then the video. */
+  function answerVideo(path: string, body: unknown, res: ServerResponse): void {
+    const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<
+      string,
+      unknown
+    >;
+    const json = (status: number, value: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(value));
+    };
+    if (path.endsWith('/video/queue')) {
+      const queueId = `job_${nextJob++}`;
+      videoJobs.set(queueId, { polls: 0 });
+      json(200, { queue_id: queueId, status: 'queued', model: fields.model });
+      return;
+    }
+    const queueId = String(fields.queue_id ?? '');
+    const job = videoJobs.get(queueId);
+    if (!job) {
+      json(404, { error: { message: `no job ${queueId}` } });
+      return;
+    }
+    job.polls++;
+    if (job.polls <= (options.videoPollsUntilDone ?? 1)) {
+      json(200, { queue_id: queueId, status: 'in_progress' });
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': TINY_MP4.length });
+    res.end(TINY_MP4);
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

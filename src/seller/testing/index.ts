@@ -1,3 +1,7 @@
-/** Test helpers other capabilities reuse: fake upstream model APIs. */
-export { type FakeUpstream, startFakeUpstream } from './fakeUpstreams.js';
-export { type FakeVideoUpstream, startFakeVideoUpstream, TINY_MP4 } from './fakeVideoUpstream.js';
+/** Test helpers other capabilities reuse: the one fake model vendor. */
+export {
+  type FakeUpstream,
+  type Replay,
+  startFakeUpstream,
+  TINY_MP4,
+} from './fakeUpstreams.js';
