@@ -11,17 +11,36 @@ export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** A port the OS says is free right now on loopback. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host }, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+/** Ports this process handed out already: never handed out twice. */
+const handedOut = new Set<number>();
+
+/** The lowest port the kernel picks for outgoing connections (Linux; 32768 elsewhere). */
+function ephemeralLow(): number {
+  try {
+    const low = Number.parseInt(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]!,
+      10,
+    );
+    return Number.isInteger(low) && low > 11_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A port that is free right now on loopback, for tests that start servers on chosen ports. It is
+ * drawn below the kernel's ephemeral range, so an outgoing connection made meanwhile (a node
+ * dialling another) cannot take it before the server binds, and never twice in one process.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const high = ephemeralLow();
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (high - 10_000));
+    if (handedOut.has(port) || !(await isPortFree(port, host))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port found on ${host} below ${high}`);
 }
 
 /** The process listening on a TCP port (Linux /proc), e.g. "node (pid 1234)"; undefined if unknown. */
