@@ -37,9 +37,13 @@ export { formatSse, type ParseSseOptions, parseSse, SseDecoder, type SseEvent } 
 export type { StreamError, StreamPart } from './stream/parts.js';
 export {
   countConversationTokens,
+  countConversationTokensAsync,
   countTextTokens,
+  countTextTokensAsync,
   countTokens,
+  countTokensAsync,
   estimateInputTokens,
+  estimateInputTokensAsync,
   TOKENS_PER_IMAGE,
   TOKENS_PER_MESSAGE,
   TOKENS_PER_REPLY,

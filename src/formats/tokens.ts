@@ -4,9 +4,9 @@
  * docs/decisions/022-count-tokens.md for the per-message, per-tool and per-image overheads.
  */
 import { createRequire } from 'node:module';
-import type { Tiktoken } from 'js-tiktoken/lite';
 import { imageSizeOfBase64, imageTokensOfSize } from './imageSize.js';
 import type { Conversation, Part } from './model.js';
+import { type BpeTables, TokenCounter } from './tokensBpe.js';
 import { parseRequest } from './translateRequest.js';
 import type { ApiFormat } from './types.js';
 
@@ -25,7 +25,7 @@ export const BYTES_PER_DOCUMENT_TOKEN = 4;
 export const TOKENS_PER_IMAGE = 1600;
 
 const require = createRequire(import.meta.url);
-let encoder: Tiktoken | undefined;
+let tables: BpeTables | undefined;
 
 interface RankFile {
   pat_str: string;
@@ -38,11 +38,11 @@ const BASE64_VALUE = new Int8Array(128).fill(-1);
 for (let i = 0; i < BASE64.length; i++) BASE64_VALUE[BASE64.charCodeAt(i)] = i;
 
 /**
- * The merge ranks of a js-tiktoken rank file, keyed as js-tiktoken's `encode` looks them up (the
- * token's bytes joined by ","). js-tiktoken's own constructor also builds the reverse map (one
- * Uint8Array per token, for `decode`, which counting never calls) through a 200,000-key object:
- * about 140 MiB of RSS for o200k_base; this builds only the ranks, without the intermediates
- * (decision 098; `tokens.test` checks the map equals js-tiktoken's).
+ * The merge ranks of a js-tiktoken rank file, keyed by the token's bytes as a latin1 string (one
+ * char per byte). js-tiktoken's own constructor also builds the reverse map (one Uint8Array per
+ * token, for `decode`, which counting never calls) through a 200,000-key object: about 140 MiB
+ * of RSS for o200k_base; this builds only the ranks, without the intermediates (decision 098;
+ * `tokens.test` checks the map equals js-tiktoken's).
  */
 export function rankMapOf(file: RankFile): Map<string, number> {
   const ranks = new Map<string, number>();
@@ -77,7 +77,7 @@ export function rankMapOf(file: RankFile): Map<string, number> {
           bytes[length++] = (acc >> bits) & 0xff;
         }
       }
-      if (length > 0) ranks.set(bytes.subarray(0, length).join(','), rank);
+      if (length > 0) ranks.set(String.fromCharCode(...bytes.subarray(0, length)), rank);
       rank++;
       start = stop + 1;
     }
@@ -86,21 +86,20 @@ export function rankMapOf(file: RankFile): Map<string, number> {
   return ranks;
 }
 
-function getEncoder(): Tiktoken {
-  if (!encoder) {
-    const lite = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+function getTables(): BpeTables {
+  if (!tables) {
     const ranksPath = require.resolve('js-tiktoken/ranks/o200k_base');
     const module = require(ranksPath) as { default?: RankFile } & RankFile;
     const file = module.default ?? module;
-    // An encoder with no ranks, then the ranks alone (see rankMapOf).
-    const built = new lite.Tiktoken({ ...file, bpe_ranks: '' });
-    const internal = built as unknown as { rankMap: Map<string, number> };
-    internal.rankMap = rankMapOf(file);
+    tables = {
+      ranks: rankMapOf(file),
+      pattern: file.pat_str,
+      specialTokens: Object.keys(file.special_tokens),
+    };
     // The 2.3 MB rank text is not needed once the map is built: let it be collected.
     delete require.cache[ranksPath];
-    encoder = built;
   }
-  return encoder;
+  return tables;
 }
 
 // Conversations resend their history every turn: remember counts of texts (bounded by entries and
@@ -111,14 +110,8 @@ const CACHE_MAX_CHARS = 8_000_000;
 const cache = new Map<string, number>();
 let cachedChars = 0;
 
-/** Tokens of a text under o200k_base (cached). */
-export function countTextTokens(text: string): number {
-  if (text.length === 0) return 0;
-  if (text.length < CACHE_MIN_CHARS) return getEncoder().encode(text, 'all').length;
-  const hit = cache.get(text);
-  if (hit !== undefined) return hit;
-  const count = getEncoder().encode(text, 'all').length;
-  if (text.length > CACHE_MAX_CHARS / 4) return count;
+function remember(text: string, count: number): number {
+  if (text.length < CACHE_MIN_CHARS || text.length > CACHE_MAX_CHARS / 4) return count;
   cache.set(text, count);
   cachedChars += text.length;
   while (cache.size > CACHE_MAX_ENTRIES || cachedChars > CACHE_MAX_CHARS) {
@@ -130,47 +123,125 @@ export function countTextTokens(text: string): number {
   return count;
 }
 
-function partTokens(part: Part): number {
+/**
+ * Tokens of a text under o200k_base (cached), in time linear in its length (decision 100). It
+ * runs to the end: a request path counts through `countTextTokensAsync`, which yields.
+ */
+export function countTextTokens(text: string): number {
+  if (text.length === 0) return 0;
+  const hit = cache.get(text);
+  if (hit !== undefined) return hit;
+  const counter = new TokenCounter(text, getTables());
+  counter.step(Number.POSITIVE_INFINITY);
+  return remember(text, counter.tokens);
+}
+
+/** Texts up to this length are counted in one go (a few milliseconds at worst). */
+export const SYNC_COUNT_CHARS = 8_192;
+/** Longest stretch of counting between two yields to the event loop. */
+export const COUNT_SLICE_MS = 8;
+const STEP_CHARS = 2_048;
+
+/**
+ * `countTextTokens` that yields to the event loop every COUNT_SLICE_MS, so a megabyte of
+ * adversarial text never blocks other requests (decision 100).
+ */
+export async function countTextTokensAsync(text: string): Promise<number> {
+  if (text.length <= SYNC_COUNT_CHARS) return countTextTokens(text);
+  const hit = cache.get(text);
+  if (hit !== undefined) return hit;
+  const counter = new TokenCounter(text, getTables());
+  for (;;) {
+    const sliceStart = performance.now();
+    while (!counter.step(STEP_CHARS)) {
+      if (performance.now() - sliceStart >= COUNT_SLICE_MS) break;
+    }
+    if (counter.done) break;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return remember(text, counter.tokens);
+}
+
+/** What a conversation costs: fixed overheads plus texts still to count. */
+interface TokenTally {
+  fixed: number;
+  texts: string[];
+}
+
+function tallyPart(part: Part, tally: TokenTally): void {
   switch (part.type) {
     case 'text':
     case 'reasoning':
-      return countTextTokens(part.text);
+      tally.texts.push(part.text);
+      return;
     case 'image': {
-      if (part.source.kind !== 'base64') return TOKENS_PER_IMAGE;
+      if (part.source.kind !== 'base64') {
+        tally.fixed += TOKENS_PER_IMAGE;
+        return;
+      }
       const size = imageSizeOfBase64(part.source.data);
-      return size ? imageTokensOfSize(size.width, size.height) : TOKENS_PER_IMAGE;
+      tally.fixed += size ? imageTokensOfSize(size.width, size.height) : TOKENS_PER_IMAGE;
+      return;
     }
     case 'document':
-      if (part.source.kind === 'text') return countTextTokens(part.source.text);
+      if (part.source.kind === 'text') tally.texts.push(part.source.text);
       // A PDF's text is not extracted here: about one token per 4 bytes of file, 1 page if by URL.
-      return part.source.kind === 'base64'
-        ? Math.ceil((part.source.data.length * 3) / 4 / BYTES_PER_DOCUMENT_TOKEN)
-        : TOKENS_PER_IMAGE;
+      else
+        tally.fixed +=
+          part.source.kind === 'base64'
+            ? Math.ceil((part.source.data.length * 3) / 4 / BYTES_PER_DOCUMENT_TOKEN)
+            : TOKENS_PER_IMAGE;
+      return;
     case 'tool_call':
-      return countTextTokens(part.name) + countTextTokens(part.arguments) + TOKENS_PER_MESSAGE;
+      tally.texts.push(part.name, part.arguments);
+      tally.fixed += TOKENS_PER_MESSAGE;
+      return;
     case 'tool_result':
-      return part.content.reduce((sum, p) => sum + partTokens(p), TOKENS_PER_MESSAGE);
+      tally.fixed += TOKENS_PER_MESSAGE;
+      for (const inner of part.content) tallyPart(inner, tally);
+      return;
   }
+}
+
+function tallyConversation(conv: Conversation): TokenTally {
+  const tally: TokenTally = { fixed: TOKENS_PER_REPLY, texts: [] };
+  for (const text of conv.system) {
+    tally.fixed += TOKENS_PER_MESSAGE;
+    tally.texts.push(text);
+  }
+  for (const turn of conv.turns) {
+    tally.fixed += TOKENS_PER_MESSAGE;
+    for (const part of turn.parts) tallyPart(part, tally);
+  }
+  for (const tool of conv.tools) {
+    tally.fixed += TOKENS_PER_TOOL;
+    tally.texts.push(tool.name, tool.description ?? '', JSON.stringify(tool.parameters));
+  }
+  if (conv.outputFormat?.type === 'json_schema')
+    tally.texts.push(JSON.stringify(conv.outputFormat.schema));
+  return tally;
 }
 
 /** Estimated input tokens of a parsed conversation. */
 export function countConversationTokens(conv: Conversation): number {
-  let total = TOKENS_PER_REPLY;
-  for (const text of conv.system) total += TOKENS_PER_MESSAGE + countTextTokens(text);
-  for (const turn of conv.turns) {
-    total += TOKENS_PER_MESSAGE;
-    for (const part of turn.parts) total += partTokens(part);
-  }
-  for (const tool of conv.tools) {
-    total +=
-      TOKENS_PER_TOOL +
-      countTextTokens(tool.name) +
-      countTextTokens(tool.description ?? '') +
-      countTextTokens(JSON.stringify(tool.parameters));
-  }
-  if (conv.outputFormat?.type === 'json_schema')
-    total += countTextTokens(JSON.stringify(conv.outputFormat.schema));
+  const { fixed, texts } = tallyConversation(conv);
+  return texts.reduce((sum, text) => sum + countTextTokens(text), fixed);
+}
+
+/** `countConversationTokens` that yields while it counts long texts. */
+export async function countConversationTokensAsync(conv: Conversation): Promise<number> {
+  const { fixed, texts } = tallyConversation(conv);
+  let total = fixed;
+  for (const text of texts) total += await countTextTokensAsync(text);
   return total;
+}
+
+function withMaxTokens(messagesRequestBody: unknown): unknown {
+  return typeof messagesRequestBody === 'object' &&
+    messagesRequestBody !== null &&
+    !('max_tokens' in messagesRequestBody)
+    ? { ...messagesRequestBody, max_tokens: 1 }
+    : messagesRequestBody;
 }
 
 /**
@@ -178,16 +249,24 @@ export function countConversationTokens(conv: Conversation): number {
  * required here). Throws SvcError 400 naming the field when the body is invalid.
  */
 export function countTokens(messagesRequestBody: unknown): { input_tokens: number } {
-  const body =
-    typeof messagesRequestBody === 'object' &&
-    messagesRequestBody !== null &&
-    !('max_tokens' in messagesRequestBody)
-      ? { ...messagesRequestBody, max_tokens: 1 }
-      : messagesRequestBody;
-  return { input_tokens: countConversationTokens(parseRequest(body, 'messages')) };
+  const conv = parseRequest(withMaxTokens(messagesRequestBody), 'messages');
+  return { input_tokens: countConversationTokens(conv) };
+}
+
+/** `countTokens` that yields while it counts (the request path's form). */
+export async function countTokensAsync(
+  messagesRequestBody: unknown,
+): Promise<{ input_tokens: number }> {
+  const conv = parseRequest(withMaxTokens(messagesRequestBody), 'messages');
+  return { input_tokens: await countConversationTokensAsync(conv) };
 }
 
 /** Estimated input tokens of a request body of any format (for checking sellers' claims). */
 export function estimateInputTokens(format: ApiFormat, body: unknown): number {
   return countConversationTokens(parseRequest(body, format));
+}
+
+/** `estimateInputTokens` that yields while it counts. */
+export async function estimateInputTokensAsync(format: ApiFormat, body: unknown): Promise<number> {
+  return countConversationTokensAsync(parseRequest(body, format));
 }
