@@ -14,7 +14,7 @@ import {
 } from '../routing/index.js';
 import type { ProxyContext } from './context.js';
 import { headersForSeller } from './http.js';
-import { countRequestTokens } from './tokenCount.js';
+import { countRequestTokensAsync } from './tokenCount.js';
 import { PROTOCOL_PATHS } from './translator.js';
 
 export type AttemptOutcome =
@@ -24,8 +24,8 @@ export type AttemptOutcome =
       controller: AbortController;
       release: () => void;
       paid: boolean;
-      /** Input tokens counted locally (lazy: the tokenizer runs only when needed). */
-      inputTokens: () => number;
+      /** Input tokens counted locally (lazy: the tokenizer runs only when needed, and yields). */
+      inputTokens: () => Promise<number>;
     }
   | {
       kind: 'failed';
@@ -171,9 +171,9 @@ export async function attemptSeller(
   const { deps } = ctx.service;
   const { offer } = candidate;
   let sellerBody: Record<string, unknown> = { ...body, model: offer.serviceId };
-  let counted: number | undefined;
+  let counted: Promise<number> | undefined;
   const inputTokens = () => {
-    counted ??= countRequestTokens(body);
+    counted ??= countRequestTokensAsync(body);
     return counted;
   };
   let payment: Record<string, unknown> | undefined;
@@ -182,7 +182,7 @@ export async function attemptSeller(
     if (!offer.free) {
       let maxCostMicro: MicroUsd;
       if (ctx.maxCostMicro !== undefined) {
-        const maxOut = maxOutputTokensWithin(ctx.maxCostMicro, inputTokens(), offer.price);
+        const maxOut = maxOutputTokensWithin(ctx.maxCostMicro, await inputTokens(), offer.price);
         if (maxOut === 0) {
           throw new SvcError('spend_limit_reached', {
             message: `x-svc-max-cost-usd does not cover the input of this request at seller ${offer.peerId}'s prices.`,
@@ -196,7 +196,7 @@ export async function attemptSeller(
           requestedMaxOutput(sellerBody) ??
           offer.capabilities?.maxOutputTokens ??
           DEFAULT_MAX_OUTPUT;
-        maxCostMicro = maxCostOfRequest(inputTokens(), maxOut, offer.price);
+        maxCostMicro = maxCostOfRequest(await inputTokens(), maxOut, offer.price);
       }
       const prepared = await deps.payments.prepare({
         identity: ctx.access.identity,

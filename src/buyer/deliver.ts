@@ -9,7 +9,7 @@ import { costOfUsage, formatUsd, type TokenUsage } from '../money/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import type { AttemptOutcome } from './attempt.js';
 import { finishRequest, type ProxyContext } from './context.js';
-import { countTextTokens, textOf } from './tokenCount.js';
+import { countTextTokensAsync, textOf } from './tokenCount.js';
 import { StreamUsageScanner, usageFromBody } from './usage.js';
 
 type Ok = Extract<AttemptOutcome, { kind: 'ok' }>;
@@ -52,25 +52,29 @@ function usageHeaders(usage: TokenUsage, source: 'usage' | 'estimated', costUsd:
   };
 }
 
-function settleUsage(
+// The estimate counts what strangers sent and served, so it counts through the tokenizer's
+// yielding path (decision 100).
+async function settleUsage(
   reported: TokenUsage | undefined,
   claimed: TokenUsage | undefined,
-  inputTokens: () => number,
+  inputTokens: () => Promise<number>,
   outputText: () => string,
-): { usage: TokenUsage; source: 'usage' | 'estimated'; estimate: () => TokenUsage } {
-  let estimated: TokenUsage | undefined;
+): Promise<{
+  usage: TokenUsage;
+  source: 'usage' | 'estimated';
+  estimate: () => Promise<TokenUsage>;
+}> {
+  let estimated: Promise<TokenUsage> | undefined;
   const estimate = () => {
-    estimated ??= {
-      inputTokens: inputTokens(),
-      cachedInputTokens: 0,
-      outputTokens: countTextTokens(outputText()),
-    };
+    estimated ??= Promise.all([inputTokens(), countTextTokensAsync(outputText())]).then(
+      ([input, output]) => ({ inputTokens: input, cachedInputTokens: 0, outputTokens: output }),
+    );
     return estimated;
   };
   const usage = reported ?? claimed;
   if (usage && usage.cachedInputTokens <= usage.inputTokens)
     return { usage, source: 'usage', estimate };
-  return { usage: estimate(), source: 'estimated', estimate };
+  return { usage: await estimate(), source: 'estimated', estimate };
 }
 
 async function afterSuccess(
@@ -78,7 +82,7 @@ async function afterSuccess(
   candidate: RouteCandidate,
   ok: Ok,
   usage: TokenUsage,
-  estimate: () => TokenUsage,
+  estimate: () => Promise<TokenUsage>,
   trailerPromise: Promise<unknown>,
   affinityKey: string | undefined,
   responseId: string | undefined,
@@ -98,7 +102,7 @@ async function afterSuccess(
         requestId: ctx.requestId,
         peerId: candidate.offer.peerId,
         claimed,
-        estimatedUsage: estimate(),
+        estimatedUsage: await estimate(),
         price: candidate.offer.price,
         serviceId: candidate.offer.serviceId,
       });
@@ -174,7 +178,7 @@ export async function deliver(
       }
     }
     const claimed = ((await trailer) as { usage?: TokenUsage } | undefined)?.usage;
-    const { usage, source, estimate } = settleUsage(
+    const { usage, source, estimate } = await settleUsage(
       usageFromBody(candidate.sellerProtocol, sellerJson),
       claimed,
       ok.inputTokens,
@@ -253,7 +257,7 @@ export async function deliver(
     await sellerEvents.return?.().catch(() => undefined);
   }
   const claimed = ((await trailer) as { usage?: TokenUsage } | undefined)?.usage;
-  const { usage, source, estimate } = settleUsage(
+  const { usage, source, estimate } = await settleUsage(
     scanner.usage,
     claimed,
     ok.inputTokens,

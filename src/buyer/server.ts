@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../errors/index.js';
-import { countTokens } from '../formats/index.js';
+import { countTokensAsync } from '../formats/index.js';
 import { parseUsd } from '../money/index.js';
 import { parseGatewayPolicy } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
@@ -63,7 +63,7 @@ export function createHandler(service: BuyerService, url: () => string) {
       if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new SvcError('method_not_allowed');
         const raw = await readBody(req, service.deps.config.bodyLimitBytes);
-        sendJson(res, 200, countTokens(parseJsonObject(req, raw)));
+        sendJson(res, 200, await countTokensAsync(parseJsonObject(req, raw)));
         return;
       }
       if (await handleMediaRoute(service, req, res, path, method)) return;

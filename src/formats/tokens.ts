@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { imageSizeOfBase64, imageTokensOfSize } from './imageSize.js';
 import type { Conversation, Part } from './model.js';
 import { type BpeTables, TokenCounter } from './tokensBpe.js';
+import { countInSlices } from './tokensQueue.js';
 import { parseRequest } from './translateRequest.js';
 import type { ApiFormat } from './types.js';
 
@@ -138,28 +139,17 @@ export function countTextTokens(text: string): number {
 
 /** Texts up to this length are counted in one go (a few milliseconds at worst). */
 export const SYNC_COUNT_CHARS = 8_192;
-/** Longest stretch of counting between two yields to the event loop. */
-export const COUNT_SLICE_MS = 8;
-const STEP_CHARS = 2_048;
-
 /**
- * `countTextTokens` that yields to the event loop every COUNT_SLICE_MS, so a megabyte of
- * adversarial text never blocks other requests (decision 100).
+ * `countTextTokens` that yields to the event loop: long texts are counted in slices shared with
+ * every other pending count, so a megabyte of adversarial text never blocks other requests
+ * (decision 100).
  */
 export async function countTextTokensAsync(text: string): Promise<number> {
   if (text.length <= SYNC_COUNT_CHARS) return countTextTokens(text);
   const hit = cache.get(text);
   if (hit !== undefined) return hit;
-  const counter = new TokenCounter(text, getTables());
-  for (;;) {
-    const sliceStart = performance.now();
-    while (!counter.step(STEP_CHARS)) {
-      if (performance.now() - sliceStart >= COUNT_SLICE_MS) break;
-    }
-    if (counter.done) break;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  return remember(text, counter.tokens);
+  const tokens = await countInSlices(new TokenCounter(text, getTables()));
+  return remember(text, tokens);
 }
 
 /** What a conversation costs: fixed overheads plus texts still to count. */

@@ -133,14 +133,9 @@ export function bpeCount(bytes: string, ranks: Map<string, number>): number {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
 const NON_ASCII = /[^\u0000-\u007f]/;
 
-/** Tokens of one pre-token: one rank lookup when it is a token, else merged in chunks. */
-export function pieceTokens(piece: string, ranks: Map<string, number>): number {
-  const bytes = NON_ASCII.test(piece) ? Buffer.from(piece, 'utf8').toString('latin1') : piece;
-  if (bytes.length <= BPE_CHUNK_BYTES) return bpeCount(bytes, ranks);
-  let total = 0;
-  for (let at = 0; at < bytes.length; at += BPE_CHUNK_BYTES)
-    total += bpeCount(bytes.slice(at, at + BPE_CHUNK_BYTES), ranks);
-  return total;
+/** UTF-8 bytes of a pre-token as a latin1 string (ASCII, the common case, is already that). */
+function bytesOf(piece: string): string {
+  return NON_ASCII.test(piece) ? Buffer.from(piece, 'utf8').toString('latin1') : piece;
 }
 
 function isWhitespace(code: number): boolean {
@@ -183,6 +178,9 @@ export class TokenCounter {
   private cursor = 0;
   private window = '';
   private windowStart = 0;
+  // A pre-token longer than one chunk, merged chunk by chunk across steps.
+  private longPiece = '';
+  private longPieceAt = 0;
   /** Tokens counted so far (the total once `done`). */
   tokens = 0;
   done = false;
@@ -219,6 +217,13 @@ export class TokenCounter {
   step(budgetChars: number): boolean {
     let spent = 0;
     while (!this.done && spent < budgetChars) {
+      if (this.longPieceAt < this.longPiece.length) {
+        const chunk = this.longPiece.slice(this.longPieceAt, this.longPieceAt + BPE_CHUNK_BYTES);
+        this.tokens += bpeCount(chunk, this.tables.ranks);
+        this.longPieceAt += BPE_CHUNK_BYTES;
+        spent += chunk.length;
+        continue;
+      }
       if (this.cursor >= this.segmentEnd) {
         if (this.segmentEnd < this.text.length) {
           // A special token sits here.
@@ -253,9 +258,15 @@ export class TokenCounter {
         this.split.lastIndex++;
         continue;
       }
-      this.tokens += pieceTokens(piece, this.tables.ranks);
+      const bytes = bytesOf(piece);
+      if (bytes.length > BPE_CHUNK_BYTES) {
+        this.longPiece = bytes;
+        this.longPieceAt = 0;
+      } else {
+        this.tokens += bpeCount(bytes, this.tables.ranks);
+        spent += piece.length;
+      }
       this.cursor = this.windowStart + match.index + piece.length;
-      spent += piece.length;
     }
     return this.done;
   }

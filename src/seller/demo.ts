@@ -5,7 +5,7 @@
  * chunk, as relayed upstream streams do (the seller asks upstreams for it).
  */
 
-import { countTextTokens, estimateInputTokens, formatOfProtocol } from '../formats/index.js';
+import { countTextTokens, estimateInputTokensAsync, formatOfProtocol } from '../formats/index.js';
 import type { TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
 import { messageJson, messageSse } from './wire/anthropicMessages.js';
@@ -48,10 +48,15 @@ export interface DemoAnswer {
  * tokenizer (the buyer checks claims against the same kind of count, decision 033), not the JSON
  * body's bytes, which made every demo claim look inflated and got honest demo sellers penalised.
  */
-function demoInputTokens(protocol: ApiProtocol, body: Json, bodyBytes: number): number {
+async function demoInputTokens(
+  protocol: ApiProtocol,
+  body: Json,
+  bodyBytes: number,
+): Promise<number> {
   const format = formatOfProtocol(protocol);
   try {
-    if (format) return estimateInputTokens(format, body);
+    // A stranger's text: counted on the tokenizer's yielding path (decision 100).
+    if (format) return await estimateInputTokensAsync(format, body);
   } catch {
     // A body the parser refuses still gets an answer: fall back to about 4 bytes per token.
   }
@@ -59,16 +64,16 @@ function demoInputTokens(protocol: ApiProtocol, body: Json, bodyBytes: number): 
 }
 
 /** Answers one demo request deterministically. */
-export function demoAnswer(
+export async function demoAnswer(
   protocol: ApiProtocol,
   model: string,
   body: Json,
   bodyBytes: number,
-): DemoAnswer {
+): Promise<DemoAnswer> {
   const said = lastUserText(protocol, body).replace(/\s+/g, ' ').slice(0, 80);
   const text = `This is the svc demo provider (no model behind it). You said: "${said}".`;
   const usage: TokenUsage = {
-    inputTokens: demoInputTokens(protocol, body, bodyBytes),
+    inputTokens: await demoInputTokens(protocol, body, bodyBytes),
     cachedInputTokens: 0,
     outputTokens: countTextTokens(text),
   };

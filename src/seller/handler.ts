@@ -186,7 +186,7 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
 
   try {
     if (provider.config.type === 'demo') {
-      const answer = demoAnswer(protocol, model, body, request.body.byteLength);
+      const answer = await demoAnswer(protocol, model, body, request.body.byteLength);
       return {
         status: answer.status,
         headers: { 'content-type': answer.contentType },
