@@ -1,6 +1,7 @@
 /** Small HTTP helpers of the buyer: loopback guard, bounded body reading, JSON and error replies. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorStyle, renderError, SvcError } from '../errors/index.js';
+import { parseJsonBody } from '../formats/index.js';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
@@ -58,17 +59,7 @@ export function parseJsonObject(req: IncomingMessage, raw: Buffer): Record<strin
       message: `Send the body as application/json (got ${type ? `"${type}"` : 'no content type'}).`,
     });
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(raw.toString('utf8'));
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const position = /position (\d+)/.exec(message)?.[1];
-    throw new SvcError('invalid_json', {
-      message: `The request body is not valid JSON: ${message}`,
-      details: position === undefined ? {} : { position: Number(position) },
-    });
-  }
+  const value = parseJsonBody(raw);
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw new SvcError('invalid_request', { message: 'The request body must be a JSON object.' });
   }

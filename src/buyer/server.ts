@@ -28,6 +28,15 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The model id of a `/v1/models/<id>` path; a malformed %-escape is a 404, not a 500. */
+function decodedModelId(escaped: string): string {
+  try {
+    return decodeURIComponent(escaped);
+  } catch {
+    throw new SvcError('not_found', { message: `No model ${escaped}. Run GET /v1/models.` });
+  }
+}
+
 function newRequestId(): string {
   return `req_${randomBytes(12).toString('hex')}`;
 }
@@ -57,7 +66,7 @@ export function createHandler(service: BuyerService, url: () => string) {
             ? parseGatewayPolicy(policyHeader).allowedModels
             : undefined;
           listModels(service, parsed.searchParams, res, allowedModels);
-        } else getModel(service, decodeURIComponent(path.slice('/v1/models/'.length)), res);
+        } else getModel(service, decodedModelId(path.slice('/v1/models/'.length)), res);
         return;
       }
       if (path === '/v1/messages/count_tokens') {

@@ -25,6 +25,7 @@ export type {
   Turn,
   Usage,
 } from './model.js';
+export { jsonDepthOf, MAX_JSON_DEPTH, parseJsonBody } from './parseJsonBody.js';
 export {
   chatFinishOf,
   messagesStopOf,
