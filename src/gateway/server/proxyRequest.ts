@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { SvcError } from '../../errors/index.js';
+import { parseJsonBody } from '../../formats/index.js';
 import { formatUsd } from '../../money/index.js';
 import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
 import type { LogRow, Reservation } from '../store/types.js';
@@ -39,15 +40,13 @@ function parseBody(req: IncomingMessage, body: Buffer): ParsedBody {
   const type = String(req.headers['content-type'] ?? '');
   if (!type.includes('json') && !(type === '' && body.length > 0))
     return { json: null, model: undefined };
-  try {
-    const json = JSON.parse(body.toString('utf8')) as unknown;
-    if (typeof json !== 'object' || json === null || Array.isArray(json))
-      throw new Error('not an object');
-    const record = json as Record<string, unknown>;
-    return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
-  } catch (error) {
-    throw new SvcError('invalid_json', { cause: error });
-  }
+  // Strict UTF-8 and bounded nesting: what the buyer would refuse is refused before a budget
+  // reservation is made for it.
+  const json = parseJsonBody(body);
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new SvcError('invalid_request', { message: 'The request body must be a JSON object.' });
+  const record = json as Record<string, unknown>;
+  return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
 }
 
 function header(

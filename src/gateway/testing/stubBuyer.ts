@@ -221,7 +221,8 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       'x-svc-request-id': requestId,
       'x-svc-peer-id': STUB_PEER_ID,
       'x-svc-provider': 'stub',
-      'x-svc-service': model,
+      // The real buyer names the seller's service id here, never the client's string.
+      'x-svc-service': model.replace(/[^\x21-\x7e]/g, '?').slice(0, 256),
       'x-svc-input-usd-per-million': '1',
       'x-svc-output-usd-per-million': '2',
     };
