@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ProviderConfig } from '../config/index.js';
 import { errorStyleForPath, renderError, SvcError, toSvcError } from '../errors/index.js';
+import { parseJsonBody } from '../formats/index.js';
 import type { PeerId } from '../identity/index.js';
 import type { Logger } from '../log/index.js';
 import { costOfUsage, maxCostOfRequest, type TokenPricing, toPriceMicro } from '../money/index.js';
@@ -99,14 +100,12 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
     const model = multipartField(request.body, boundary, 'model');
     body = model !== undefined ? { model } : {};
   } else {
-    try {
-      const parsed: unknown = JSON.parse(Buffer.from(request.body).toString('utf8'));
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-        throw new Error('not an object');
-      body = parsed as Json;
-    } catch {
-      throw new SvcError('invalid_json');
-    }
+    // Strict UTF-8 and bounded nesting (src/formats/parseJsonBody.ts): a stranger's body is
+    // refused here rather than overflowing the stack of the walks after it.
+    const parsed = parseJsonBody(request.body);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new SvcError('invalid_request', { message: 'The request body must be a JSON object.' });
+    body = parsed as Json;
   }
   const model = body.model;
   if (typeof model !== 'string' || model === '') {
