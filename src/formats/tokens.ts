@@ -3,13 +3,15 @@
  * non-OpenAI models (Claude's tokenizer differs by roughly ±15% on English text); see
  * docs/decisions/022-count-tokens.md for the per-message, per-tool and per-image overheads.
  */
-import { createRequire } from 'node:module';
 import { imageSizeOfBase64, imageTokensOfSize } from './imageSize.js';
 import type { Conversation, Part } from './model.js';
-import { type BpeTables, TokenCounter } from './tokensBpe.js';
+import { TokenCounter } from './tokensBpe.js';
 import { countInSlices } from './tokensQueue.js';
+import { tablesAsync, tablesNow } from './tokensTables.js';
 import { parseRequest } from './translateRequest.js';
 import type { ApiFormat } from './types.js';
+
+export { rankMapOf } from './tokensTables.js';
 
 /** Tokens added per message for role and separators (OpenAI's documented chat overhead). */
 export const TOKENS_PER_MESSAGE = 3;
@@ -24,84 +26,6 @@ export const BYTES_PER_DOCUMENT_TOKEN = 4;
  * a ~1.15 megapixel image. Base64 PNG/GIF/JPEG images use width × height / 750.
  */
 export const TOKENS_PER_IMAGE = 1600;
-
-const require = createRequire(import.meta.url);
-let tables: BpeTables | undefined;
-
-interface RankFile {
-  pat_str: string;
-  special_tokens: Record<string, number>;
-  bpe_ranks: string;
-}
-
-const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-const BASE64_VALUE = new Int8Array(128).fill(-1);
-for (let i = 0; i < BASE64.length; i++) BASE64_VALUE[BASE64.charCodeAt(i)] = i;
-
-/**
- * The merge ranks of a js-tiktoken rank file, keyed by the token's bytes as a latin1 string (one
- * char per byte). js-tiktoken's own constructor also builds the reverse map (one Uint8Array per
- * token, for `decode`, which counting never calls) through a 200,000-key object: about 140 MiB
- * of RSS for o200k_base; this builds only the ranks, without the intermediates (decision 098;
- * `tokens.test` checks the map equals js-tiktoken's).
- */
-export function rankMapOf(file: RankFile): Map<string, number> {
-  const ranks = new Map<string, number>();
-  const text = file.bpe_ranks;
-  const bytes = new Uint8Array(256);
-  let line = 0;
-  while (line < text.length) {
-    let end = text.indexOf('\n', line);
-    if (end < 0) end = text.length;
-    // A line is "<name> <first rank> <base64 token> <base64 token> ...".
-    const nameEnd = text.indexOf(' ', line);
-    let cursor = text.indexOf(' ', nameEnd + 1);
-    if (nameEnd < 0 || nameEnd >= end) {
-      line = end + 1;
-      continue;
-    }
-    if (cursor < 0 || cursor > end) cursor = end;
-    let rank = Number.parseInt(text.slice(nameEnd + 1, cursor), 10);
-    for (let start = cursor + 1; start < end; ) {
-      let stop = text.indexOf(' ', start);
-      if (stop < 0 || stop > end) stop = end;
-      let length = 0;
-      let acc = 0;
-      let bits = 0;
-      for (let i = start; i < stop; i++) {
-        const value = BASE64_VALUE[text.charCodeAt(i)] ?? -1;
-        if (value < 0) break; // '=' padding
-        acc = ((acc << 6) | value) & 0xffffff;
-        bits += 6;
-        if (bits >= 8) {
-          bits -= 8;
-          bytes[length++] = (acc >> bits) & 0xff;
-        }
-      }
-      if (length > 0) ranks.set(String.fromCharCode(...bytes.subarray(0, length)), rank);
-      rank++;
-      start = stop + 1;
-    }
-    line = end + 1;
-  }
-  return ranks;
-}
-
-function getTables(): BpeTables {
-  if (!tables) {
-    const ranksPath = require.resolve('js-tiktoken/ranks/o200k_base');
-    const module = require(ranksPath) as { default?: RankFile } & RankFile;
-    const file = module.default ?? module;
-    tables = {
-      ranks: rankMapOf(file),
-      pattern: file.pat_str,
-      specialTokens: Object.keys(file.special_tokens),
-    };
-    // The 2.3 MB rank text is not needed once the map is built: let it be collected.
-    delete require.cache[ranksPath];
-  }
-  return tables;
-}
 
 // Conversations resend their history every turn: remember counts of texts (bounded by entries and
 // by total characters, oldest first out).
@@ -132,7 +56,7 @@ export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
   const hit = cache.get(text);
   if (hit !== undefined) return hit;
-  const counter = new TokenCounter(text, getTables());
+  const counter = new TokenCounter(text, tablesNow());
   counter.step(Number.POSITIVE_INFINITY);
   return remember(text, counter.tokens);
 }
@@ -145,10 +69,14 @@ export const SYNC_COUNT_CHARS = 8_192;
  * (decision 100).
  */
 export async function countTextTokensAsync(text: string): Promise<number> {
-  if (text.length <= SYNC_COUNT_CHARS) return countTextTokens(text);
+  if (text.length <= SYNC_COUNT_CHARS) {
+    // Short texts count in one go, once the tables are there (built without blocking).
+    await tablesAsync();
+    return countTextTokens(text);
+  }
   const hit = cache.get(text);
   if (hit !== undefined) return hit;
-  const tokens = await countInSlices(new TokenCounter(text, getTables()));
+  const tokens = await countInSlices(new TokenCounter(text, await tablesAsync()));
   return remember(text, tokens);
 }
 
