@@ -129,16 +129,31 @@ export default async function hostile(): Promise<Record<string, unknown>> {
   await Promise.all([pool.count('warm'), pool.count('up')]);
   let n = 0;
   try {
+    // The noise floor: the loop's worst delay while nothing is counted (other processes on the
+    // machine delay it too; compare the figures below with this one).
+    const idle = await watched(buyer.url, [
+      () => new Promise((resolve) => setTimeout(resolve, 2_000)),
+    ]);
+    results.idle = {
+      worstLoopDelayMs: idle.worstLoopDelayMs,
+      slowestModelsMs: idle.slowestModelsMs,
+    };
+    printFigure('idle: worst event-loop delay (noise floor)', idle.worstLoopDelayMs, 'ms');
+    printFigure('idle: slowest GET /v1/models', idle.slowestModelsMs, 'ms');
     for (const kind of Object.keys(KINDS)) {
       for (const [sizeLabel, bytes] of SIZES) {
         const label = `${kind} ${sizeLabel}`;
         const rounds = bytes > 100_000 ? 3 : 8;
         const direct: number[] = [];
+        const directCpu: number[] = [];
         for (let i = 0; i < rounds; i++) {
           const text = fresh(kind, bytes, n++);
+          const cpu = process.cpuUsage();
           const start = performance.now();
           countTextTokens(text);
           direct.push(performance.now() - start);
+          const used = process.cpuUsage(cpu);
+          directCpu.push((used.user + used.system) / 1000);
         }
         const serial = await watched(buyer.url, [
           async () => {
@@ -166,8 +181,10 @@ export default async function hostile(): Promise<Record<string, unknown>> {
           }),
         );
         const directStats = stats(direct);
+        const cpuStats = stats(directCpu);
         results[label] = {
           directCountMs: directStats,
+          directCountCpuMs: cpuStats,
           buyerOneAtATime: {
             perCountMs: serial.perCountMs.meanMs / rounds,
             worstLoopDelayMs: serial.worstLoopDelayMs,
@@ -184,6 +201,7 @@ export default async function hostile(): Promise<Record<string, unknown>> {
           },
         };
         printFigure(`${label}: count (direct, p50)`, directStats.p50Ms, 'ms');
+        printFigure(`${label}: count (direct, CPU time p50)`, cpuStats.p50Ms, 'ms');
         printFigure(
           `${label}: buyer count_tokens, one at a time`,
           serial.perCountMs.meanMs / rounds,
