@@ -54,8 +54,12 @@ async function watched(url: string, jobs: (() => Promise<unknown>)[]): Promise<P
   const poller = (async () => {
     while (running) {
       const start = performance.now();
-      await (await fetch(`${url}/v1/models`)).arrayBuffer();
-      modelsMs.push(performance.now() - start);
+      try {
+        await (await fetch(`${url}/v1/models`)).arrayBuffer();
+        modelsMs.push(performance.now() - start);
+      } catch {
+        // A keep-alive connection closed under the probe: the next probe opens a new one.
+      }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();
@@ -77,12 +81,17 @@ async function watched(url: string, jobs: (() => Promise<unknown>)[]): Promise<P
   };
 }
 
-async function countOverHttp(url: string, text: string): Promise<void> {
+async function countOverHttp(url: string, text: string, attempt = 0): Promise<void> {
   const response = await fetch(`${url}/v1/messages/count_tokens`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'claude', messages: [{ role: 'user', content: text }] }),
+  }).catch((error: unknown) => {
+    // A reused keep-alive connection the server had just closed: once more on a new one.
+    if (attempt > 0) throw error;
+    return undefined;
   });
+  if (!response) return countOverHttp(url, text, attempt + 1);
   const body = (await response.json()) as { input_tokens?: number };
   if (response.status !== 200 || typeof body.input_tokens !== 'number')
     throw new Error(`count_tokens answered ${response.status}`);
