@@ -8,7 +8,7 @@ import { encodeSellerHeaders } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import type { AttemptOk } from './attempt.js';
 import type { ProxyContext } from './context.js';
-import { countTextTokens } from './tokenCount.js';
+import { countTextTokensAsync } from './tokenCount.js';
 
 /** Longest wait for the seller's usage claim after its body ended. */
 const TRAILER_WAIT_MS = 2_000;
@@ -43,28 +43,28 @@ export interface SettledUsage {
   usage: TokenUsage;
   source: 'usage' | 'estimated';
   /** The buyer's own count (for the claim check). */
-  estimate: () => TokenUsage;
+  estimate: () => Promise<TokenUsage>;
 }
 
-export function settleUsage(
+// The estimate counts what strangers sent and served, so it counts through the tokenizer's
+// yielding path (decision 100).
+export async function settleUsage(
   reported: TokenUsage | undefined,
   claimed: TokenUsage | undefined,
-  inputTokens: () => number,
+  inputTokens: () => Promise<number>,
   outputText: () => string,
-): SettledUsage {
-  let estimated: TokenUsage | undefined;
+): Promise<SettledUsage> {
+  let estimated: Promise<TokenUsage> | undefined;
   const estimate = () => {
-    estimated ??= {
-      inputTokens: inputTokens(),
-      cachedInputTokens: 0,
-      outputTokens: countTextTokens(outputText()),
-    };
+    estimated ??= Promise.all([inputTokens(), countTextTokensAsync(outputText())]).then(
+      ([input, output]) => ({ inputTokens: input, cachedInputTokens: 0, outputTokens: output }),
+    );
     return estimated;
   };
   const usage = reported ?? claimed;
   if (usage && usage.cachedInputTokens <= usage.inputTokens)
     return { usage, source: 'usage', estimate };
-  return { usage: estimate(), source: 'estimated', estimate };
+  return { usage: await estimate(), source: 'estimated', estimate };
 }
 
 /** The price of a failed answer (src/payments/failedAnswer.ts): nothing. */
@@ -100,7 +100,7 @@ export async function completePayment(
   candidate: RouteCandidate,
   ok: AttemptOk,
   trailer: Promise<unknown>,
-  estimate: () => TokenUsage,
+  estimate: () => Promise<TokenUsage>,
   units?: boolean,
   failed?: boolean,
 ): Promise<void> {
@@ -117,7 +117,7 @@ export async function completePayment(
       requestId: ctx.requestId,
       peerId: candidate.offer.peerId,
       claimed,
-      estimatedUsage: estimate(),
+      estimatedUsage: await estimate(),
       price: ok.price,
       serviceId: candidate.offer.serviceId,
       ...(units ? { units } : {}),

@@ -28,8 +28,8 @@ export interface SellerCall {
   price: TokenPriceMicro;
   /** Most the request may cost; undefined: sent unpaid (free offers, a video queue). */
   maxCostMicro?: MicroUsd;
-  /** Input tokens counted by the buyer (lazy: the tokenizer runs only when needed). */
-  inputTokens: () => number;
+  /** Input tokens counted by the buyer (lazy: the tokenizer runs only when needed, and yields). */
+  inputTokens: () => Promise<number>;
   /** Read the answer whole even when it says it is a stream (media answers). */
   whole?: boolean;
 }
@@ -42,7 +42,7 @@ export interface AttemptOk {
   detach: () => void;
   paid: boolean;
   price: TokenPriceMicro;
-  inputTokens: () => number;
+  inputTokens: () => Promise<number>;
   /** The whole answer, for answers that are not event streams. */
   whole?: Buffer;
 }

@@ -75,7 +75,7 @@ async function deliverWhole(
   const trailer = trailerOf(ok);
   const sellerJson = parseJson(ok.whole ?? Buffer.alloc(0));
   const { bytes, json } = clientBody(ctx, candidate, ok, sellerJson);
-  const { usage, source, estimate } = settleUsage(
+  const { usage, source, estimate } = await settleUsage(
     usageFromBody(candidate.sellerProtocol, sellerJson),
     (await trailer)?.usage,
     ok.inputTokens,

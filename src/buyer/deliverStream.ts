@@ -157,7 +157,7 @@ export async function deliverStream(
     await tap.close();
   }
   const { scanner } = tap;
-  const { usage, estimate } = settleUsage(
+  const { usage, estimate } = await settleUsage(
     scanner.usage,
     (await trailer)?.usage,
     ok.inputTokens,

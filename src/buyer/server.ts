@@ -1,7 +1,7 @@
 /** The buyer's HTTP request handler: guards, routes, error rendering. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../errors/index.js';
-import { countTokens } from '../formats/index.js';
+import { countTokensAsync } from '../formats/index.js';
 import { parseJsonRequest, readBody, sendError, sendJson } from '../http/index.js';
 import type { BuyerService } from './BuyerService.js';
 import { applyGatewayLimits, openProxyContext, type ProxyRoute } from './context.js';
@@ -22,6 +22,15 @@ const PROXY_ROUTES: Record<string, ProxyRoute> = {
   '/v1/messages': { name: 'messages', protocol: 'anthropic-messages', style: 'anthropic' },
 };
 
+/** The model id of a `/v1/models/<id>` path; a malformed %-escape is a 404, not a 500. */
+function decodedModelId(escaped: string): string {
+  try {
+    return decodeURIComponent(escaped);
+  } catch {
+    throw new SvcError('not_found', { message: `No model ${escaped}. Run GET /v1/models.` });
+  }
+}
+
 /** Builds the per-request handler of one buyer. */
 export function createHandler(service: BuyerService, url: () => string) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -39,13 +48,13 @@ export function createHandler(service: BuyerService, url: () => string) {
           const { access } = gatewayAccessOf(service.controlSecret, req.headers);
           const allowedModels = gatewayLimitsOf(access, req.headers).policy?.allowedModels;
           listModels(service, parsed.searchParams, res, allowedModels);
-        } else getModel(service, decodeURIComponent(path.slice('/v1/models/'.length)), res);
+        } else getModel(service, decodedModelId(path.slice('/v1/models/'.length)), res);
         return;
       }
       if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new SvcError('method_not_allowed');
         const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
-        sendJson(res, 200, countTokens(parseJsonRequest(req, raw)));
+        sendJson(res, 200, await countTokensAsync(parseJsonRequest(req, raw)));
         return;
       }
       if (await handleMediaRoute(service, req, res, path, method)) return;

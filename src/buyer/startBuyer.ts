@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NO_REPUTATION, type ReputationSource } from '../catalog/index.js';
 import type { BuyerConfig } from '../config/index.js';
-import { SvcError } from '../errors/index.js';
+import { answerClientError, SvcError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { PeerDirectory, PeerTransport } from '../network/index.js';
 import { BuyerService } from './BuyerService.js';
@@ -70,6 +70,7 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
     { keepAliveTimeout: 5_000 },
     createHandler(service, () => url),
   );
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(

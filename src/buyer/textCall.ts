@@ -10,7 +10,7 @@ import type { SellerCall } from './attempt.js';
 import type { ProxyContext } from './context.js';
 import { headersForSeller } from './http.js';
 import { type AttemptFailure, failure } from './sellerFailure.js';
-import { countRequestTokens } from './tokenCount.js';
+import { countRequestTokensAsync } from './tokenCount.js';
 import { PROTOCOL_PATHS } from './translator.js';
 
 /** Output budget assumed for the payment bound when the request sets none. */
@@ -42,24 +42,27 @@ function capOutput(
   return { ...body, [field]: current === undefined ? maxOut : Math.min(current, maxOut) };
 }
 
-/** The call to `candidate`, or a failure when the max cost cannot cover its input. */
-export function textCall(
+/**
+ * The call to `candidate`, or a failure when the max cost cannot cover its input. The input is a
+ * stranger's text: counted on the tokenizer's yielding path (decision 100).
+ */
+export async function textCall(
   ctx: ProxyContext,
   candidate: RouteCandidate,
   body: Record<string, unknown>,
-): SellerCall | AttemptFailure {
+): Promise<SellerCall | AttemptFailure> {
   const { offer } = candidate;
   const relayed: Record<string, unknown> = { ...body, model: offer.serviceId };
   let sellerBody = relayed;
-  let counted: number | undefined;
+  let counted: Promise<number> | undefined;
   const inputTokens = () => {
-    counted ??= countRequestTokens(body);
+    counted ??= countRequestTokensAsync(body);
     return counted;
   };
   let maxCostMicro: MicroUsd | undefined;
   if (!offer.free) {
     if (ctx.maxCostMicro !== undefined) {
-      const maxOut = maxOutputTokensWithin(ctx.maxCostMicro, inputTokens(), offer.price);
+      const maxOut = maxOutputTokensWithin(ctx.maxCostMicro, await inputTokens(), offer.price);
       if (maxOut === 0) {
         const error = new SvcError('spend_limit_reached', {
           message: `${SVC_HEADER.maxCostUsd} does not cover the input of this request at seller ${offer.peerId}'s prices.`,
@@ -72,7 +75,7 @@ export function textCall(
     } else {
       const maxOut =
         requestedMaxOutput(sellerBody) ?? offer.capabilities?.maxOutputTokens ?? DEFAULT_MAX_OUTPUT;
-      maxCostMicro = maxCostOfRequest(inputTokens(), maxOut, offer.price);
+      maxCostMicro = maxCostOfRequest(await inputTokens(), maxOut, offer.price);
     }
   }
   const { translator } = ctx.service.deps;

@@ -2,9 +2,9 @@
  * Local token estimates (o200k_base through src/formats' tokenizer, so one encoder is loaded):
  * the payment bound of a request and the estimate when a seller reports no usage.
  */
-import { countTextTokens } from '../formats/index.js';
+import { countTextTokens, countTextTokensAsync } from '../formats/index.js';
 
-export { countTextTokens };
+export { countTextTokens, countTextTokensAsync };
 
 const TEXT_KEYS = new Set([
   'content',
@@ -33,12 +33,27 @@ export function textOf(value: unknown, key?: string): string {
   return '';
 }
 
+function requestTexts(body: Record<string, unknown>): string[] {
+  const texts = [
+    textOf({ system: body.system, instructions: body.instructions }),
+    textOf(body.messages ?? body.input ?? ''),
+  ];
+  if (Array.isArray(body.tools) && body.tools.length > 0) texts.push(JSON.stringify(body.tools));
+  return texts;
+}
+
+function turnOverhead(body: Record<string, unknown>): number {
+  return (Array.isArray(body.messages) ? body.messages.length : 1) * 3;
+}
+
 /** Input tokens of a request body (messages, system, tools), with a small per-message overhead. */
 export function countRequestTokens(body: Record<string, unknown>): number {
-  const turns = Array.isArray(body.messages) ? body.messages.length : 1;
-  let total = countTextTokens(textOf({ system: body.system, instructions: body.instructions }));
-  total += countTextTokens(textOf(body.messages ?? body.input ?? ''));
-  if (Array.isArray(body.tools) && body.tools.length > 0)
-    total += countTextTokens(JSON.stringify(body.tools));
-  return total + turns * 3;
+  return requestTexts(body).reduce((sum, text) => sum + countTextTokens(text), turnOverhead(body));
+}
+
+/** `countRequestTokens` that yields to the event loop while it counts (the request path's form). */
+export async function countRequestTokensAsync(body: Record<string, unknown>): Promise<number> {
+  let total = turnOverhead(body);
+  for (const text of requestTexts(body)) total += await countTextTokensAsync(text);
+  return total;
 }

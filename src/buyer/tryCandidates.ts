@@ -22,7 +22,9 @@ import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
 import { failRequest } from './failRequest.js';
 
 /** The call to a candidate, or why it cannot be sent (e.g. over the gateway's max cost). */
-export type BuildCall = (candidate: RouteCandidate) => SellerCall | AttemptFailure;
+export type BuildCall = (
+  candidate: RouteCandidate,
+) => SellerCall | AttemptFailure | Promise<SellerCall | AttemptFailure>;
 export type Deliver = (candidate: RouteCandidate, ok: AttemptOk) => Promise<void>;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -72,8 +74,8 @@ async function firstAnswer(
   build: BuildCall,
   deliver: Deliver,
 ): Promise<'delivered' | AttemptFailure | undefined> {
-  const attempt = (candidate: RouteCandidate): Promise<AttemptOutcome> | AttemptFailure => {
-    const call = build(candidate);
+  const attempt = async (candidate: RouteCandidate): Promise<AttemptOutcome> => {
+    const call = await build(candidate);
     return 'kind' in call ? call : sendToSeller(ctx, candidate, call);
   };
   let last: AttemptFailure | undefined;

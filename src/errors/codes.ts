@@ -88,6 +88,11 @@ export const ERROR_CODES = {
   invalid_request: { status: 400, message: 'The request is invalid.' },
   unsupported_media_type: { status: 415, message: 'Send the body as application/json.' },
   body_too_large: { status: 413, message: 'The request body is larger than this server accepts.' },
+  headers_too_large: {
+    status: 431,
+    message:
+      'The request headers are larger than this server accepts (16 KB); send fewer or shorter headers.',
+  },
   method_not_allowed: { status: 405, message: 'This route does not accept that method.' },
   forbidden_host: {
     status: 403,

@@ -1,4 +1,5 @@
 /** Errors: every stable error code with its HTTP status, the SvcError base, and body renderers. */
+export { answerClientError, svcErrorOfClientError } from './clientError.js';
 export {
   type AnthropicErrorType,
   anthropicTypeForStatus,

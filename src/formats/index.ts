@@ -41,9 +41,13 @@ export {
 } from './stream/responseAsStream.js';
 export {
   countConversationTokens,
+  countConversationTokensAsync,
   countTextTokens,
+  countTextTokensAsync,
   countTokens,
+  countTokensAsync,
   estimateInputTokens,
+  estimateInputTokensAsync,
   TOKENS_PER_IMAGE,
   TOKENS_PER_MESSAGE,
   TOKENS_PER_REPLY,

@@ -92,7 +92,10 @@ describe('the o200k_base rank map (built without js-tiktoken decode tables)', ()
     const ours = rankMapOf(file);
     expect(ours.size).toBe(expected.size);
     let mismatches = 0;
-    for (const [key, rank] of expected) if (ours.get(key) !== rank) mismatches++;
+    for (const [key, rank] of expected) {
+      const latin1 = String.fromCharCode(...key.split(',').map(Number));
+      if (ours.get(latin1) !== rank) mismatches++;
+    }
     expect(mismatches).toBe(0);
     const texts = [
       'Hello world',

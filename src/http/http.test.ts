@@ -73,6 +73,26 @@ describe('http toolkit', () => {
     expect(() => parseJsonRequest(req, bytes('{}'))).toThrow(/application\/json/);
   });
 
+  it('refuses bytes that are not UTF-8 and nesting past 128 levels, whatever strings hold', () => {
+    const codeOf = (bytes: Uint8Array) => {
+      try {
+        parseJsonObject(bytes);
+        return 'parsed';
+      } catch (error) {
+        return (error as SvcError).code;
+      }
+    };
+    const text = (value: string) => new TextEncoder().encode(value);
+    expect(codeOf(Uint8Array.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).toBe(
+      'invalid_json',
+    );
+    const nested = (depth: number) => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+    expect(codeOf(text(nested(128)))).toBe('parsed');
+    expect(codeOf(text(nested(129)))).toBe('invalid_request');
+    expect(codeOf(text(`{"a":"${'['.repeat(10_000)}"}`))).toBe('parsed');
+    expect(codeOf(text(`{"a":"\\"${'['.repeat(200)}"}`))).toBe('parsed');
+  });
+
   it('cuts the connection when an error comes after the head was sent, never a clean end', async () => {
     const port = await serve(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -1,4 +1,7 @@
-/** The HTTP toolkit of the servers (buyer, gateway): bounded body reading, JSON bodies, replies. */
+/**
+ * The HTTP toolkit of the servers (buyer, gateway, console; the seller's JSON bodies too): bounded
+ * body reading, strict JSON bodies, replies.
+ */
 export { header } from './header.js';
 export { parseJsonObject, parseJsonRequest } from './jsonBody.js';
 export { readBody } from './readBody.js';

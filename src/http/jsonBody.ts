@@ -1,17 +1,70 @@
-/** JSON request bodies that must be one object. */
+/**
+ * JSON request bodies that must be one object, the one way a stranger's JSON body becomes a value
+ * (buyer, gateway, console and seller): strict UTF-8 (a body that is not UTF-8 is refused, not
+ * silently mended with U+FFFD and billed), nesting bounded before `JSON.parse` (the recursive walks
+ * after it — validation, token estimates — would otherwise overflow the stack on a 100k-deep body),
+ * and the parse position in the error.
+ */
 import type { IncomingMessage } from 'node:http';
 import { errorMessage, SvcError } from '../errors/index.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
 
+/** Deepest nesting of arrays and objects a request body may have. */
+const MAX_JSON_DEPTH = 128;
+
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** True when `bytes`, read as JSON (strings skipped), nest deeper than `limit`. */
+function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      depth++;
+      if (depth > limit) return true;
+    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
- * Parses bytes that must hold one JSON object. Throws 400 `invalid_json`, with the parser's
- * message and the byte position when it gives one, for text that is not JSON or not an object.
+ * Parses bytes that must hold one JSON object. Throws 400 `invalid_json` for bytes that are not
+ * UTF-8, text that is not JSON (with the parser's message and byte position when it gives one)
+ * or JSON that is not an object, and 400 `invalid_request` for nesting deeper than
+ * MAX_JSON_DEPTH.
  */
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch (error) {
+    throw new SvcError('invalid_json', {
+      message: 'The request body is not valid UTF-8; send JSON encoded as UTF-8.',
+      cause: error,
+    });
+  }
+  if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) {
+    throw new SvcError('invalid_request', {
+      message: `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`,
+      details: { maxDepth: MAX_JSON_DEPTH },
+    });
+  }
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'));
+    value = JSON.parse(text);
   } catch (error) {
     const message = errorMessage(error);
     const position = /position (\d+)/.exec(message)?.[1];

@@ -6,7 +6,11 @@
  * streams do (the seller asks upstreams for it).
  */
 import { createHash } from 'node:crypto';
-import { countTextTokens, estimateInputTokens, formatOfProtocol } from '../formats/index.js';
+import {
+  countTextTokensAsync,
+  estimateInputTokensAsync,
+  formatOfProtocol,
+} from '../formats/index.js';
 import type { TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
 import {
@@ -38,10 +42,15 @@ export interface DemoAnswer {
  * tokenizer (the buyer checks claims against the same kind of count, decision 033), not the JSON
  * body's bytes, which made every demo claim look inflated and got honest demo sellers penalised.
  */
-function demoInputTokens(protocol: ApiProtocol, body: Json, bodyBytes: number): number {
+async function demoInputTokens(
+  protocol: ApiProtocol,
+  body: Json,
+  bodyBytes: number,
+): Promise<number> {
   const format = formatOfProtocol(protocol);
   try {
-    if (format) return estimateInputTokens(format, body);
+    // A stranger's text: counted on the tokenizer's yielding path (decision 100).
+    if (format) return await estimateInputTokensAsync(format, body);
   } catch {
     // A body the parser refuses still gets an answer: fall back to about 4 bytes per token.
   }
@@ -54,7 +63,11 @@ const MIN_CACHED_PROMPT_TOKENS = 1024;
 const CACHE_BLOCK_TOKENS = 128;
 
 /** Usage of a reply: cache markers on a long prompt make three quarters of it a cache read. */
-function usageOf(reply: DemoReply, inputTokens: number, cacheMarked: boolean): TokenUsage {
+async function usageOf(
+  reply: DemoReply,
+  inputTokens: number,
+  cacheMarked: boolean,
+): Promise<TokenUsage> {
   const cachedInputTokens =
     cacheMarked && inputTokens >= MIN_CACHED_PROMPT_TOKENS
       ? Math.floor((inputTokens * 3) / 4 / CACHE_BLOCK_TOKENS) * CACHE_BLOCK_TOKENS
@@ -64,11 +77,10 @@ function usageOf(reply: DemoReply, inputTokens: number, cacheMarked: boolean): T
     reply.reasoning ?? '',
     ...reply.calls.map((c) => JSON.stringify(c.arguments)),
   ];
-  return {
-    inputTokens,
-    cachedInputTokens,
-    outputTokens: visible.reduce((sum, text) => sum + (text ? countTextTokens(text) : 0), 0),
-  };
+  // The reply may quote a stranger's text (a tool result): counted on the yielding path too.
+  let outputTokens = 0;
+  for (const text of visible) if (text) outputTokens += await countTextTokensAsync(text);
+  return { inputTokens, cachedInputTokens, outputTokens };
 }
 
 function render(protocol: ApiProtocol, answer: Answer, stream: boolean): string[] {
@@ -82,17 +94,17 @@ function render(protocol: ApiProtocol, answer: Answer, stream: boolean): string[
 }
 
 /** Answers one demo request deterministically. */
-export function demoAnswer(
+export async function demoAnswer(
   protocol: ApiProtocol,
   model: string,
   body: Json,
   bodyBytes: number,
-): DemoAnswer {
+): Promise<DemoAnswer> {
   const conversation = readConversation(protocol, body);
   const reply = planReply(conversation);
-  const usage = usageOf(
+  const usage = await usageOf(
     reply,
-    demoInputTokens(protocol, body, bodyBytes),
+    await demoInputTokens(protocol, body, bodyBytes),
     conversation.cacheMarked,
   );
   const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex');

@@ -74,8 +74,8 @@ async function finishTrailer(
   return trailer;
 }
 
-function demoReply({ request, body, route, admission }: Admitted): OutboundReply {
-  const answer = demoAnswer(route.protocol, route.model, body.json, request.body.byteLength);
+async function demoReply({ request, body, route, admission }: Admitted): Promise<OutboundReply> {
+  const answer = await demoAnswer(route.protocol, route.model, body.json, request.body.byteLength);
   return {
     status: answer.status,
     headers: { 'content-type': answer.contentType },

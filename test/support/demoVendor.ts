@@ -28,7 +28,7 @@ export async function startDemoVendor(protocol: ApiProtocol): Promise<DemoVendor
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    req.on('end', async () => {
       const path = (req.url ?? '').split('?')[0]!;
       if (req.method !== 'POST' || PATHS[path] !== protocol) {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not here"}');
@@ -37,7 +37,7 @@ export async function startDemoVendor(protocol: ApiProtocol): Promise<DemoVendor
       vendor.requests++;
       const raw = Buffer.concat(chunks);
       const body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-      const answer = demoAnswer(protocol, String(body.model), body, raw.byteLength);
+      const answer = await demoAnswer(protocol, String(body.model), body, raw.byteLength);
       res.writeHead(answer.status, { 'content-type': answer.contentType });
       res.end(answer.parts.join(''));
     });

@@ -23,13 +23,13 @@ function jsonOf(contentType: string, body: Buffer): Record<string, unknown> | un
 }
 
 /** The buyer's own count of what it received, in billing tokens. */
-function ownUsage(
+async function ownUsage(
   ctx: ProxyContext,
   request: MediaRequest,
   unitBilled: boolean,
   contentType: string,
   json: Record<string, unknown> | undefined,
-): TokenUsage {
+): Promise<TokenUsage> {
   if (!unitBilled) return ownTokenCount(ctx, request, json);
   if (request.route.type === 'image') {
     return unitUsage(Array.isArray(json?.data) ? Math.min(json.data.length, request.units) : 0);
@@ -64,7 +64,7 @@ export async function deliverMedia(
   const contentType = ok.response.headers['content-type'] ?? 'application/json';
   const json = jsonOf(contentType, body);
   const unitBilled = unitUsdOf(request, candidate) !== undefined;
-  const own = ownUsage(ctx, request, unitBilled, contentType, json);
+  const own = await ownUsage(ctx, request, unitBilled, contentType, json);
   // Units are billed on the buyer's count; tokens on the seller's report when it has one.
   const usage = unitBilled ? own : ((await trailer)?.usage ?? own);
   if (request.route.kind === 'video-queue' && typeof json?.queue_id === 'string') {
@@ -101,5 +101,5 @@ export async function deliverMedia(
     costUsd,
   });
   service.health.recordSuccess(offer.peerId);
-  await completePayment(ctx, candidate, ok, trailer, () => own, unitBilled);
+  await completePayment(ctx, candidate, ok, trailer, async () => own, unitBilled);
 }

@@ -17,7 +17,7 @@ import type { SellerCall } from '../attempt.js';
 import type { ProxyContext } from '../context.js';
 import { headersForSeller } from '../http.js';
 import { type AttemptFailure, failure } from '../sellerFailure.js';
-import { countTextTokens } from '../tokenCount.js';
+import { countTextTokensAsync } from '../tokenCount.js';
 import type { MediaRoute } from './mediaRoutes.js';
 
 /** Output tokens assumed for the payment bound of a decision. */
@@ -69,19 +69,20 @@ function imageTokens(body: Record<string, unknown>): number {
 /**
  * The buyer's own count of a token-priced media answer, checked against the seller's claim: the
  * request's text in, and the answer's text (decisions) or each delivered image's bound (images).
+ * Both are a stranger's text: counted on the tokenizer's yielding path (decision 100).
  */
-export function ownTokenCount(
+export async function ownTokenCount(
   ctx: ProxyContext,
   request: MediaRequest,
   answer: Record<string, unknown> | undefined,
-): TokenUsage {
-  const inputTokens = countTextTokens(stringsOf(ctx.body));
+): Promise<TokenUsage> {
+  const inputTokens = await countTextTokensAsync(stringsOf(ctx.body));
   if (request.route.type === 'image') {
     const images = Array.isArray(answer?.data) ? Math.min(answer.data.length, request.units) : 0;
     return { inputTokens, cachedInputTokens: 0, outputTokens: images * imageTokens(ctx.body) };
   }
   const said = answer ? stringsOf({ answer: answer.answer }) : '';
-  return { inputTokens, cachedInputTokens: 0, outputTokens: countTextTokens(said) };
+  return { inputTokens, cachedInputTokens: 0, outputTokens: await countTextTokensAsync(said) };
 }
 
 /** The call to `candidate`, or a failure when the gateway's max cost cannot cover it. */
@@ -100,7 +101,7 @@ export function mediaCall(
     const forwarded = withoutRoutingFields(ctx.body);
     body = new TextEncoder().encode(JSON.stringify({ ...forwarded, model: offer.serviceId }));
   }
-  const base = { path: request.path, body, headers, whole: true, inputTokens: () => 0 };
+  const base = { path: request.path, body, headers, whole: true, inputTokens: async () => 0 };
   const unitUsd = unitUsdOf(request, candidate);
   if (unitUsd !== undefined) {
     const price = unitPriceMicro(usdNumberToMicro(unitUsd));

@@ -1,6 +1,7 @@
 /** Console HTTP helpers: security headers on every reply, the session cookie, bounded JSON bodies. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../errors/index.js';
+import { parseJsonObject, readBody } from '../../http/index.js';
 
 /** Scripts, styles, images and fetches from this origin only; no inline code, no frames. */
 export const CONTENT_SECURITY_POLICY = [
@@ -97,24 +98,6 @@ export function sessionCookieHeader(req: IncomingMessage, value: string, maxAgeS
 export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
   const type = req.headers['content-type'] ?? '';
   if (!type.startsWith('application/json')) throw new SvcError('unsupported_media_type');
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new SvcError('body_too_large');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new SvcError('body_too_large');
-    chunks.push(chunk as Buffer);
-  }
-  if (size === 0) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new SvcError('invalid_json');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SvcError('invalid_request', { message: 'Send a JSON object.' });
-  }
-  return value as Record<string, unknown>;
+  const raw = await readBody(req, MAX_BODY_BYTES);
+  return raw.length === 0 ? {} : parseJsonObject(raw);
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import type { GatewayConfig } from '../../config/index.js';
 import { handleConsole, isConsolePath } from '../../console/index.js';
+import { answerClientError } from '../../errors/index.js';
 import { IdentityStore } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseUsd } from '../../money/index.js';
@@ -121,6 +122,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     else void handleRequest(deps, req, res);
   });
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../errors/index.js';
-import { readBody } from '../../http/index.js';
+import { parseJsonObject, readBody } from '../../http/index.js';
 import { PAYMENT_SIGNATURE_HEADER } from '../../x402/index.js';
 import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
@@ -24,12 +24,7 @@ export async function topupRoute(
 ): Promise<void> {
   if (!deps.topups) throw new SvcError('topup_not_implemented');
   const raw = await readBody(req, TOPUP_BODY_LIMIT_BYTES);
-  let body: unknown;
-  try {
-    body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new SvcError('invalid_json');
-  }
+  const body = raw.length === 0 ? {} : parseJsonObject(raw);
   const walletAddress = deps.buyerAddress(caller.key.identity);
   if (!/^0x[0-9a-fA-F]{40}$/.test(walletAddress)) {
     throw new SvcError('identity_error', {

@@ -242,7 +242,8 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       requestId,
       peerId: STUB_PEER_ID,
       provider: 'stub',
-      service: model,
+      // The real buyer names the seller's service id here, never the client's string.
+      service: model.replace(/[^\x21-\x7e]/g, '?').slice(0, 256),
       inputUsdPerMillion: '1',
       outputUsdPerMillion: '2',
       attempts: 'none',

@@ -22,8 +22,13 @@ const pricingSchema = tokenPricingSchema.refine(
   { message: 'cached input price above input price' },
 );
 
-const shortText = z.string().max(200);
-const serviceId = z.string().min(1).max(200);
+// A stranger's names are printed by `svc network browse` and the console: no control characters
+// (a NUL, or an escape sequence that rewrites the terminal).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control range is the point
+const NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f]*$/;
+const printable = (max: number) => z.string().max(max).regex(NO_CONTROL, 'control character');
+const shortText = printable(200);
+const serviceId = printable(200).min(1);
 
 const apiProtocolSchema = z.enum([
   'openai-chat-completions',
@@ -47,7 +52,7 @@ const serviceCapabilitiesSchema = z.strictObject({
 
 const providerSchema = z
   .strictObject({
-    provider: z.string().min(1).max(100),
+    provider: printable(100).min(1),
     services: z.array(serviceId).max(MAX_SERVICES),
     defaultPricing: pricingSchema,
     servicePricing: z.record(serviceId, pricingSchema).optional(),
@@ -75,7 +80,7 @@ export const peerMetadataSchema = z
   .strictObject({
     peerId: z.string().regex(/^[0-9a-f]{40}$/, 'expected 40 lower-case hex characters'),
     version: z.literal(METADATA_VERSION),
-    displayName: z.string().max(100),
+    displayName: printable(100),
     providers: z.array(providerSchema).max(MAX_PROVIDERS),
     capabilities: z.strictObject({
       uploadLimitBytes: z.number().int().positive(),
@@ -87,7 +92,7 @@ export const peerMetadataSchema = z
         })
         .optional(),
     }),
-    region: z.string().max(50).optional(),
+    region: printable(50).optional(),
     timestamp: z.number().int().nonnegative(),
     verifications: z.record(z.string(), z.unknown()).optional(),
     signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/) as z.ZodType<`0x${string}`>,

@@ -22,12 +22,12 @@ const bashSchema = {
 };
 const system = 'You are an agent.\nPrimary working directory: /home/me/project\n';
 
-function json(protocol: ApiProtocol, body: Json): Loose {
-  return JSON.parse(demoAnswer(protocol, 'svc-demo-smart', body, 100).parts.join(''));
+async function json(protocol: ApiProtocol, body: Json): Promise<Loose> {
+  return JSON.parse((await demoAnswer(protocol, 'svc-demo-smart', body, 100)).parts.join(''));
 }
 
-function events(protocol: ApiProtocol, body: Json): Loose[] {
-  const answer = demoAnswer(protocol, 'svc-demo-smart', { ...body, stream: true }, 100);
+async function events(protocol: ApiProtocol, body: Json): Promise<Loose[]> {
+  const answer = await demoAnswer(protocol, 'svc-demo-smart', { ...body, stream: true }, 100);
   const parser = new SseDecoder();
   return parser
     .push(answer.parts.join(''))
@@ -58,8 +58,8 @@ describe('demo model (messages)', () => {
     ...extra,
   });
 
-  it('calls Read with an absolute path when asked to read a file', () => {
-    const body = json('anthropic-messages', ask('Read notes.txt and tell me what it says'));
+  it('calls Read with an absolute path when asked to read a file', async () => {
+    const body = await json('anthropic-messages', ask('Read notes.txt and tell me what it says'));
     expect(body.stop_reason).toBe('tool_use');
     const call = body.content.find((block: Json) => block.type === 'tool_use');
     expect(call).toMatchObject({
@@ -68,8 +68,8 @@ describe('demo model (messages)', () => {
     });
   });
 
-  it('streams the tool input in several input_json_delta events that rebuild it', () => {
-    const stream = events('anthropic-messages', ask('Read notes.txt'));
+  it('streams the tool input in several input_json_delta events that rebuild it', async () => {
+    const stream = await events('anthropic-messages', ask('Read notes.txt'));
     const pieces = stream
       .filter((e) => e.type === 'content_block_delta' && e.delta.type === 'input_json_delta')
       .map((e) => e.delta.partial_json as string);
@@ -78,17 +78,17 @@ describe('demo model (messages)', () => {
     expect(stream.find((e) => e.type === 'message_delta').delta.stop_reason).toBe('tool_use');
   });
 
-  it('makes parallel calls for two asks, and runs commands with the shell tool', () => {
-    const two = json('anthropic-messages', ask('Read a.txt and b.md please'));
+  it('makes parallel calls for two asks, and runs commands with the shell tool', async () => {
+    const two = await json('anthropic-messages', ask('Read a.txt and b.md please'));
     expect(
       two.content.filter((b: Json) => b.type === 'tool_use').map((b: Loose) => b.input.file_path),
     ).toEqual(['/home/me/project/a.txt', '/home/me/project/b.md']);
-    const run = json('anthropic-messages', ask('Run `echo hi` for me'));
+    const run = await json('anthropic-messages', ask('Run `echo hi` for me'));
     expect(run.content.at(-1)).toMatchObject({ name: 'Bash', input: { command: 'echo hi' } });
   });
 
-  it('quotes the tool result in text after the tool ran, ending the turn', () => {
-    const body = json('anthropic-messages', {
+  it('quotes the tool result in text after the tool ran, ending the turn', async () => {
+    const body = await json('anthropic-messages', {
       model: 'm',
       max_tokens: 100,
       tools: messagesTools,
@@ -105,9 +105,9 @@ describe('demo model (messages)', () => {
     expect(body.content[0].text).toContain('the word is pelican');
   });
 
-  it('answers in text without tools, with thinking when asked and cached input when marked', () => {
+  it('answers in text without tools, with thinking when asked and cached input when marked', async () => {
     const long = 'lorem ipsum '.repeat(800);
-    const body = json('anthropic-messages', {
+    const body = await json('anthropic-messages', {
       model: 'm',
       max_tokens: 100,
       thinking: { type: 'enabled', budget_tokens: 1024 },
@@ -142,8 +142,8 @@ describe('demo model (responses)', () => {
     { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Read notes.txt' }] },
   ];
 
-  it('runs cat through the shell tool, streams arguments in deltas, with a reasoning item', () => {
-    const stream = events('openai-responses', {
+  it('runs cat through the shell tool, streams arguments in deltas, with a reasoning item', async () => {
+    const stream = await events('openai-responses', {
       model: 'm',
       tools,
       input,
@@ -162,8 +162,8 @@ describe('demo model (responses)', () => {
     expect(stream.map((e) => e.sequence_number)).toEqual(stream.map((_, index) => index));
   });
 
-  it('quotes function_call_output items', () => {
-    const body = json('openai-responses', {
+  it('quotes function_call_output items', async () => {
+    const body = await json('openai-responses', {
       model: 'm',
       tools,
       input: [
@@ -196,8 +196,8 @@ describe('demo model (chat)', () => {
     { role: 'user', content: '"Read notes.txt and list the files in src"' },
   ];
 
-  it('streams parallel tool calls with finish_reason tool_calls and a usage chunk', () => {
-    const stream = events('openai-chat-completions', { model: 'm', tools, messages });
+  it('streams parallel tool calls with finish_reason tool_calls and a usage chunk', async () => {
+    const stream = await events('openai-chat-completions', { model: 'm', tools, messages });
     const calls = new Map<number, string>();
     const names: string[] = [];
     for (const chunk of stream) {
@@ -215,8 +215,8 @@ describe('demo model (chat)', () => {
     expect(stream.at(-1).usage.completion_tokens).toBeGreaterThan(0);
   });
 
-  it('says hello in text when no tool is needed', () => {
-    const body = json('openai-chat-completions', {
+  it('says hello in text when no tool is needed', async () => {
+    const body = await json('openai-chat-completions', {
       model: 'm',
       messages: [{ role: 'user', content: 'say hi' }],
     });

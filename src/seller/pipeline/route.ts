@@ -5,6 +5,7 @@
  */
 import type { ServiceConfig } from '../../config/index.js';
 import { SvcError } from '../../errors/index.js';
+import { parseJsonObject } from '../../http/index.js';
 import type { ApiProtocol, InboundRequest } from '../../network/index.js';
 import { multipartBoundary, multipartField } from '../multipart.js';
 import type { RuntimeProvider } from './deps.js';
@@ -28,7 +29,10 @@ export interface SellerRoute {
   protocol: ApiProtocol;
 }
 
-/** Reads the body: 400 `invalid_json` unless it is a JSON object (or multipart). */
+/**
+ * Reads the body: 400 `invalid_json` unless it is a UTF-8 JSON object (or multipart), 400
+ * `invalid_request` when it nests too deep (src/http/jsonBody.ts).
+ */
 export function readBody(request: InboundRequest): SellerBody {
   const contentType = Object.entries(request.headers).find(
     ([name]) => name.toLowerCase() === 'content-type',
@@ -42,16 +46,9 @@ export function readBody(request: InboundRequest): SellerBody {
     }
     return { contentType, boundary, json };
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(request.body).toString('utf8'));
-  } catch {
-    throw new SvcError('invalid_json');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new SvcError('invalid_json');
-  }
-  return { contentType, boundary, json: parsed as Json };
+  // Strict UTF-8 and bounded nesting (src/http/jsonBody.ts): a stranger's body is refused here
+  // rather than overflowing the stack of the walks after it.
+  return { contentType, boundary, json: parseJsonObject(request.body) };
 }
 
 /** 404 `not_found` when no provider relays the path. */

@@ -1,0 +1,10 @@
+/**
+ * The worker-thread alternative to sliced counting that bench/hostile.bench.ts measures
+ * (decision 100): counts the texts it is sent with the same tokenizer.
+ */
+import { parentPort } from 'node:worker_threads';
+import { countTextTokens } from '../src/formats/tokens.js';
+
+parentPort?.on('message', (message: { id: number; text: string }) => {
+  parentPort?.postMessage({ id: message.id, tokens: countTextTokens(message.text) });
+});

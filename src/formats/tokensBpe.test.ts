@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { countTextTokens, countTextTokensAsync } from './tokens.js';
+import { BPE_CHUNK_BYTES, REGEX_WINDOW_CHARS } from './tokensBpe.js';
+
+const require = createRequire(import.meta.url);
+const lite = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+const reference = new lite.Tiktoken(
+  require('js-tiktoken/ranks/o200k_base') as ConstructorParameters<typeof lite.Tiktoken>[0],
+);
+const exact = (text: string) => reference.encode(text, 'all').length;
+
+function letters(length: number): string {
+  let text = '';
+  for (const byte of randomBytes(length)) text += String.fromCharCode(97 + (byte % 26));
+  return text;
+}
+
+describe('bounded token counting (decision 100)', () => {
+  it('is exact on prose and code spanning many regex windows', () => {
+    const parts = [
+      'The quick brown fox — naïve café, 你好世界 🙂 — jumps over the lazy dog.\n',
+      'function f(x) {\n\treturn x ** 2; // square\n}\n\n',
+      '    indented   with\t\ttabs   and  spaces \r\n',
+      "It's what we'd do; THEY'LL SEE. <|endoftext|> 12345678 3.14159\n",
+    ];
+    let text = '';
+    for (let i = 0; text.length < REGEX_WINDOW_CHARS * 3; i++) text += parts[i % parts.length];
+    expect(countTextTokens(text)).toBe(exact(text));
+  });
+
+  it('is exact on adversarial pre-tokens up to one chunk', () => {
+    for (const text of [
+      'x'.repeat(BPE_CHUNK_BYTES),
+      letters(BPE_CHUNK_BYTES),
+      'ABCDEFGHIJ'.repeat(50),
+      randomBytes(2_000).toString('base64'),
+      randomBytes(1_500).toString('hex'),
+      `${' '.repeat(300)}x`,
+      '🙂'.repeat(100),
+    ]) {
+      expect(countTextTokens(text), text.slice(0, 20)).toBe(exact(text));
+    }
+  });
+
+  it('is within 1 % on whitespace-free text longer than a chunk', () => {
+    for (const text of ['x'.repeat(2_000), letters(1_500), randomBytes(6_000).toString('base64')]) {
+      const expected = exact(text);
+      const ours = countTextTokens(text);
+      expect(Math.abs(ours - expected) / expected, text.slice(0, 20)).toBeLessThanOrEqual(0.01);
+    }
+  });
+
+  it('counts a megabyte of whitespace-free text, and the async count agrees and yields', async () => {
+    const text = `${letters(16)}${'x'.repeat(1024 * 1024)}`;
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 1);
+    const counted = await countTextTokensAsync(text);
+    clearInterval(ticker);
+    // The event loop ran other callbacks while the megabyte was counted.
+    expect(turns).toBeGreaterThan(0);
+    expect(counted).toBe(countTextTokens(text));
+    expect(counted).toBeGreaterThan(100_000);
+  });
+
+  it('concurrent async counts each get their own total', async () => {
+    const texts = Array.from({ length: 4 }, (_, i) => `${i}${letters(40_000)}`);
+    const counts = await Promise.all(texts.map((text) => countTextTokensAsync(text)));
+    expect(counts).toEqual(texts.map((text) => countTextTokens(text)));
+  });
+});

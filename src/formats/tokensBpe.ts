@@ -1,0 +1,277 @@
+/**
+ * o200k_base token counting in time linear in the text's length, for any text (decision 100).
+ * js-tiktoken's merge loop is quadratic or worse in the length of one pre-token (10,000 × `x`
+ * took 6.5 s); here a pre-token merges with a heap (O(n log n), same merges as tiktoken, ties
+ * to the leftmost pair), pre-tokens longer than BPE_CHUNK_BYTES are merged in chunks, and the
+ * pre-tokenizing regex runs over windows cut where a pre-token boundary is certain. A
+ * `TokenCounter` does its work in steps, so a caller can yield between them.
+ */
+
+/** Longest pre-token merged in one piece; a longer one is merged in chunks of this size. */
+export const BPE_CHUNK_BYTES = 512;
+/** Characters the pre-tokenizing regex sees at once. */
+export const REGEX_WINDOW_CHARS = 16_384;
+
+/** What counting needs of an encoding: merge ranks keyed by latin1 byte strings, the split regex. */
+export interface BpeTables {
+  ranks: Map<string, number>;
+  pattern: string;
+  specialTokens: string[];
+}
+
+const HEAP_CAPACITY = BPE_CHUNK_BYTES * 3 + 8;
+const heap = new Float64Array(HEAP_CAPACITY);
+const nextOf = new Int32Array(BPE_CHUNK_BYTES + 1);
+const prevOf = new Int32Array(BPE_CHUNK_BYTES + 1);
+const pairRank = new Float64Array(BPE_CHUNK_BYTES + 1);
+// rank * POSITION_SPAN + start orders by rank, then leftmost: tiktoken's choice on ties.
+const POSITION_SPAN = 65_536;
+
+function heapPush(size: number, key: number): number {
+  let i = size;
+  heap[i] = key;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    const up = heap[parent] as number;
+    if (up <= key) break;
+    heap[i] = up;
+    heap[parent] = key;
+    i = parent;
+  }
+  return size + 1;
+}
+
+function heapPop(size: number): number {
+  const last = size - 1;
+  const key = heap[last] as number;
+  let i = 0;
+  heap[0] = key;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= last) break;
+    const right = left + 1;
+    const child = right < last && (heap[right] as number) < (heap[left] as number) ? right : left;
+    const down = heap[child] as number;
+    if (down >= key) break;
+    heap[i] = down;
+    heap[child] = key;
+    i = child;
+  }
+  return last;
+}
+
+// Ranks of every two-byte token, by (first byte << 8 | second byte): the first round of merges
+// needs no string keys.
+let pairTable: { ranks: Map<string, number>; table: Int32Array } | undefined;
+
+function pairRanksOf(ranks: Map<string, number>): Int32Array {
+  if (pairTable?.ranks !== ranks) {
+    const table = new Int32Array(65_536).fill(-1);
+    for (let first = 0; first < 256; first++) {
+      for (let second = 0; second < 256; second++) {
+        const rank = ranks.get(String.fromCharCode(first, second));
+        if (rank !== undefined) table[(first << 8) | second] = rank;
+      }
+    }
+    pairTable = { ranks, table };
+  }
+  return pairTable.table;
+}
+
+/**
+ * Tokens of one byte string (latin1: one char per byte) of at most BPE_CHUNK_BYTES, merged as
+ * tiktoken merges: repeatedly the adjacent pair of lowest rank, leftmost first.
+ */
+export function bpeCount(bytes: string, ranks: Map<string, number>): number {
+  const n = bytes.length;
+  if (n <= 1 || ranks.has(bytes)) return n === 0 ? 0 : 1;
+  if (n > BPE_CHUNK_BYTES) throw new RangeError('bpeCount: piece longer than BPE_CHUNK_BYTES');
+  let size = 0;
+  for (let i = 0; i < n; i++) {
+    nextOf[i] = i + 1;
+    prevOf[i] = i - 1;
+  }
+  nextOf[n] = -1;
+  const pairs = pairRanksOf(ranks);
+  for (let i = 0; i + 1 < n; i++) {
+    const rank = pairs[(bytes.charCodeAt(i) << 8) | bytes.charCodeAt(i + 1)] as number;
+    pairRank[i] = rank;
+    if (rank >= 0) size = heapPush(size, rank * POSITION_SPAN + i);
+  }
+  pairRank[n - 1] = -1;
+  let parts = n;
+  while (size > 0) {
+    const key = heap[0] as number;
+    size = heapPop(size);
+    const start = key % POSITION_SPAN;
+    const rank = (key - start) / POSITION_SPAN;
+    // Entries go stale when a neighbour merges; the current rank of each pair is in pairRank.
+    if (pairRank[start] !== rank) continue;
+    const right = nextOf[start] as number;
+    const after = nextOf[right] as number;
+    nextOf[start] = after;
+    if (after >= 0 && after <= n) prevOf[after] = start;
+    pairRank[right] = -1;
+    parts--;
+    const end = after;
+    const afterEnd = after < n ? (nextOf[after] as number) : -1;
+    if (afterEnd > 0) {
+      const merged = ranks.get(bytes.slice(start, afterEnd));
+      pairRank[start] = merged ?? -1;
+      if (merged !== undefined) size = heapPush(size, merged * POSITION_SPAN + start);
+    } else pairRank[start] = -1;
+    const before = prevOf[start] as number;
+    if (before >= 0) {
+      const merged = ranks.get(bytes.slice(before, end));
+      pairRank[before] = merged ?? -1;
+      if (merged !== undefined) size = heapPush(size, merged * POSITION_SPAN + before);
+    }
+  }
+  return parts;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
+const NON_ASCII = /[^\u0000-\u007f]/;
+
+/** UTF-8 bytes of a pre-token as a latin1 string (ASCII, the common case, is already that). */
+function bytesOf(piece: string): string {
+  return NON_ASCII.test(piece) ? Buffer.from(piece, 'utf8').toString('latin1') : piece;
+}
+
+function isWhitespace(code: number): boolean {
+  return (
+    code === 0x20 ||
+    (code >= 0x09 && code <= 0x0d) ||
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff ||
+    code === 0x85
+  );
+}
+
+/**
+ * End of the regex window starting at `from`: the last position before `limit` where a space
+ * follows a non-space (no pre-token spans it, and no match before it looks past it), else
+ * `limit` itself (a whitespace-free run is cut there, as long pre-tokens are cut into chunks),
+ * never between the halves of a surrogate pair.
+ */
+function windowEnd(text: string, from: number, limit: number, hardEnd: number): number {
+  if (limit >= hardEnd) return hardEnd;
+  for (let i = limit; i > from + 1; i--) {
+    if (text.charCodeAt(i) === 0x20 && !isWhitespace(text.charCodeAt(i - 1))) return i;
+  }
+  const code = text.charCodeAt(limit - 1);
+  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
+}
+
+/** Counts one text in steps of bounded work (see `step`). */
+export class TokenCounter {
+  private readonly special: RegExp | undefined;
+  private readonly split: RegExp;
+  private segmentEnd = 0;
+  private cursor = 0;
+  private window = '';
+  private windowStart = 0;
+  // A pre-token longer than one chunk, merged chunk by chunk across steps.
+  private longPiece = '';
+  private longPieceAt = 0;
+  /** Tokens counted so far (the total once `done`). */
+  tokens = 0;
+  done = false;
+
+  constructor(
+    private readonly text: string,
+    private readonly tables: BpeTables,
+  ) {
+    this.split = new RegExp(tables.pattern, 'gu');
+    this.special = tables.specialTokens.length
+      ? new RegExp(tables.specialTokens.map(escapeRegex).join('|'), 'g')
+      : undefined;
+    this.nextSegment();
+  }
+
+  /** Ordinary text up to the next special token (counted as one token, as js-tiktoken's 'all'). */
+  private nextSegment(): void {
+    if (this.cursor >= this.text.length) {
+      this.done = true;
+      return;
+    }
+    let end = this.text.length;
+    if (this.special) {
+      this.special.lastIndex = this.cursor;
+      const match = this.special.exec(this.text);
+      if (match) end = match.index;
+    }
+    this.segmentEnd = end;
+    this.window = '';
+    this.windowStart = this.cursor;
+  }
+
+  /** Counts about `budgetChars` more characters; returns true when the whole text is counted. */
+  step(budgetChars: number): boolean {
+    let spent = 0;
+    while (!this.done && spent < budgetChars) {
+      if (this.longPieceAt < this.longPiece.length) {
+        const chunk = this.longPiece.slice(this.longPieceAt, this.longPieceAt + BPE_CHUNK_BYTES);
+        this.tokens += bpeCount(chunk, this.tables.ranks);
+        this.longPieceAt += BPE_CHUNK_BYTES;
+        spent += chunk.length;
+        continue;
+      }
+      if (this.cursor >= this.segmentEnd) {
+        if (this.segmentEnd < this.text.length) {
+          // A special token sits here.
+          this.special!.lastIndex = this.segmentEnd;
+          const match = this.special!.exec(this.text);
+          this.tokens++;
+          this.cursor = this.segmentEnd + (match?.[0].length ?? 0);
+        }
+        this.nextSegment();
+        continue;
+      }
+      if (this.cursor >= this.windowStart + this.window.length) {
+        const end = windowEnd(
+          this.text,
+          this.cursor,
+          this.cursor + REGEX_WINDOW_CHARS,
+          this.segmentEnd,
+        );
+        this.window = this.text.slice(this.cursor, end);
+        this.windowStart = this.cursor;
+        this.split.lastIndex = 0;
+      }
+      const match = this.split.exec(this.window);
+      if (!match) {
+        // Only characters no alternative matches (none in o200k_base): skip the window.
+        spent += this.windowStart + this.window.length - this.cursor;
+        this.cursor = this.windowStart + this.window.length;
+        continue;
+      }
+      const piece = match[0];
+      if (piece.length === 0) {
+        this.split.lastIndex++;
+        continue;
+      }
+      const bytes = bytesOf(piece);
+      if (bytes.length > BPE_CHUNK_BYTES) {
+        this.longPiece = bytes;
+        this.longPieceAt = 0;
+      } else {
+        this.tokens += bpeCount(bytes, this.tables.ranks);
+        spent += piece.length;
+      }
+      this.cursor = this.windowStart + match.index + piece.length;
+    }
+    return this.done;
+  }
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&');
+}

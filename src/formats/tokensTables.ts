@@ -1,0 +1,142 @@
+/**
+ * The o200k_base tables counting needs, loaded once per process on first use (decision 098):
+ * merge ranks keyed by the token's bytes as a latin1 string, the split regex, the special tokens.
+ * The request path loads them in slices that yield (`tablesAsync`), so the first count after a
+ * start does not block the event loop for the ~200 ms the 200,000-entry map takes (decision 100).
+ */
+import { createRequire } from 'node:module';
+import type { BpeTables } from './tokensBpe.js';
+import { COUNT_SLICE_MS } from './tokensQueue.js';
+
+interface RankFile {
+  pat_str: string;
+  special_tokens: Record<string, number>;
+  bpe_ranks: string;
+}
+
+const require = createRequire(import.meta.url);
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const BASE64_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < BASE64.length; i++) BASE64_VALUE[BASE64.charCodeAt(i)] = i;
+
+/**
+ * Builds the rank map of a js-tiktoken rank text ("<name> <first rank> <base64 token> ..." per
+ * line) a bounded number of tokens at a time. js-tiktoken's own constructor also builds the
+ * reverse map (for `decode`, which counting never calls) through a 200,000-key object: about
+ * 140 MiB of RSS for o200k_base; this builds only the ranks.
+ */
+class RankMapBuilder {
+  readonly ranks = new Map<string, number>();
+  private readonly bytes = new Uint8Array(256);
+  private line = 0;
+  private lineEnd = -1;
+  private cursor = 0;
+  private rank = 0;
+
+  constructor(private readonly text: string) {}
+
+  /** Adds up to `tokens` more entries; true once the whole text is read. */
+  step(tokens: number): boolean {
+    const { text } = this;
+    let added = 0;
+    while (added < tokens) {
+      if (this.lineEnd < 0 && !this.startLine()) return true;
+      if (this.cursor >= this.lineEnd) {
+        this.line = this.lineEnd + 1;
+        this.lineEnd = -1;
+        continue;
+      }
+      let stop = text.indexOf(' ', this.cursor);
+      if (stop < 0 || stop > this.lineEnd) stop = this.lineEnd;
+      let length = 0;
+      let acc = 0;
+      let bits = 0;
+      for (let i = this.cursor; i < stop; i++) {
+        const value = BASE64_VALUE[text.charCodeAt(i)] ?? -1;
+        if (value < 0) break; // '=' padding
+        acc = ((acc << 6) | value) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) {
+          bits -= 8;
+          this.bytes[length++] = (acc >> bits) & 0xff;
+        }
+      }
+      if (length > 0)
+        this.ranks.set(String.fromCharCode(...this.bytes.subarray(0, length)), this.rank);
+      this.rank++;
+      this.cursor = stop + 1;
+      added++;
+    }
+    return false;
+  }
+
+  /** Moves to the next line with tokens; false at the end of the text. */
+  private startLine(): boolean {
+    const { text } = this;
+    while (this.line < text.length) {
+      let end = text.indexOf('\n', this.line);
+      if (end < 0) end = text.length;
+      const nameEnd = text.indexOf(' ', this.line);
+      if (nameEnd >= 0 && nameEnd < end) {
+        let cursor = text.indexOf(' ', nameEnd + 1);
+        if (cursor < 0 || cursor > end) cursor = end;
+        this.rank = Number.parseInt(text.slice(nameEnd + 1, cursor), 10);
+        this.cursor = cursor + 1;
+        this.lineEnd = end;
+        return true;
+      }
+      this.line = end + 1;
+    }
+    return false;
+  }
+}
+
+/** The merge ranks of a js-tiktoken rank file (`tokens.test` checks it equals js-tiktoken's). */
+export function rankMapOf(file: RankFile): Map<string, number> {
+  const builder = new RankMapBuilder(file.bpe_ranks);
+  builder.step(Number.POSITIVE_INFINITY);
+  return builder.ranks;
+}
+
+let tables: BpeTables | undefined;
+let loading: Promise<BpeTables> | undefined;
+
+function loadRankFile(): RankFile {
+  const ranksPath = require.resolve('js-tiktoken/ranks/o200k_base');
+  const module = require(ranksPath) as { default?: RankFile } & RankFile;
+  // The 2.3 MB rank text is not needed once the map is built: let it be collected.
+  delete require.cache[ranksPath];
+  return module.default ?? module;
+}
+
+function tablesOf(file: RankFile, ranks: Map<string, number>): BpeTables {
+  return { ranks, pattern: file.pat_str, specialTokens: Object.keys(file.special_tokens) };
+}
+
+/** The tables, built now if need be (blocks for the build on first use). */
+export function tablesNow(): BpeTables {
+  if (!tables) {
+    const file = loadRankFile();
+    tables = tablesOf(file, rankMapOf(file));
+  }
+  return tables;
+}
+
+/** The tables, built in slices of COUNT_SLICE_MS that yield to the event loop. */
+export function tablesAsync(): Promise<BpeTables> {
+  if (tables) return Promise.resolve(tables);
+  loading ??= (async () => {
+    const file = loadRankFile();
+    const builder = new RankMapBuilder(file.bpe_ranks);
+    for (;;) {
+      const sliceStart = performance.now();
+      let done = false;
+      while (!done && performance.now() - sliceStart < COUNT_SLICE_MS) done = builder.step(1_000);
+      if (done || tables) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    tables ??= tablesOf(file, builder.ranks);
+    return tables;
+  })();
+  return loading;
+}
