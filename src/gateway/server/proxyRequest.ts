@@ -242,10 +242,14 @@ async function settle(
   report: CostReport | null,
   log: LogRow,
 ): Promise<void> {
-  const charged: CostReport = report ?? {
-    costMicro: reservation.amountMicro,
-    usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
-  };
+  // The store caps the charge at the reservation too; the log shows the same amount.
+  const charged: CostReport = report
+    ? {
+        costMicro:
+          report.costMicro > reservation.amountMicro ? reservation.amountMicro : report.costMicro,
+        usage: report.usage,
+      }
+    : { costMicro: reservation.amountMicro, usage: NO_TOKENS };
   if (!report) log.errorCode ??= 'spend_tracking_unavailable';
   applyReport(log, charged);
   try {

@@ -192,7 +192,10 @@ export async function reserve(
   });
 }
 
-/** Moves a reservation to spent (`cost`) and releases the rest; `record` adds a ledger row. */
+/**
+ * Moves a reservation to spent (`cost`, never more than the reservation: defence in depth against
+ * a wrong report) and releases the rest; `record` adds a ledger row with the same amount.
+ */
 export async function settle(db: SqlDb, input: SettleInput, record: boolean): Promise<void> {
   await db.transaction(async (tx) => {
     const rows = await tx.query(
@@ -202,6 +205,7 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
     const reservation = rows[0];
     if (!reservation) return;
     const amount = bigintOf(reservation.amount);
+    const cost = input.costMicro > amount ? amount : input.costMicro < 0n ? 0n : input.costMicro;
     const entries = JSON.parse(textOf(reservation.entries)) as Entry[];
     // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
     // the rows exist, so it only ever updates.
@@ -210,7 +214,7 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
       `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
        ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
        SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
-      [amount, input.costMicro, ...targets.params],
+      [amount, cost, ...targets.params],
     );
     if (record) {
       const workspaceId = entries.find((e) => e.scope === 'workspace')?.scopeId ?? '';
@@ -223,7 +227,7 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
           textOf(reservation.key_id),
           memberId,
           workspaceId,
-          input.costMicro,
+          cost,
           input.usage.inputTokens,
           input.usage.cachedInputTokens,
           input.usage.outputTokens,
