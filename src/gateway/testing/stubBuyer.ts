@@ -8,6 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatUsd, parseUsd } from '../../money/index.js';
+import {
+  encodeRequestRecord,
+  JOURNAL_SINCE_HEADER,
+  REQUEST_RECORD_PATH,
+  type RequestRecord,
+} from '../../protocol/requestRecord.js';
 
 export interface StubBuyerOptions {
   /** Cost of a complete answer, USD string (default "0.000100"). */
@@ -31,6 +37,8 @@ export interface StubBuyerOptions {
    * Benchmarks turn it off: an ever-growing history would tax the process they measure in.
    */
   keepHistory?: boolean;
+  /** `x-svc-journal-since` of a 404 (default: when the stub started). */
+  journalSinceMs?: number;
 }
 
 export interface ReceivedRequest {
@@ -40,19 +48,7 @@ export interface ReceivedRequest {
   body: string;
 }
 
-export interface BuyerRecord {
-  requestId: string;
-  status: number;
-  completed: boolean;
-  streamed: boolean;
-  peerId: string;
-  provider: string;
-  serviceId: string;
-  model: string;
-  usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number };
-  costUsd: string;
-  latencyMs: number;
-}
+export type BuyerRecord = RequestRecord;
 
 export interface StubBuyer {
   url: string;
@@ -159,6 +155,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Starts the stub on 127.0.0.1:0. */
 export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<StubBuyer> {
+  const startedAt = Date.now();
   const received: ReceivedRequest[] = [];
   const records = new Map<string, BuyerRecord>();
   const server: Server = createServer(async (req, res) => {
@@ -168,16 +165,19 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
     const path = (req.url ?? '/').split('?')[0]!;
     const keep = options.keepHistory !== false;
     if (keep) received.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
-    if (path.startsWith('/_svc/requests/')) {
-      const record = records.get(decodeURIComponent(path.slice('/_svc/requests/'.length)));
+    if (path.startsWith(REQUEST_RECORD_PATH)) {
+      const record = records.get(decodeURIComponent(path.slice(REQUEST_RECORD_PATH.length)));
       if (options.lookupDown) return void res.writeHead(503).end();
       if (!record)
         return void res
-          .writeHead(404, { 'content-type': 'application/json' })
+          .writeHead(404, {
+            'content-type': 'application/json',
+            [JOURNAL_SINCE_HEADER]: String(options.journalSinceMs ?? startedAt),
+          })
           .end('{"error":"unknown"}');
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify(record));
+        .end(encodeRequestRecord(record));
     }
     if (path === '/v1/models') {
       const data = (options.models ?? ['model-a', 'model-b']).map((id) => ({
@@ -237,6 +237,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       usage: { inputTokens: INPUT_TOKENS, cachedInputTokens: CACHED_TOKENS, outputTokens: 0 },
       costUsd: '0.000000',
       latencyMs: 1,
+      attempts: [],
     };
     if (keep) records.set(requestId, record);
     const chunkCount = options.streamChunks ?? 3;
