@@ -24,6 +24,8 @@ export type AttemptOutcome =
       controller: AbortController;
       release: () => void;
       paid: boolean;
+      /** The most the buyer pays this seller for the request (undefined: a free offer). */
+      maxCostMicro?: MicroUsd;
       /** Input tokens counted locally (lazy: the tokenizer runs only when needed). */
       inputTokens: () => number;
     }
@@ -178,6 +180,7 @@ export async function attemptSeller(
   };
   let payment: Record<string, unknown> | undefined;
   let paid = false;
+  let agreedMaxCostMicro: MicroUsd | undefined;
   try {
     if (!offer.free) {
       let maxCostMicro: MicroUsd;
@@ -190,7 +193,14 @@ export async function attemptSeller(
           });
         }
         sellerBody = capOutput(sellerBody, ctx, maxOut);
+        // The buyer pays at most what the (capped) max tokens cost at this seller's price.
+        const bounded = maxCostOfRequest(
+          inputTokens(),
+          requestedMaxOutput(sellerBody) ?? maxOut,
+          offer.price,
+        );
         maxCostMicro = ctx.maxCostMicro;
+        if (bounded < maxCostMicro) maxCostMicro = bounded;
       } else {
         const maxOut =
           requestedMaxOutput(sellerBody) ??
@@ -208,6 +218,7 @@ export async function attemptSeller(
         ...(offer.sellerPayments ? { sellerPayments: offer.sellerPayments } : {}),
       });
       paid = true;
+      agreedMaxCostMicro = maxCostMicro;
       if (prepared) payment = prepared as Record<string, unknown>;
     }
   } catch (error) {
@@ -278,6 +289,7 @@ export async function attemptSeller(
       controller,
       release,
       paid,
+      ...(agreedMaxCostMicro !== undefined ? { maxCostMicro: agreedMaxCostMicro } : {}),
       inputTokens,
     };
   }

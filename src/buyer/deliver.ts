@@ -5,10 +5,13 @@
  */
 import { once } from 'node:events';
 import { SvcError } from '../errors/index.js';
-import { costOfUsage, formatUsd, type TokenUsage } from '../money/index.js';
+import { formatUsd, type TokenUsage } from '../money/index.js';
+import type { SellerTrailer } from '../network/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import type { AttemptOutcome } from './attempt.js';
-import { finishRequest, type ProxyContext } from './context.js';
+import { commitCost, journal } from './commitCost.js';
+import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
+import { CostCap, capErrorEvents } from './costCap.js';
 import { countTextTokens, textOf } from './tokenCount.js';
 import { StreamUsageScanner, usageFromBody } from './usage.js';
 
@@ -73,43 +76,21 @@ function settleUsage(
   return { usage: estimate(), source: 'estimated', estimate };
 }
 
-async function afterSuccess(
+function afterSuccess(
   ctx: ProxyContext,
   candidate: RouteCandidate,
-  ok: Ok,
-  usage: TokenUsage,
-  estimate: () => TokenUsage,
-  trailerPromise: Promise<unknown>,
   affinityKey: string | undefined,
   responseId: string | undefined,
-): Promise<void> {
+  overshot = false,
+): void {
   const { service } = ctx;
-  service.health.recordSuccess(candidate.offer.peerId);
+  // A seller that went past the request's cost cap is cut off and counted as failing.
+  if (overshot) service.health.recordFailure(candidate.offer.peerId);
+  else service.health.recordSuccess(candidate.offer.peerId);
   if (affinityKey) service.affinity.remember(affinityKey, candidate.offer.peerId);
   // A later `previous_response_id` must reach the seller that holds that response.
   if (responseId)
     service.affinity.remember(responseAffinityKey(responseId), candidate.offer.peerId);
-  if (ok.paid) {
-    try {
-      const claimed = (await trailerPromise) as Parameters<
-        typeof service.deps.payments.complete
-      >[0]['claimed'];
-      await service.deps.payments.complete({
-        requestId: ctx.requestId,
-        peerId: candidate.offer.peerId,
-        claimed,
-        estimatedUsage: estimate(),
-        price: candidate.offer.price,
-        serviceId: candidate.offer.serviceId,
-      });
-    } catch (error) {
-      service.deps.logger.warn(
-        { err: error, requestId: ctx.requestId },
-        'payment completion failed',
-      );
-    }
-  }
-  void usage;
 }
 
 /** Delivers a successful seller response. */
@@ -142,7 +123,6 @@ export async function deliver(
   ]);
   // Once settled, the timer only keeps this request's objects alive: drop it.
   void trailer.then(() => clearTimeout(trailerTimer));
-  const costOf = (usage: TokenUsage) => costOfUsage(usage, candidate.offer.price);
 
   if (!streamed) {
     const chunks: Uint8Array[] = [];
@@ -173,15 +153,16 @@ export async function deliver(
         });
       }
     }
-    const claimed = ((await trailer) as { usage?: TokenUsage } | undefined)?.usage;
+    const sellerTrailer = (await trailer) as SellerTrailer | undefined;
     const { usage, source, estimate } = settleUsage(
       usageFromBody(candidate.sellerProtocol, sellerJson),
-      claimed,
+      sellerTrailer?.usage,
       ok.inputTokens,
       // What the seller delivered (before translation, which may drop e.g. thinking blocks).
       () => textOf(sellerJson ?? ''),
     );
-    const cost = costOf(usage);
+    const draft = { ...base, status: response.status, completed: true, usage };
+    const cost = await commitCost(ctx, candidate, ok, sellerTrailer, estimate, usage, draft);
     const costUsd = formatUsd(cost);
     res.writeHead(response.status, {
       'content-type': contentType,
@@ -201,7 +182,7 @@ export async function deliver(
       typeof (json as { id?: unknown }).id === 'string'
         ? (json as { id: string }).id
         : undefined;
-    await afterSuccess(ctx, candidate, ok, usage, estimate, trailer, affinityKey, responseId);
+    afterSuccess(ctx, candidate, affinityKey, responseId);
     return;
   }
 
@@ -211,6 +192,14 @@ export async function deliver(
     ...sellerHeaders(ctx, candidate),
   });
   res.flushHeaders();
+  // Journaled as open: a buyer restart mid-stream still knows the request.
+  journal(ctx, { ...base, status: response.status, completed: false, usage: ZERO_USAGE }, 0n);
+  const cap = new CostCap({
+    maxCostMicro: ok.maxCostMicro,
+    price: candidate.offer.price,
+    inputTokens: ok.inputTokens,
+    sellerProtocol: candidate.sellerProtocol,
+  });
   const scanner = new StreamUsageScanner(candidate.sellerProtocol);
   // Usage is read from the seller's own events, before any translation. The translator may
   // stop at the terminal event; the rest (a usage chunk, [DONE]) is drained afterwards, so
@@ -228,14 +217,18 @@ export async function deliver(
   let completed = true;
   let errorCode: string | undefined;
   try {
-    const chunks = deps.translator.stream(ctx.route.protocol, candidate.sellerProtocol, tapped);
+    const chunks = deps.translator.stream(
+      ctx.route.protocol,
+      candidate.sellerProtocol,
+      cap.watch(tapped),
+    );
     for await (const chunk of chunks) {
       if (ctx.clientAbort.signal.aborted) break;
       if (!res.write(chunk)) {
         await Promise.race([once(res, 'drain'), once(res, 'close')]);
       }
     }
-    if (!ctx.clientAbort.signal.aborted) {
+    if (!ctx.clientAbort.signal.aborted && !cap.reached) {
       for (let step = await sellerEvents.next(); !step.done; step = await sellerEvents.next()) {
         scanner.push(step.value);
       }
@@ -243,8 +236,16 @@ export async function deliver(
   } catch {
     completed = false;
     errorCode = ctx.clientAbort.signal.aborted ? 'request_cancelled' : 'seller_error';
+    // Same-format streams pass bytes through: the cut needs its error event written here.
+    if (cap.reached && !res.destroyed) res.write(capErrorEvents(ctx.route.protocol));
   } finally {
     ok.release();
+  }
+  if (cap.reached) {
+    completed = true;
+    errorCode = 'max_cost_reached';
+    ok.controller.abort(new Error('cost cap reached'));
+    await sellerEvents.return?.().catch(() => undefined);
   }
   if (ctx.clientAbort.signal.aborted) {
     completed = false;
@@ -252,15 +253,22 @@ export async function deliver(
     ok.controller.abort(new Error('client cancelled'));
     await sellerEvents.return?.().catch(() => undefined);
   }
-  const claimed = ((await trailer) as { usage?: TokenUsage } | undefined)?.usage;
-  const { usage, source, estimate } = settleUsage(
+  // A cut seller's claim is not waited for: the buyer pays its own count, capped.
+  const sellerTrailer = cap.reached ? undefined : ((await trailer) as SellerTrailer | undefined);
+  const { usage, estimate } = settleUsage(
     scanner.usage,
-    claimed,
+    sellerTrailer?.usage,
     ok.inputTokens,
     () => scanner.streamedText,
   );
-  void source;
-  const cost = costOf(usage);
+  const draft = {
+    ...base,
+    status: completed ? response.status : 499,
+    completed,
+    usage,
+    ...(errorCode ? { errorCode } : {}),
+  };
+  const cost = await commitCost(ctx, candidate, ok, sellerTrailer, estimate, usage, draft);
   const costUsd = formatUsd(cost);
   if (!res.destroyed) {
     res.write(
@@ -274,19 +282,12 @@ export async function deliver(
     res.end();
   }
   ctx.service.metrics.spend.inc(Number(cost));
-  finishRequest(ctx, {
-    ...base,
-    status: completed ? response.status : 499,
-    completed,
-    usage,
-    costUsd,
-    ...(errorCode ? { errorCode } : {}),
-  });
+  finishRequest(ctx, { ...draft, costUsd });
   const streamedResponseId =
     candidate.sellerProtocol === 'openai-responses' && ctx.route.protocol === 'openai-responses'
       ? scanner.responseId
       : undefined;
-  await afterSuccess(ctx, candidate, ok, usage, estimate, trailer, affinityKey, streamedResponseId);
+  afterSuccess(ctx, candidate, affinityKey, streamedResponseId, cap.reached);
 }
 
 /** Affinity key of a stored response (responses API `previous_response_id`). */

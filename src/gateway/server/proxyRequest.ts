@@ -243,13 +243,11 @@ async function settle(
   log: LogRow,
 ): Promise<void> {
   // The store caps the charge at the reservation too; the log shows the same amount.
-  const charged: CostReport = report
-    ? {
-        costMicro:
-          report.costMicro > reservation.amountMicro ? reservation.amountMicro : report.costMicro,
-        usage: report.usage,
-      }
-    : { costMicro: reservation.amountMicro, usage: NO_TOKENS };
+  const charged: CostReport = { costMicro: reservation.amountMicro, usage: NO_TOKENS };
+  if (report) {
+    charged.usage = report.usage;
+    if (report.costMicro < reservation.amountMicro) charged.costMicro = report.costMicro;
+  }
   if (!report) log.errorCode ??= 'spend_tracking_unavailable';
   applyReport(log, charged);
   try {
