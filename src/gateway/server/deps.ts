@@ -7,6 +7,7 @@ import type { TopupService } from '../../x402/index.js';
 import type { GatewayStore } from '../store/types.js';
 import type { AuthThrottle } from './authThrottle.js';
 import type { LogWriter } from './logWriter.js';
+import type { PriceBook } from './priceBook.js';
 
 export interface GatewayDeps {
   store: GatewayStore;
@@ -14,6 +15,8 @@ export interface GatewayDeps {
   config: GatewayConfig;
   controlSecret: string;
   maxRequestCostMicro: MicroUsd;
+  /** Highest token price per model, for reservations sized to the request. */
+  prices: PriceBook;
   now: () => number;
   logger: Logger;
   throttle: AuthThrottle;

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { SvcError } from '../../errors/index.js';
-import { formatUsd } from '../../money/index.js';
+import { formatUsd, type MicroUsd } from '../../money/index.js';
+import { requestMaxCost } from '../budget/requestMaxCost.js';
 import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
 import type { LogRow, Reservation } from '../store/types.js';
 import { type Caller, storeCall } from './authenticate.js';
@@ -58,6 +59,26 @@ function header(
   return (Array.isArray(value) ? value[0] : value) ?? null;
 }
 
+/**
+ * What to reserve: the request's own maximum cost, all or nothing, when its model's prices are
+ * known (docs/decisions/121-reservations-sized-to-the-request.md); else up to the configured
+ * maximum per request, whatever room there is.
+ */
+async function reservationSize(
+  deps: GatewayDeps,
+  req: IncomingMessage,
+  parsed: ParsedBody,
+  model: string | undefined,
+): Promise<{ maxAmountMicro: MicroUsd; minAmountMicro: MicroUsd }> {
+  const configured = deps.maxRequestCostMicro;
+  const price = parsed.json && model ? await deps.prices.priceOf(model) : undefined;
+  const sized = price && parsed.json ? requestMaxCost(req.url ?? '/', parsed.json, price) : null;
+  if (sized === null) return { maxAmountMicro: configured, minAmountMicro: 1n };
+  let amount = configured;
+  if (sized < amount) amount = sized;
+  return { maxAmountMicro: amount, minAmountMicro: amount > 0n ? amount : 1n };
+}
+
 /** Handles a proxied route; fills `log` as it goes. */
 export async function proxyRequest(
   deps: GatewayDeps,
@@ -83,11 +104,13 @@ export async function proxyRequest(
 
   let reservation: Reservation | null = null;
   if (route.billed) {
+    const { maxAmountMicro, minAmountMicro } = await reservationSize(deps, req, parsed, model);
     const result = await storeCall(() =>
       deps.store.reserve({
         reservationId: requestId,
         keyId: caller.key.id,
-        maxAmountMicro: deps.maxRequestCostMicro,
+        maxAmountMicro,
+        minAmountMicro,
         now: deps.now(),
       }),
     );

@@ -14,6 +14,7 @@ import { ensureControlSecret } from './controlSecret.js';
 import type { GatewayDeps } from './deps.js';
 import { handleRequest } from './handleRequest.js';
 import { LogWriter } from './logWriter.js';
+import { PriceBook } from './priceBook.js';
 import { recoverReservations } from './recoverReservations.js';
 
 export interface StartGatewayOptions {
@@ -74,12 +75,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const identities = new IdentityStore(dataDir, options.env ?? process.env);
   const addresses = new Map<string, string>();
   const buyer = new Pool(config.buyerUrl, { connections: 128, pipelining: 1 });
+  const controlSecret = ensureControlSecret(dataDir);
   const deps: GatewayDeps = {
     store,
     buyer,
     config,
-    controlSecret: ensureControlSecret(dataDir),
+    controlSecret,
     maxRequestCostMicro: parseUsd(config.maxRequestCostUsd),
+    prices: new PriceBook(buyer, { 'x-svc-gateway-auth': controlSecret }, now),
     now,
     logger,
     throttle: new AuthThrottle(config.authFailuresPerMinute, now),

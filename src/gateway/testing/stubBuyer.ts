@@ -32,6 +32,8 @@ export interface StubBuyerOptions {
   cutStreamAfter?: number;
   /** Models of `GET /v1/models`. */
   models?: string[];
+  /** Prices of one offer per model in `GET /v1/models` (default: no offers listed). */
+  prices?: { inputUsdPerMillion: number; outputUsdPerMillion: number };
   /**
    * Keep every request and record for assertions and `GET /_svc/requests/<id>` (default true).
    * Benchmarks turn it off: an ever-growing history would tax the process they measure in.
@@ -184,7 +186,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         id,
         object: 'model',
         name: id,
-        peers: [],
+        peers: options.prices ? [{ peerId: STUB_PEER_ID, prices: options.prices }] : [],
       }));
       return void res
         .writeHead(200, { 'content-type': 'application/json' })

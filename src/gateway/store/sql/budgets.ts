@@ -14,6 +14,7 @@ import {
   type Limits,
   PERIODS,
   type PeriodSpend,
+  type ReserveInput,
   type ReserveResult,
   type SettleInput,
 } from '../types.js';
@@ -126,14 +127,14 @@ async function lockCounters(
 }
 
 /**
- * Reserves min(maxAmount, smallest room) on every counter of the key, atomically. One upsert
+ * Reserves min(maxAmount, smallest room) on every counter of the key, atomically; refuses when
+ * the smallest room is below `minAmountMicro` (a request sized to its own maximum cost reserves
+ * all of it or nothing, docs/decisions/121-reservations-sized-to-the-request.md). One upsert
  * creates missing counter rows and locks all of them (PostgreSQL `ON CONFLICT DO UPDATE` takes
  * row locks; SQLite holds the database write lock from `BEGIN IMMEDIATE`).
  */
-export async function reserve(
-  db: SqlDb,
-  input: { reservationId: string; keyId: string; maxAmountMicro: MicroUsd; now: number },
-): Promise<ReserveResult> {
+export async function reserve(db: SqlDb, input: ReserveInput): Promise<ReserveResult> {
+  const minimum = input.minAmountMicro ?? 1n;
   return db.transaction(async (tx) => {
     const scopes = await scopesOf(tx, input.keyId);
     if (!scopes) throw new Error(`unknown key ${input.keyId}`);
@@ -155,7 +156,7 @@ export async function reserve(
         const spent = bigintOf(row?.spent);
         const committed = spent + bigintOf(row?.reserved);
         const left = limit - committed;
-        if (left <= 0n) {
+        if (left < minimum || left <= 0n) {
           const refusal: BudgetRefusal = {
             level: scope,
             period,
