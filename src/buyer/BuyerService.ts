@@ -50,6 +50,7 @@ export class BuyerService {
     this.health = new HealthTracker(deps.clock);
     this.state = new RouteStateStore(deps.dataDir);
     this.records = new RequestRecords(deps.dataDir, { clock: deps.clock });
+    this.records.closeOpen();
     this.controlSecret = new ControlSecret(deps.dataDir);
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);
     this.startedAt = deps.clock();

@@ -45,6 +45,9 @@ describe('the request journal', () => {
     expect(second.get('old')).toMatchObject({ costUsd: '0.000003', at: 1_000 * DAY });
     expect(second.open().map((r) => r.requestId)).toEqual(['open']);
     expect(second.journalSinceMs).toBe(1_000 * DAY);
+    expect(second.closeOpen()).toBe(1);
+    expect(second.get('open')).toMatchObject({ costUsd: '0.000000', errorCode: 'buyer_restarted' });
+    expect(second.open()).toEqual([]);
     second.close();
 
     clock.now += 4 * DAY;

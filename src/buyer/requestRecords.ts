@@ -95,7 +95,7 @@ export class RequestRecords {
 
   /** Records still open (their request was in flight when the buyer stopped). */
   open(): RequestRecord[] {
-    if (!this.db) return [...this.recent.values()].filter((r) => !r.completed);
+    if (!this.db) return [...this.recent.values()].filter((r) => !r.completed && !r.errorCode);
     const rows = this.db
       .prepare(`SELECT record FROM requests WHERE record LIKE '%"completed":false%'`)
       .all();
@@ -103,12 +103,24 @@ export class RequestRecords {
     for (const row of rows) {
       try {
         const record = decodeRequestRecord(String(row.record));
-        if (!record.completed) out.push(record);
+        if (!record.completed && !record.errorCode) out.push(record);
       } catch {
         // an unreadable row is not a record
       }
     }
     return out;
+  }
+
+  /**
+   * At start: requests left open by a stopped buyer are over. Their voucher was never signed (the
+   * final record is written before signing), so they committed nothing: cost 0, `buyer_restarted`.
+   */
+  closeOpen(): number {
+    const open = this.open();
+    for (const record of open) {
+      this.put({ ...record, costUsd: '0.000000', errorCode: 'buyer_restarted' });
+    }
+    return open.length;
   }
 
   /** Every request handled since this epoch ms has its record here (or had one, if pruned later). */
