@@ -38,7 +38,7 @@ const INDEX_MAX_AGE_MS = 5_000;
 export class BuyerService {
   readonly health: HealthTracker;
   readonly affinity = new AffinityStore();
-  readonly records = new RequestRecords();
+  readonly records: RequestRecords;
   readonly metrics = new BuyerMetrics();
   readonly state: RouteStateStore;
   readonly controlSecret: ControlSecret;
@@ -49,6 +49,8 @@ export class BuyerService {
   constructor(readonly deps: BuyerDependencies) {
     this.health = new HealthTracker(deps.clock);
     this.state = new RouteStateStore(deps.dataDir);
+    this.records = new RequestRecords(deps.dataDir, { clock: deps.clock });
+    this.records.closeOpen();
     this.controlSecret = new ControlSecret(deps.dataDir);
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);
     this.startedAt = deps.clock();
