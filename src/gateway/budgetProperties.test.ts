@@ -3,7 +3,9 @@
  * prices per configuration, random max_tokens, costs at and beyond the reservation (the buyer caps
  * what it commits at `x-svc-max-cost-usd`), random key / member / workspace limits — over 1, 2 and
  * 3 gateways sharing one SQLite file or one PostgreSQL database, with a random kill -9 of a
- * gateway process mid-burst followed by a restart and recovery. After every run:
+ * gateway process mid-burst followed by a restart and recovery, and a random crash of the buyer
+ * mid-burst (the stub's `crash`: connections cut, open records closed at cost 0 as the buyer's
+ * journal does; src/node/crashedBuyer.e2e.test.ts kills the real buyer process). After every run:
  * spent <= limit on every key, member and workspace counter; counters = ledger; the ledger = the
  * sum of what the buyer committed per request (its request records); no reservation is left.
  * The figures are printed at the end (runs, requests, largest overspend, largest difference).
@@ -20,7 +22,15 @@ import { startTestPostgres, type TestPostgres } from './testing/embeddedPostgres
 import { type GatewayProcess, startGatewayProcess } from './testing/gatewayProcess.js';
 import { type Harness, startHarness } from './testing/harness.js';
 
-const figures = { runs: 0, requests: 0, kills: 0, largestOverspend: 0n, largestDifference: 0n };
+const figures = {
+  runs: 0,
+  requests: 0,
+  kills: 0,
+  buyerKills: 0,
+  cutByBuyerKills: 0,
+  largestOverspend: 0n,
+  largestDifference: 0n,
+};
 let counter = 0;
 const unique = (prefix: string) =>
   `${prefix}_${Date.now().toString(36)}${(counter++).toString(36)}`;
@@ -29,6 +39,7 @@ interface Burst {
   requests: Array<{ stream: boolean; maxTokens: number; gateway: number }>;
   costUsd: string;
   kill: boolean;
+  killBuyer: boolean;
 }
 
 type LimitPair = { daily: bigint | null; total: bigint | null };
@@ -54,6 +65,7 @@ const runArb = (gateways: number) =>
         // From far below to far beyond any reservation: the buyer caps at x-svc-max-cost-usd.
         costUsd: fc.constantFrom('0.000001', '0.000090', '0.000400', '0.002000', '1.000000'),
         kill: fc.boolean(),
+        killBuyer: fc.boolean(),
       }),
       { minLength: 1, maxLength: 3 },
     ),
@@ -150,8 +162,22 @@ async function oneRun(
   for (const burst of run.bursts) {
     h.buyer.options.costUsd = burst.costUsd;
     const urls = cluster.urls();
+    let settledAll = false;
     const sent = Promise.all(burst.requests.map((r) => send(urls[r.gateway]!, secret, r)));
+    void sent.then(() => {
+      settledAll = true;
+    });
     figures.requests += burst.requests.length;
+    const buyerCrash = burst.killBuyer
+      ? (async () => {
+          // Crash while a stream is open at the buyer (or once every request is over).
+          const open = () =>
+            [...h.buyer.records.values()].some((r) => !r.completed && !r.errorCode);
+          while (!open() && !settledAll) await new Promise((resolve) => setTimeout(resolve, 2));
+          figures.buyerKills++;
+          figures.cutByBuyerKills += await h.buyer.crash();
+        })()
+      : Promise.resolve();
     if (burst.kill && cluster.processes.length > 0) {
       // kill -9 a gateway process while its requests are in flight, then start it again.
       await new Promise((resolve) => setTimeout(resolve, 8));
@@ -163,10 +189,12 @@ async function oneRun(
     } else {
       await sent;
     }
+    await buyerCrash;
   }
   // Requests still streaming to a killed gateway finish at the buyer; then recovery runs.
   await waitFor(
-    async () => [...h.buyer.records.values()].every((record) => record.completed),
+    async () =>
+      [...h.buyer.records.values()].every((record) => record.completed || record.errorCode),
     10_000,
   );
   const buyer = new Pool(h.buyer.url);
@@ -212,6 +240,25 @@ async function oneRun(
 /** Runs per configuration (SVC_PROPERTY_RUNS to explore longer). */
 const RUNS = Number(process.env.SVC_PROPERTY_RUNS ?? 3);
 
+/**
+ * One fixed run after the random ones, so every configuration sees streams in flight when the
+ * buyer crashes (random limits often refuse most requests).
+ */
+function crashRun(gateways: number): RunRecord {
+  const roomy = { daily: null, total: 4_000n };
+  const requests = Array.from({ length: 8 }, (_, i) => ({
+    stream: i % 4 !== 3,
+    maxTokens: 50 + i,
+    gateway: i % gateways,
+  }));
+  return {
+    key: roomy,
+    member: roomy,
+    workspace: roomy,
+    bursts: [{ requests, costUsd: '0.000400', kill: gateways > 1, killBuyer: true }],
+  };
+}
+
 /** Runs the property on a cluster of `gateways` gateways, then stops it. */
 async function checkCluster(gateways: number, price: number, databaseUrl?: string) {
   const cluster = await startCluster(gateways, price, databaseUrl);
@@ -220,6 +267,7 @@ async function checkCluster(gateways: number, price: number, databaseUrl?: strin
       fc.asyncProperty(runArb(gateways), (run) => oneRun(cluster, run as RunRecord)),
       { numRuns: RUNS },
     );
+    await oneRun(cluster, crashRun(gateways));
   } finally {
     for (const p of cluster.processes) await p.stop();
     await cluster.h.stop();
@@ -229,7 +277,7 @@ async function checkCluster(gateways: number, price: number, databaseUrl?: strin
 describe('budget properties', () => {
   afterAll(() => {
     console.info(
-      `budget properties: ${figures.runs} runs, ${figures.requests} requests, ${figures.kills} gateway kills, largest overspend ${figures.largestOverspend} µUSD, largest ledger-vs-buyer difference ${figures.largestDifference} µUSD`,
+      `budget properties: ${figures.runs} runs, ${figures.requests} requests, ${figures.kills} gateway kills, ${figures.buyerKills} buyer kills (${figures.cutByBuyerKills} requests cut), largest overspend ${figures.largestOverspend} µUSD, largest ledger-vs-buyer difference ${figures.largestDifference} µUSD`,
     );
   });
 

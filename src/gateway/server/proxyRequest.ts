@@ -254,7 +254,12 @@ function applyReport(log: LogRow, report: CostReport): void {
   log.outputTokens = report.usage.outputTokens;
 }
 
-/** Settles a reservation; an unknown cost charges the whole reservation (never under-counts). */
+/**
+ * Settles a reservation. An unknown cost (the buyer down or the request still open at the buyer)
+ * leaves the reservation held, so it still counts against every budget, and recovery settles it
+ * with what the buyer's journal says was committed (docs/decisions/122-request-journal.md): a
+ * buyer killed mid-stream does not cost the key its whole reservation.
+ */
 async function settle(
   deps: GatewayDeps,
   reservation: Reservation,
@@ -262,13 +267,13 @@ async function settle(
   report: CostReport | null,
   log: LogRow,
 ): Promise<void> {
-  // The store caps the charge at the reservation too; the log shows the same amount.
-  const charged: CostReport = { costMicro: reservation.amountMicro, usage: NO_TOKENS };
-  if (report) {
-    charged.usage = report.usage;
-    if (report.costMicro < reservation.amountMicro) charged.costMicro = report.costMicro;
+  if (!report) {
+    log.errorCode ??= 'spend_tracking_unavailable';
+    return;
   }
-  if (!report) log.errorCode ??= 'spend_tracking_unavailable';
+  // The store caps the charge at the reservation too; the log shows the same amount.
+  const charged: CostReport = { costMicro: reservation.amountMicro, usage: report.usage };
+  if (report.costMicro < reservation.amountMicro) charged.costMicro = report.costMicro;
   applyReport(log, charged);
   try {
     await deps.store.settle({

@@ -65,6 +65,13 @@ export interface StubBuyer {
   received: ReceivedRequest[];
   records: Map<string, BuyerRecord>;
   options: StubBuyerOptions;
+  /**
+   * A buyer killed (-9) and restarted on its journal: every connection is cut, requests arriving
+   * in the next `downMs` are refused, and records left open are closed at cost 0 with
+   * `buyer_restarted`, as the real buyer's journal does (it signs a voucher only at the end).
+   * Resolves with how many requests it cut.
+   */
+  crash(downMs?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -168,7 +175,9 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
   const startedAt = Date.now();
   const received: ReceivedRequest[] = [];
   const records = new Map<string, BuyerRecord>();
+  let down = false;
   const server: Server = createServer(async (req, res) => {
+    if (down) return void req.socket.destroy();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString();
@@ -301,7 +310,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
     });
     let sent = 0;
     res.on('close', () => {
-      if (record.completed) return;
+      if (record.completed || record.errorCode) return;
       // Client went away: the delivered part is still paid for.
       const fraction = sent / chunkCount;
       Object.assign(record, {
@@ -351,6 +360,20 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
     received,
     records,
     options,
+    crash: async (downMs = 50) => {
+      down = true;
+      let cut = 0;
+      for (const record of records.values()) {
+        if (!record.completed && !record.errorCode) {
+          Object.assign(record, { costUsd: '0.000000', errorCode: 'buyer_restarted' });
+          cut++;
+        }
+      }
+      server.closeAllConnections();
+      await sleep(downMs);
+      down = false;
+      return cut;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
