@@ -50,12 +50,7 @@ describe('a buyer killed mid-stream', () => {
 
   beforeAll(async () => {
     net = await PaidNetwork.start();
-    await net.chain.faucet(net.buyerAddress, { usdcMicro: 5_000_000n });
-    await waitFor(
-      async () => (await net.chain.contract.creditsOf(net.buyerAddress)) === 5_000_000n,
-      20_000,
-      'deposit swept',
-    );
+    await net.fundBuyer(5_000_000n);
     upstream = await startFakeUpstream({ text: LONG_TEXT, chunkDelayMs: 30 });
     const seller = await net.startSeller(await net.sellerOptions(upstream));
     peerId = seller.node.peerId;

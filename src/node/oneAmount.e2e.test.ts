@@ -4,9 +4,6 @@
  * ignores max_tokens (the stream is cut at the cap and paid at most the cap), and the buyer's
  * journal answers for a request after a buyer restart.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../config/index.js';
@@ -30,7 +27,6 @@ describe('one amount from the key to the seller', () => {
   let upstream: FakeUpstream;
   let gateway: RunningGateway;
   let store: GatewayStore;
-  let gatewayDir: string;
   let peerId: string;
   let keyId: string;
   let client: OpenAI;
@@ -49,18 +45,12 @@ describe('one amount from the key to the seller', () => {
 
   beforeAll(async () => {
     net = await PaidNetwork.start();
-    await net.chain.faucet(net.buyerAddress, { usdcMicro: 5_000_000n });
-    await waitFor(
-      async () => (await net.chain.contract.creditsOf(net.buyerAddress)) === 5_000_000n,
-      20_000,
-      'deposit swept',
-    );
+    await net.fundBuyer(5_000_000n);
     // A seller whose upstream ignores max_tokens.
     upstream = await startFakeUpstream({ text: LONG_TEXT, chunkDelayMs: 1 });
     const seller = await net.startSeller(await net.sellerOptions(upstream));
     peerId = seller.node.peerId;
-    gatewayDir = mkdtempSync(join(tmpdir(), 'svc-one-amount-'));
-    store = await createStore({ dataDir: gatewayDir });
+    store = await createStore({ dataDir: net.tempDir('one-amount-gateway') });
     const config = configSchema.parse({ gateway: { port: 0, buyerUrl: net.buyer.url } }).gateway;
     // The gateway shares the buyer's data dir for the control secret, as `svc up` does.
     gateway = await startGateway({ config, dataDir: net.buyerDir, store, logger: silentLogger() });
@@ -80,7 +70,6 @@ describe('one amount from the key to the seller', () => {
     await store?.close();
     await net?.stop();
     await upstream?.close();
-    if (gatewayDir) rmSync(gatewayDir, { recursive: true, force: true });
   });
 
   it('charges a whole answer what the buyer signed, at most max_tokens at the price', async () => {

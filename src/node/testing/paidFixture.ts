@@ -143,6 +143,16 @@ export class PaidNetwork {
     return new PaidNetwork(chain, bootstrap, buyerOptions, identities, buyer, dirs);
   }
 
+  /** Mints `usdcMicro` test USDC to the buyer and waits until its sweep deposited it. */
+  async fundBuyer(usdcMicro: bigint): Promise<void> {
+    await this.chain.faucet(this.buyerAddress, { usdcMicro });
+    await waitFor(
+      async () => (await this.chain.contract.creditsOf(this.buyerAddress)) === usdcMicro,
+      20_000,
+      'deposit swept',
+    );
+  }
+
   tempDir(prefix: string): string {
     const dir = tempDir(`svc-${prefix}-`);
     this.dirs.push(dir);
