@@ -169,7 +169,12 @@ async function overspend(
 
 export default async function bench(): Promise<Record<string, unknown>> {
   const h = await startHarness({
-    buyer: { costUsd: '0.000001', keepHistory: false },
+    // Listed prices: every reservation is sized to the request (decision 121).
+    buyer: {
+      costUsd: '0.000001',
+      keepHistory: false,
+      prices: { inputUsdPerMillion: 1, outputUsdPerMillion: 2 },
+    },
     gateway: { maxRequestCostUsd: '0.000001' },
   });
   // The gateway as deployed: `svc gateway start` in its own process, its own SQLite file.

@@ -41,7 +41,7 @@ export class BuyerService {
   /** Measured time to first token and tokens per second per (seller, model). */
   readonly speed = new SpeedTracker();
   readonly affinity = new AffinityStore();
-  readonly records = new RequestRecords();
+  readonly records: RequestRecords;
   readonly metrics = new BuyerMetrics();
   readonly state: RouteStateStore;
   readonly controlSecret: ControlSecret;
@@ -52,6 +52,8 @@ export class BuyerService {
   constructor(readonly deps: BuyerDependencies) {
     this.health = new HealthTracker(deps.clock);
     this.state = new RouteStateStore(deps.dataDir);
+    this.records = new RequestRecords(deps.dataDir, { clock: deps.clock });
+    this.records.closeOpen();
     this.controlSecret = new ControlSecret(deps.dataDir);
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);
     this.startedAt = deps.clock();

@@ -4,6 +4,7 @@
  * in), the seller's trailer, payment completion and what the buyer remembers of the seller.
  */
 import { costOfUsage, formatUsd, type MicroUsd, type TokenUsage } from '../money/index.js';
+import type { SellerTrailer } from '../network/index.js';
 import { encodeSellerHeaders } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import type { AttemptOk } from './attempt.js';
@@ -67,9 +68,6 @@ export async function settleUsage(
   return { usage: await estimate(), source: 'estimated', estimate };
 }
 
-/** The price of a failed answer (src/payments/failedAnswer.ts): nothing. */
-export const NOTHING_OWED = { cost: 0n as MicroUsd, costUsd: formatUsd(0n) };
-
 /** What the answer costs, and its `costUsd` text. */
 export function priceAnswer(ok: AttemptOk, usage: TokenUsage): { cost: MicroUsd; costUsd: string } {
   const cost = costOfUsage(usage, ok.price);
@@ -77,7 +75,7 @@ export function priceAnswer(ok: AttemptOk, usage: TokenUsage): { cost: MicroUsd;
 }
 
 /** The seller's usage claim (its trailer), or undefined when none came within 2 s. */
-export function trailerOf(ok: AttemptOk): Promise<{ usage?: TokenUsage } | undefined> {
+export function trailerOf(ok: AttemptOk): Promise<SellerTrailer | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const trailer = Promise.race([
     ok.response.trailer.catch(() => undefined),
@@ -88,7 +86,7 @@ export function trailerOf(ok: AttemptOk): Promise<{ usage?: TokenUsage } | undef
   ]);
   // Once settled, the timer only keeps this request's objects alive: drop it.
   void trailer.then(() => clearTimeout(timer));
-  return trailer as Promise<{ usage?: TokenUsage } | undefined>;
+  return trailer as Promise<SellerTrailer | undefined>;
 }
 
 /**

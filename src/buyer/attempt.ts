@@ -42,6 +42,8 @@ export interface AttemptOk {
   detach: () => void;
   paid: boolean;
   price: TokenPriceMicro;
+  /** The most the buyer pays this seller for the request (undefined: sent unpaid). */
+  maxCostMicro?: MicroUsd;
   inputTokens: () => Promise<number>;
   /** The whole answer, for answers that are not event streams. */
   whole?: Buffer;
@@ -237,6 +239,7 @@ export async function sendToSeller(
     detach,
     paid,
     price: call.price,
+    ...(paid && call.maxCostMicro !== undefined ? { maxCostMicro: call.maxCostMicro } : {}),
     inputTokens: call.inputTokens,
   };
   if (!call.whole && isStream(response)) return ok;

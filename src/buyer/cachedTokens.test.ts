@@ -80,7 +80,10 @@ describe('cached tokens across formats', () => {
     );
     const client = new Anthropic({ baseURL: t.url, apiKey: 'unused', maxRetries: 0 });
     const { data, response } = await client.messages
-      .create({ model: 'gpt-x', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })
+      // A cap room enough for the claimed usage: the buyer pays at most input + max_tokens
+      // at the seller's price (src/buyer/costCap.ts), and the seller's cache makes the claimed
+      // input far larger than this short prompt counts.
+      .create({ model: 'gpt-x', max_tokens: 1024, messages: [{ role: 'user', content: 'hi' }] })
       .withResponse();
     expect(data.usage).toMatchObject({
       input_tokens: 100,

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { offersOfPeer } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
 import { sendJson } from '../http/index.js';
+import { JOURNAL_SINCE_HEADER, REQUEST_RECORD_PATH } from '../protocol/index.js';
 import type { BuyerService } from './BuyerService.js';
 
 /** `GET /_svc/status` */
@@ -109,14 +110,15 @@ export async function handleControl(
     sendJson(res, 200, statusBody(service, url));
     return true;
   }
-  if (method === 'GET' && path.startsWith('/_svc/requests/')) {
-    const id = decodeURIComponent(path.slice('/_svc/requests/'.length));
+  if (method === 'GET' && path.startsWith(REQUEST_RECORD_PATH)) {
+    const id = decodeURIComponent(path.slice(REQUEST_RECORD_PATH.length));
     const record = service.records.get(id);
     if (!record) {
       throw new SvcError('not_found', {
         status: 404,
-        message: `No request ${id} among the last 10,000.`,
+        message: `No request ${id} in this buyer's journal.`,
         details: { requestId: id },
+        headers: { [JOURNAL_SINCE_HEADER]: String(service.records.journalSinceMs) },
       });
     }
     sendJson(res, 200, record);

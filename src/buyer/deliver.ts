@@ -1,22 +1,16 @@
 /**
  * Writes a seller's successful answer to the client: a whole answer with its usage headers here,
- * a stream in deliverStream.ts; then the record, health, affinity and payment completion.
+ * a stream in deliverStream.ts; the seller is paid (src/buyer/commitCost.ts) before the cost is
+ * written, then the record, health and affinity.
  */
 import { SvcError } from '../errors/index.js';
+import { formatUsd } from '../money/index.js';
 import { isFailedAnswer, wholeAnswerFinished } from '../payments/failedAnswer.js';
 import { encodeUsageHeaders, latencyHeader } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
-import {
-  completePayment,
-  NOTHING_OWED,
-  priceAnswer,
-  rememberSeller,
-  sellerHeaders,
-  servedBy,
-  settleUsage,
-  trailerOf,
-} from './answerParts.js';
+import { rememberSeller, sellerHeaders, servedBy, settleUsage, trailerOf } from './answerParts.js';
 import type { AttemptOk } from './attempt.js';
+import { commitCost } from './commitCost.js';
 import { finishRequest, type ProxyContext } from './context.js';
 import { deliverStream } from './deliverStream.js';
 import { textOf } from './tokenCount.js';
@@ -75,9 +69,10 @@ async function deliverWhole(
   const trailer = trailerOf(ok);
   const sellerJson = parseJson(ok.whole ?? Buffer.alloc(0));
   const { bytes, json } = clientBody(ctx, candidate, ok, sellerJson);
+  const claimed = await trailer;
   const { usage, source, estimate } = await settleUsage(
     usageFromBody(candidate.sellerProtocol, sellerJson),
-    (await trailer)?.usage,
+    claimed?.usage,
     ok.inputTokens,
     // What the seller delivered (before translation, which may drop e.g. thinking blocks).
     () => textOf(sellerJson ?? ''),
@@ -86,7 +81,10 @@ async function deliverWhole(
     outputTokens: usage.outputTokens,
     finished: wholeAnswerFinished(candidate.sellerProtocol, sellerJson),
   });
-  const { cost, costUsd } = failed ? NOTHING_OWED : priceAnswer(ok, usage);
+  // Paid before the cost is written: the header shows what the seller was committed.
+  const draft = { ...servedBy(candidate, false), status: response.status, completed: true, usage };
+  const cost = await commitCost(ctx, candidate, ok, claimed, estimate, usage, draft, failed);
+  const costUsd = formatUsd(cost);
   res.writeHead(response.status, {
     'content-type': response.headers['content-type'] ?? 'application/json',
     'content-length': bytes.length,
@@ -96,15 +94,8 @@ async function deliverWhole(
   });
   res.end(bytes);
   ctx.service.metrics.spend.inc(Number(cost));
-  finishRequest(ctx, {
-    ...servedBy(candidate, false),
-    status: response.status,
-    completed: true,
-    usage,
-    costUsd,
-  });
+  finishRequest(ctx, { ...draft, costUsd });
   rememberSeller(ctx, candidate, affinityKey, responseIdOf(ctx, candidate, json));
-  await completePayment(ctx, candidate, ok, trailer, estimate, false, failed);
 }
 
 /** Delivers a successful seller response (whole or streamed). */

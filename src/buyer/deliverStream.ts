@@ -3,25 +3,22 @@
  * with backpressure, then the closing usage comment (src/protocol/usageComment.ts). A seller that
  * fails after the first byte (reset, timeout, malformed event, no final event) ends the stream
  * with the client format's error event and the request is recorded as failed, at the cost of
- * what was delivered (docs/decisions/110-truthful-stream-failures.md).
+ * what was delivered (docs/decisions/110-truthful-stream-failures.md). A seller that goes past the
+ * request's cost cap is cut the same way, with `max_cost_reached` (src/buyer/costCap.ts). The
+ * request is journaled as open before the first event, and paid before its cost is written
+ * (src/buyer/commitCost.ts).
  */
 import { once } from 'node:events';
-import type { SvcError } from '../errors/index.js';
+import { SvcError } from '../errors/index.js';
+import { formatUsd } from '../money/index.js';
 import { isFailedAnswer } from '../payments/failedAnswer.js';
 import { encodeUsageComment } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
-import {
-  completePayment,
-  NOTHING_OWED,
-  priceAnswer,
-  rememberSeller,
-  sellerHeaders,
-  servedBy,
-  settleUsage,
-  trailerOf,
-} from './answerParts.js';
+import { rememberSeller, sellerHeaders, servedBy, settleUsage, trailerOf } from './answerParts.js';
 import type { AttemptOk } from './attempt.js';
-import { finishRequest, type ProxyContext } from './context.js';
+import { commitCost, journal } from './commitCost.js';
+import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
+import { CostCap } from './costCap.js';
 import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
 import { StreamUsageScanner } from './usage.js';
 
@@ -106,32 +103,40 @@ async function pump(
   ctx: ProxyContext,
   candidate: RouteCandidate,
   tap: SellerTap,
+  cap: CostCap,
 ): Promise<SvcError | undefined> {
   const { res } = ctx;
   const translated = candidate.sellerProtocol !== ctx.route.protocol;
+  const failed = () => (cap.reached ? capError(cap) : tap.failure());
   try {
     const { translator } = ctx.service.deps;
-    const chunks = translator.stream(ctx.route.protocol, candidate.sellerProtocol, tap);
+    const chunks = translator.stream(ctx.route.protocol, candidate.sellerProtocol, cap.watch(tap));
     for await (const chunk of chunks) {
       if (ctx.clientAbort.signal.aborted) return undefined;
       // A translated chat error is followed by `[DONE]`, which must not reach the client.
-      if (translated && isDoneChunk(chunk) && tap.failure()) continue;
+      if (translated && isDoneChunk(chunk) && failed()) continue;
       if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
     }
   } catch (error) {
-    tap.thrown ??= error;
+    if (!cap.reached) tap.thrown ??= error;
   }
   if (ctx.clientAbort.signal.aborted) return undefined;
-  await tap.drain();
-  const failure = tap.failure();
+  // A seller cut at the cap is not read further: it may never stop.
+  if (!cap.reached) await tap.drain();
+  const failure = failed();
   if (!failure || res.destroyed) return failure;
   // The seller's own error event already reached the client when passed through untouched.
-  const alreadySent = !translated && tap.scanner.verdict === 'seller_error' && !tap.thrown;
+  const alreadySent =
+    !translated && !cap.reached && tap.scanner.verdict === 'seller_error' && !tap.thrown;
   const translatorSent = translated && ctx.route.protocol !== 'openai-responses';
   if (!alreadySent && !translatorSent) {
     res.write(streamErrorBytes(ctx.route.protocol, failure, tap.scanner.events));
   }
   return failure;
+}
+
+function capError(cap: CostCap): SvcError {
+  return new SvcError('max_cost_reached', { details: { maxCostUsd: cap.maxCostUsd } });
 }
 
 /** Delivers a streamed answer. */
@@ -149,38 +154,63 @@ export async function deliverStream(
     ...sellerHeaders(ctx, candidate),
   });
   res.flushHeaders();
+  const served = servedBy(candidate, true);
+  // Journaled as open: a buyer restarted mid-stream still knows the request (and that it
+  // committed nothing for it, since the final record is written before the voucher is signed).
+  journal(ctx, { ...served, status: ok.response.status, completed: false, usage: ZERO_USAGE }, 0n);
+  const cap = new CostCap({
+    maxCostMicro: ok.maxCostMicro,
+    price: ok.price,
+    // Already counted (memoised) when the request has a cap; not counted at all otherwise.
+    inputTokens: ok.maxCostMicro === undefined ? 0 : await ok.inputTokens(),
+    sellerProtocol: candidate.sellerProtocol,
+  });
   const tap = new SellerTap(ok, candidate);
-  const failure = await pump(ctx, candidate, tap).finally(() => ok.detach());
+  const failure = await pump(ctx, candidate, tap, cap).finally(() => ok.detach());
   const cancelled = ctx.clientAbort.signal.aborted;
-  if (cancelled) {
-    ok.controller.abort(new Error('client cancelled'));
+  if (cancelled || cap.reached) {
+    ok.controller.abort(new Error(cancelled ? 'client cancelled' : 'cost cap reached'));
     await tap.close();
   }
   const { scanner } = tap;
+  // A seller cut at the cap is not asked for its claim: the buyer pays its own count, capped.
+  const claimed = cap.reached ? undefined : await trailer;
   const { usage, estimate } = await settleUsage(
     scanner.usage,
-    (await trailer)?.usage,
+    claimed?.usage,
     ok.inputTokens,
     () => scanner.streamedText,
   );
-  const failed = isFailedAnswer({
+  const errorCode = cancelled ? 'request_cancelled' : failure?.code;
+  const draft = {
+    ...served,
+    status: cancelled ? 499 : failure ? failure.status : ok.response.status,
+    completed: !cancelled && !failure,
+    usage,
+    ...(errorCode ? { errorCode } : {}),
+  };
+  // The delivered part is paid for, failed or not; a stream that failed before any content is
+  // not (src/payments/failedAnswer.ts). The cost written is what was committed.
+  const nothingDelivered = isFailedAnswer({
     outputTokens: usage.outputTokens,
     finished: scanner.verdict === 'ended',
   });
-  const { cost, costUsd } = failed ? NOTHING_OWED : priceAnswer(ok, usage);
-  const errorCode = cancelled ? 'request_cancelled' : failure?.code;
+  const cost = await commitCost(
+    ctx,
+    candidate,
+    ok,
+    claimed,
+    estimate,
+    usage,
+    draft,
+    nothingDelivered,
+  );
+  const costUsd = formatUsd(cost);
   if (!res.destroyed) {
     res.end(encodeUsageComment({ ...usage, costUsd, ...(errorCode ? { errorCode } : {}) }));
   }
   service.metrics.spend.inc(Number(cost));
-  finishRequest(ctx, {
-    ...servedBy(candidate, true),
-    status: cancelled ? 499 : failure ? failure.status : ok.response.status,
-    completed: !cancelled && !failure,
-    usage,
-    costUsd,
-    ...(errorCode ? { errorCode } : {}),
-  });
+  finishRequest(ctx, { ...draft, costUsd });
   if (failure) {
     service.health.recordFailure(candidate.offer.peerId);
     service.metrics.sellerFailures.inc({ peer_id: candidate.offer.peerId, reason: failure.code });
@@ -191,7 +221,4 @@ export async function deliverStream(
         : undefined;
     rememberSeller(ctx, candidate, affinityKey, responseId);
   }
-  // The delivered part is paid for, failed or not; a stream that failed before any content is
-  // not (src/payments/failedAnswer.ts).
-  await completePayment(ctx, candidate, ok, trailer, estimate, false, failed);
 }

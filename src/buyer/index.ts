@@ -4,6 +4,7 @@ export { formatsTranslator } from './formatsTranslator.js';
 export {
   type BuyerPayments,
   type CompleteInput,
+  type CompleteOutcome,
   NO_PAYMENTS,
   type PrepareInput,
   UNPAID_DEV_PAYMENTS,

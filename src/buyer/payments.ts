@@ -29,6 +29,13 @@ export interface CompleteInput {
   serviceId?: string;
   /** Unit-billed (images, video): the seller's unit count must match the buyer's exactly. */
   units?: boolean;
+  /** Called with the amount committed for this request before its voucher is signed. */
+  onCommit?: (amountMicro: MicroUsd) => void;
+}
+
+/** What `complete` committed to the seller for the request (its voucher increment). */
+export interface CompleteOutcome {
+  amountMicro: MicroUsd;
 }
 
 /** Implemented by the payments capability. */
@@ -38,8 +45,11 @@ export interface BuyerPayments {
    * `insufficient_deposits`. src/payments' `BuyerPaymentService` satisfies this interface.
    */
   prepare(input: PrepareInput): Promise<object | undefined>;
-  /** Checks the seller's claim and signs the cumulative voucher. */
-  complete(input: CompleteInput): Promise<unknown>;
+  /**
+   * Checks the seller's claim and signs the cumulative voucher; returns what it committed
+   * (undefined: nothing is paid, e.g. development without payments).
+   */
+  complete(input: CompleteInput): Promise<CompleteOutcome | undefined>;
   /** Frees a prepared payment whose attempt delivered nothing (the seller's error, if any). */
   release?(
     requestId: string,

@@ -67,7 +67,9 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
   });
   let url = '';
   const server = createServer(
-    { keepAliveTimeout: 5_000 },
+    // A slow client holds a slot at most this long (README "Buyer proxy"): headers within 30 s,
+    // the whole request (body included, not the answer) within 120 s.
+    { keepAliveTimeout: 5_000, headersTimeout: 30_000, requestTimeout: 120_000 },
     createHandler(service, () => url),
   );
   server.on('clientError', answerClientError);
@@ -91,7 +93,10 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
     service,
     stop: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        server.close(() => {
+          service.records.close();
+          resolve();
+        });
         server.closeAllConnections();
       }),
   };

@@ -71,7 +71,14 @@ export async function textCall(
         return failure('stop', error, error.code);
       }
       sellerBody = capOutput(sellerBody, ctx, maxOut);
+      // The buyer pays at most what the (capped) max tokens cost at this seller's price.
+      const bounded = maxCostOfRequest(
+        await inputTokens(),
+        requestedMaxOutput(sellerBody) ?? maxOut,
+        offer.price,
+      );
       maxCostMicro = ctx.maxCostMicro;
+      if (bounded < maxCostMicro) maxCostMicro = bounded;
     } else {
       const maxOut =
         requestedMaxOutput(sellerBody) ?? offer.capabilities?.maxOutputTokens ?? DEFAULT_MAX_OUTPUT;

@@ -62,7 +62,13 @@ export function bootstrapSpec(layout: DevLayout, ports: DevPorts): ComponentSpec
   return {
     name: 'bootstrap',
     label: 'bootstrap node',
-    ...svc(layout.bootstrap, ['network', 'bootstrap', '--port', String(ports.bootstrap)]),
+    // Loopback only, like every other process of the dev network (README "Ports").
+    ...svc(layout.bootstrap, [
+      'network',
+      'bootstrap',
+      '--listen',
+      `/ip4/127.0.0.1/tcp/${ports.bootstrap}`,
+    ]),
     ports: [ports.bootstrap],
     detail: `/ip4/127.0.0.1/tcp/${ports.bootstrap}`,
     ready: () => tcpReady(ports.bootstrap),

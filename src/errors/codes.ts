@@ -113,6 +113,11 @@ export const ERROR_CODES = {
   },
   seller_error: { status: 502, message: 'The seller failed to answer the request.' },
   seller_timeout: { status: 504, message: 'The seller did not answer in time.' },
+  max_cost_reached: {
+    status: 502,
+    message:
+      "The seller's answer went past this request's cost cap (its max tokens at the seller's price), so it was cut there; the part before the cap was delivered and is all you pay.",
+  },
   seller_overloaded: {
     status: 429,
     message: 'The seller is at its concurrency limit. Retry shortly.',

@@ -34,6 +34,7 @@ export {
   stopOfResponses,
 } from './reasons.js';
 export { formatSse, type ParseSseOptions, parseSse, SseDecoder, type SseEvent } from './sse.js';
+export { createStreamParser } from './stream/codecs.js';
 export type { StreamError, StreamPart } from './stream/parts.js';
 export {
   type ResponseStreamOptions,

@@ -29,12 +29,7 @@ describe('usage claims of paid sellers', () => {
 
   beforeAll(async () => {
     net = await PaidNetwork.start();
-    await net.chain.faucet(net.buyerAddress, { usdcMicro: 5_000_000n });
-    await waitFor(
-      async () => (await net.chain.contract.creditsOf(net.buyerAddress)) === 5_000_000n,
-      20_000,
-      'deposit swept',
-    );
+    await net.fundBuyer(5_000_000n);
   }, 120_000);
 
   afterAll(async () => {

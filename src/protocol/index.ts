@@ -4,5 +4,6 @@
  * neither imports the other.
  */
 export * from './headers.js';
+export * from './requestRecord.js';
 export * from './routingPolicy.js';
 export * from './usageComment.js';

@@ -1,12 +1,20 @@
 /**
  * What a request cost, as the buyer reports it (src/protocol): usage headers for answers, the
- * closing usage comment for streams, and `GET /_svc/requests/<id>` when neither arrived.
+ * closing usage comment for streams, and the request record from the buyer's journal
+ * (`GET /_svc/requests/<id>`) when neither arrived.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { z } from 'zod';
 import { type MicroUsd, parseUsd } from '../../money/index.js';
-import { decodeUsageComment, decodeUsageHeaders } from '../../protocol/index.js';
+import {
+  decodeRequestRecord,
+  decodeUsageComment,
+  decodeUsageHeaders,
+  JOURNAL_SINCE_HEADER,
+  journalSinceOf,
+  type RequestRecord,
+  requestRecordPath,
+} from '../../protocol/index.js';
 import type { TokenCounts } from '../store/types.js';
 
 export interface CostReport {
@@ -68,22 +76,6 @@ export class SseUsageScanner {
   }
 }
 
-const recordSchema = z.object({
-  completed: z.boolean(),
-  costUsd: z.string(),
-  peerId: z.string().nullish(),
-  provider: z.string().nullish(),
-  serviceId: z.string().nullish(),
-  model: z.string().nullish(),
-  /** Set when the buyer answered with an error: the request is over, at the recorded cost. */
-  errorCode: z.string().nullish(),
-  usage: z.object({
-    inputTokens: z.number(),
-    cachedInputTokens: z.number().default(0),
-    outputTokens: z.number(),
-  }),
-});
-
 export interface LookupOptions {
   attempts?: number;
   intervalMs?: number;
@@ -93,6 +85,48 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The buyer has no record of the request: it never routed it, so it paid nobody for it. */
 export const UNKNOWN_TO_BUYER = 'unknown' as const;
+
+/** What one `GET /_svc/requests/<id>` said (src/protocol/requestRecord.ts). */
+export type RecordLookup =
+  | { kind: 'record'; record: RequestRecord }
+  /** 404: no record; the buyer's journal holds every request since `journalSinceMs` (null: unsaid). */
+  | { kind: 'unknown'; journalSinceMs: number | null }
+  | { kind: 'unavailable' };
+
+/** One lookup of a request record. */
+export async function lookupRecord(buyer: Dispatcher, requestId: string): Promise<RecordLookup> {
+  try {
+    const response = await buyer.request({
+      method: 'GET',
+      path: requestRecordPath(requestId),
+      headersTimeout: 2000,
+      bodyTimeout: 2000,
+    });
+    const text = await response.body.text();
+    if (response.statusCode === 404) {
+      return {
+        kind: 'unknown',
+        journalSinceMs: journalSinceOf(response.headers[JOURNAL_SINCE_HEADER]),
+      };
+    }
+    if (response.statusCode !== 200) return { kind: 'unavailable' };
+    return { kind: 'record', record: decodeRequestRecord(text) };
+  } catch {
+    return { kind: 'unavailable' };
+  }
+}
+
+/** The cost report of a record. */
+export function reportOfRecord(record: RequestRecord): CostReport {
+  return {
+    costMicro: parseUsd(record.costUsd),
+    usage: {
+      inputTokens: record.usage.inputTokens,
+      cachedInputTokens: record.usage.cachedInputTokens,
+      outputTokens: record.usage.outputTokens,
+    },
+  };
+}
 
 /**
  * Asks the buyer what `requestId` cost, polling until it completes. Returns the report,
@@ -107,31 +141,13 @@ export async function lookupCost(
   let unknown = true;
   for (let attempt = 0; attempt < attempts; attempt++) {
     if (attempt > 0) await sleep(options.intervalMs ?? 50);
-    try {
-      const response = await buyer.request({
-        method: 'GET',
-        path: `/_svc/requests/${encodeURIComponent(requestId)}`,
-        headersTimeout: 2000,
-        bodyTimeout: 2000,
-      });
-      const text = await response.body.text();
-      if (response.statusCode === 404) continue;
-      unknown = false;
-      if (response.statusCode !== 200) return null;
-      const record = recordSchema.parse(JSON.parse(text));
-      // A request still streaming is neither completed nor failed yet: ask again.
-      if (!record.completed && !record.errorCode) continue;
-      return {
-        costMicro: parseUsd(record.costUsd),
-        usage: {
-          inputTokens: record.usage.inputTokens,
-          cachedInputTokens: record.usage.cachedInputTokens,
-          outputTokens: record.usage.outputTokens,
-        },
-      };
-    } catch {
-      return null;
-    }
+    const looked = await lookupRecord(buyer, requestId);
+    if (looked.kind === 'unknown') continue;
+    unknown = false;
+    if (looked.kind === 'unavailable') return null;
+    // A request still streaming is neither completed nor failed yet: ask again.
+    if (!looked.record.completed && !looked.record.errorCode) continue;
+    return reportOfRecord(looked.record);
   }
   return unknown ? UNKNOWN_TO_BUYER : null;
 }

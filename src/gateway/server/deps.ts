@@ -8,6 +8,7 @@ import type { GatewayStore } from '../store/types.js';
 import type { AuthThrottle } from './authThrottle.js';
 import type { ForwardedTrust } from './forwarded.js';
 import type { LogWriter } from './logWriter.js';
+import type { PriceBook } from './priceBook.js';
 
 export interface GatewayDeps {
   store: GatewayStore;
@@ -15,6 +16,8 @@ export interface GatewayDeps {
   config: GatewayConfig;
   controlSecret: string;
   maxRequestCostMicro: MicroUsd;
+  /** Highest token price per model, for reservations sized to the request. */
+  prices: PriceBook;
   now: () => number;
   logger: Logger;
   throttle: AuthThrottle;

@@ -181,8 +181,11 @@ describe('faults', () => {
       });
       expect(response.status).toBe(503);
       expect((await jsonOf(response)).error.code).toBe('spend_tracking_unavailable');
-      // The unknown cost is charged as the whole reservation: spend is never under-counted.
-      expect(await h.store.ledgerTotal(key.id)).toBe(10_000n);
+      // The unknown cost stays reserved (counted against the budgets) until recovery asks the
+      // buyer's journal: nothing is charged yet, nothing is under-counted.
+      expect(await h.store.ledgerTotal(key.id)).toBe(0n);
+      const held = await h.store.listReservations(Date.now() + 1);
+      expect(held.map((r) => [r.keyId, r.amountMicro])).toEqual([[key.id, 10_000n]]);
     } finally {
       await h.stop();
     }
@@ -202,7 +205,7 @@ describe('faults', () => {
       expect(response.status).toBe(503);
       expect((await jsonOf(response)).error.code).toBe('store_unavailable');
       other.exec('ROLLBACK');
-      expect(h.buyer.received).toHaveLength(0);
+      expect(h.buyer.received.filter((r) => r.path !== '/v1/models')).toHaveLength(0);
       expect(await h.store.keyUsage(key.id)).toMatchObject({ requests: 0 });
       const again = await h.store.reserve({
         reservationId: 'probe',
@@ -229,7 +232,7 @@ describe('faults', () => {
       });
       expect(response.status).toBe(503);
       expect((await jsonOf(response)).error.code).toBe('store_unavailable');
-      expect(h.buyer.received).toHaveLength(0);
+      expect(h.buyer.received.filter((r) => r.path !== '/v1/models')).toHaveLength(0);
     } finally {
       await h.gateway.stop();
       await h.buyer.stop();

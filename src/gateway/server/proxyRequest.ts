@@ -8,13 +8,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ERROR_CODES, isErrorCode, SvcError } from '../../errors/index.js';
 import { parseJsonObject, readBody, writeChunk } from '../../http/index.js';
-import { formatUsd } from '../../money/index.js';
+import { formatUsd, type MicroUsd } from '../../money/index.js';
 import {
   decodeSellerHeaders,
   encodeControlHeaders,
   headerValue,
   SVC_HEADER,
 } from '../../protocol/index.js';
+import { requestMaxCost } from '../budget/requestMaxCost.js';
 import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
 import type { LogRow, Reservation } from '../store/types.js';
 import { type Caller, storeCall } from './authenticate.js';
@@ -49,6 +50,26 @@ function parseBody(req: IncomingMessage, body: Buffer): ParsedBody {
   return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
 }
 
+/**
+ * What to reserve: the request's own maximum cost, all or nothing, when its model's prices are
+ * known (docs/decisions/121-reservations-sized-to-the-request.md); else up to the configured
+ * maximum per request, whatever room there is.
+ */
+async function reservationSize(
+  deps: GatewayDeps,
+  req: IncomingMessage,
+  parsed: ParsedBody,
+  model: string | undefined,
+): Promise<{ maxAmountMicro: MicroUsd; minAmountMicro: MicroUsd }> {
+  const configured = deps.maxRequestCostMicro;
+  const price = parsed.json && model ? await deps.prices.priceOf(model) : undefined;
+  const sized = price && parsed.json ? requestMaxCost(req.url ?? '/', parsed.json, price) : null;
+  if (sized === null) return { maxAmountMicro: configured, minAmountMicro: 1n };
+  let amount = configured;
+  if (sized < amount) amount = sized;
+  return { maxAmountMicro: amount, minAmountMicro: amount > 0n ? amount : 1n };
+}
+
 /** Handles a proxied route; fills `log` as it goes. */
 export async function proxyRequest(
   deps: GatewayDeps,
@@ -74,11 +95,13 @@ export async function proxyRequest(
 
   let reservation: Reservation | null = null;
   if (route.billed) {
+    const { maxAmountMicro, minAmountMicro } = await reservationSize(deps, req, parsed, model);
     const result = await storeCall(() =>
       deps.store.reserve({
         reservationId: requestId,
         keyId: caller.key.id,
-        maxAmountMicro: deps.maxRequestCostMicro,
+        maxAmountMicro,
+        minAmountMicro,
         now: deps.now(),
       }),
     );
@@ -231,7 +254,12 @@ function applyReport(log: LogRow, report: CostReport): void {
   log.outputTokens = report.usage.outputTokens;
 }
 
-/** Settles a reservation; an unknown cost charges the whole reservation (never under-counts). */
+/**
+ * Settles a reservation. An unknown cost (the buyer down or the request still open at the buyer)
+ * leaves the reservation held, so it still counts against every budget, and recovery settles it
+ * with what the buyer's journal says was committed (docs/decisions/122-request-journal.md): a
+ * buyer killed mid-stream does not cost the key its whole reservation.
+ */
 async function settle(
   deps: GatewayDeps,
   reservation: Reservation,
@@ -239,11 +267,13 @@ async function settle(
   report: CostReport | null,
   log: LogRow,
 ): Promise<void> {
-  const charged: CostReport = report ?? {
-    costMicro: reservation.amountMicro,
-    usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
-  };
-  if (!report) log.errorCode ??= 'spend_tracking_unavailable';
+  if (!report) {
+    log.errorCode ??= 'spend_tracking_unavailable';
+    return;
+  }
+  // The store caps the charge at the reservation too; the log shows the same amount.
+  const charged: CostReport = { costMicro: reservation.amountMicro, usage: report.usage };
+  if (report.costMicro < reservation.amountMicro) charged.costMicro = report.costMicro;
   applyReport(log, charged);
   try {
     await deps.store.settle({

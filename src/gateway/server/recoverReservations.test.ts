@@ -62,4 +62,41 @@ describe('orphaned reservations', () => {
       await h.stop();
     }
   });
+
+  it('charges nothing for a request the buyer proves it never committed to, and waits for one in flight', async () => {
+    const now = Date.now();
+    const h = await startHarness({
+      buyer: { costUsd: '0.000250', journalSinceMs: now - 3 * HOUR, chunkDelayMs: 200 },
+    });
+    const buyer = new Pool(h.buyer.url);
+    try {
+      const { key } = await h.key({ limits: { total: 10_000n } });
+      for (const id of ['req_never', 'req_streaming']) {
+        await h.store.reserve({
+          reservationId: id,
+          keyId: key.id,
+          maxAmountMicro: 1_000n,
+          now: now - 2 * HOUR,
+        });
+      }
+      // req_streaming is still streaming at the buyer: its record is open.
+      const streaming = fetch(`${h.buyer.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-request-id': 'req_streaming' },
+        body: JSON.stringify({ model: 'model-a', messages: [], stream: true }),
+      }).then((r) => r.text());
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const options = { store: h.store, buyer, now, staleAfterMs: HOUR, logger: silentLogger() };
+      expect(await recoverReservations(options)).toBe(1);
+      expect(await h.store.ledgerTotal(key.id)).toBe(0n);
+      expect((await h.store.listReservations(now + 1)).map((r) => r.id)).toEqual(['req_streaming']);
+      await streaming;
+      expect(await recoverReservations(options)).toBe(1);
+      expect(await h.store.ledgerTotal(key.id)).toBe(250n);
+      expect(await h.store.listReservations(now + 1)).toEqual([]);
+    } finally {
+      await buyer.close();
+      await h.stop();
+    }
+  });
 });

@@ -18,6 +18,7 @@ import type { GatewayDeps } from './deps.js';
 import { ForwardedTrust } from './forwarded.js';
 import { handleRequest } from './handleRequest.js';
 import { LogWriter } from './logWriter.js';
+import { PriceBook } from './priceBook.js';
 import { recoverReservations } from './recoverReservations.js';
 
 export interface StartGatewayOptions {
@@ -53,6 +54,12 @@ const HOUR_MS = 3_600_000;
 /** How often a gateway's SQLite WAL is checkpointed off the request path (decision 099). */
 export const BACKGROUND_CHECKPOINT_MS = 500;
 
+const RECOVER_EVERY_MS = 60_000;
+/** Time a client has to send its request headers. */
+export const HEADERS_TIMEOUT_MS = 30_000;
+/** Time a client has to send its whole request. */
+export const REQUEST_TIMEOUT_MS = 120_000;
+
 /** Starts the gateway on config.host:config.port (0 = a free port). */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { config, dataDir, logger } = options;
@@ -78,12 +85,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const addresses = new Map<string, string>();
   const tunnelToken = randomBytes(24).toString('base64url');
   const buyer = new Pool(config.buyerUrl, { connections: 128, pipelining: 1 });
+  const controlSecret = ensureControlSecret(dataDir);
   const deps: GatewayDeps = {
     store,
     buyer,
     config,
-    controlSecret: ensureControlSecret(dataDir),
+    controlSecret,
     maxRequestCostMicro: parseUsd(config.maxRequestCostUsd),
+    prices: new PriceBook(buyer, { 'x-svc-gateway-auth': controlSecret }, now),
     now,
     logger,
     throttle: new AuthThrottle(config.authFailuresPerMinute, now),
@@ -105,14 +114,25 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const prune = async () => {
     try {
       await store.pruneLogs(now() - config.logRetentionDays * 24 * HOUR_MS);
+    } catch (error) {
+      logger.warn({ err: error }, 'request log pruning failed');
+    }
+  };
+  // Orphaned reservations (a gateway stopped between reserve and settle) are settled from the
+  // buyer's journal within about a minute (docs/decisions/122-request-journal.md).
+  const recover = async () => {
+    try {
       await recoverReservations({ store, buyer, now: now(), staleAfterMs: HOUR_MS, logger });
     } catch (error) {
-      logger.warn({ err: error }, 'request log pruning or reservation recovery failed');
+      logger.warn({ err: error }, 'reservation recovery failed');
     }
   };
   await prune();
+  await recover();
   const pruneTimer = setInterval(prune, HOUR_MS);
   pruneTimer.unref();
+  const recoverTimer = setInterval(recover, RECOVER_EVERY_MS);
+  recoverTimer.unref();
 
   const consoleDeps = { ...deps, identities };
   const server = createServer((req, res) => {
@@ -123,6 +143,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError);
+  // A slow client holds a slot at most this long (README "Gateway"): headers within 30 s, the
+  // whole request (body included, not the answer) within 120 s.
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -137,6 +161,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     tunnelToken,
     async stop() {
       clearInterval(pruneTimer);
+      clearInterval(recoverTimer);
       await topups?.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

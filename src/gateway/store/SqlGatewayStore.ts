@@ -27,6 +27,7 @@ import type {
   OrgRole,
   PeriodSpend,
   PresetRecord,
+  ReserveInput,
   ReserveResult,
   SettleInput,
   UsageDimension,
@@ -171,12 +172,7 @@ export class SqlGatewayStore implements GatewayStore {
     return presets.removePreset(this.db, name, owner);
   }
 
-  reserve(input: {
-    reservationId: string;
-    keyId: string;
-    maxAmountMicro: MicroUsd;
-    now: number;
-  }): Promise<ReserveResult> {
+  reserve(input: ReserveInput): Promise<ReserveResult> {
     return budgets.reserve(this.db, input);
   }
   settle(input: SettleInput): Promise<void> {

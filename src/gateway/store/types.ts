@@ -129,6 +129,15 @@ export interface TokenCounts {
   outputTokens: number;
 }
 
+export interface ReserveInput {
+  reservationId: string;
+  keyId: string;
+  maxAmountMicro: MicroUsd;
+  /** All or nothing below this: refuse when a limited level has less room (default 1). */
+  minAmountMicro?: MicroUsd;
+  now: number;
+}
+
 export interface SettleInput {
   reservationId: string;
   requestId: string;
@@ -257,13 +266,11 @@ export interface GatewayStore {
   listPresets(): Promise<PresetRecord[]>;
   removePreset(name: string, owner: string): Promise<boolean>;
 
-  /** Reserves up to `maxAmountMicro` on every level of the key in one atomic step. */
-  reserve(input: {
-    reservationId: string;
-    keyId: string;
-    maxAmountMicro: MicroUsd;
-    now: number;
-  }): Promise<ReserveResult>;
+  /**
+   * Reserves up to `maxAmountMicro` on every level of the key in one atomic step; refuses when a
+   * limited level has less room than `minAmountMicro` (default 1: any room).
+   */
+  reserve(input: ReserveInput): Promise<ReserveResult>;
   /** Charges the actual cost, releases the rest; a no-op for an unknown reservation. */
   settle(input: SettleInput): Promise<void>;
   /** Gives a reservation back untouched (nothing was served); no ledger row. */

@@ -63,7 +63,8 @@ export async function startGatewayProcess(args: {
     pid: child.pid ?? 0,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        // A killed child (kill -9) has a signalCode and no exitCode.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),

@@ -290,6 +290,18 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
       expect(fourth).toMatchObject({ ok: true, reservation: { amountMicro: 750_000n } });
     });
 
+    it('settles at most the reservation, whatever cost is reported', async () => {
+      const store = await open();
+      const { key } = await fixture(store, { total: 1_000n });
+      const result = await spend(store, key.id, 300n, 5_000n);
+      expect(result).toMatchObject({ ok: true, reservation: { amountMicro: 300n } });
+      expect((await store.periodSpend('key', key.id, T0)).total).toBe(300n);
+      expect(await store.ledgerTotal(key.id)).toBe(300n);
+      expect(await store.listReservations(T0 + 1)).not.toContainEqual(
+        expect.objectContaining({ keyId: key.id }),
+      );
+    });
+
     it('uses the lower of admin and owner limits, and a lowered limit applies at once', async () => {
       const store = await open();
       const { key } = await fixture(store, { total: 1_000_000n });

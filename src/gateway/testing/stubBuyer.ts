@@ -10,10 +10,14 @@ import type { AddressInfo } from 'node:net';
 import { formatUsd, parseUsd } from '../../money/index.js';
 import {
   decodeControlHeaders,
+  encodeRequestRecord,
   encodeSellerHeaders,
   encodeUsageComment,
   encodeUsageHeaders,
+  JOURNAL_SINCE_HEADER,
   latencyHeader,
+  REQUEST_RECORD_PATH,
+  type RequestRecord,
   SVC_HEADER,
 } from '../../protocol/index.js';
 
@@ -34,6 +38,8 @@ export interface StubBuyerOptions {
   cutStreamAfter?: number;
   /** Models of `GET /v1/models`. */
   models?: string[];
+  /** Prices of one offer per model in `GET /v1/models` (default: no offers listed). */
+  prices?: { inputUsdPerMillion: number; outputUsdPerMillion: number };
   /**
    * Keep every request and record for assertions and `GET /_svc/requests/<id>` (default true).
    * Benchmarks turn it off: an ever-growing history would tax the process they measure in.
@@ -41,6 +47,8 @@ export interface StubBuyerOptions {
   keepHistory?: boolean;
   /** Bodies of `GET /_svc/status`, `/_svc/peers` and `/_svc/channels` (the console's network pages). */
   controlPlane?: { status: unknown; peers: unknown; channels: unknown };
+  /** `x-svc-journal-since` of a 404 (default: when the stub started). */
+  journalSinceMs?: number;
 }
 
 export interface ReceivedRequest {
@@ -50,25 +58,20 @@ export interface ReceivedRequest {
   body: string;
 }
 
-export interface BuyerRecord {
-  requestId: string;
-  status: number;
-  completed: boolean;
-  streamed: boolean;
-  peerId: string;
-  provider: string;
-  serviceId: string;
-  model: string;
-  usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number };
-  costUsd: string;
-  latencyMs: number;
-}
+export type BuyerRecord = RequestRecord;
 
 export interface StubBuyer {
   url: string;
   received: ReceivedRequest[];
   records: Map<string, BuyerRecord>;
   options: StubBuyerOptions;
+  /**
+   * A buyer killed (-9) and restarted on its journal: every connection is cut, requests arriving
+   * in the next `downMs` are refused, and records left open are closed at cost 0 with
+   * `buyer_restarted`, as the real buyer's journal does (it signs a voucher only at the end).
+   * Resolves with how many requests it cut.
+   */
+  crash(downMs?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -169,25 +172,31 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Starts the stub on 127.0.0.1:0. */
 export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<StubBuyer> {
+  const startedAt = Date.now();
   const received: ReceivedRequest[] = [];
   const records = new Map<string, BuyerRecord>();
+  let down = false;
   const server: Server = createServer(async (req, res) => {
+    if (down) return void req.socket.destroy();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString();
     const path = (req.url ?? '/').split('?')[0]!;
     const keep = options.keepHistory !== false;
     if (keep) received.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
-    if (path.startsWith('/_svc/requests/')) {
-      const record = records.get(decodeURIComponent(path.slice('/_svc/requests/'.length)));
+    if (path.startsWith(REQUEST_RECORD_PATH)) {
+      const record = records.get(decodeURIComponent(path.slice(REQUEST_RECORD_PATH.length)));
       if (options.lookupDown) return void res.writeHead(503).end();
       if (!record)
         return void res
-          .writeHead(404, { 'content-type': 'application/json' })
+          .writeHead(404, {
+            'content-type': 'application/json',
+            [JOURNAL_SINCE_HEADER]: String(options.journalSinceMs ?? startedAt),
+          })
           .end('{"error":"unknown"}');
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify(record));
+        .end(encodeRequestRecord(record));
     }
     const controlPlane = options.controlPlane;
     if (
@@ -204,7 +213,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         id,
         object: 'model',
         name: id,
-        peers: [],
+        peers: options.prices ? [{ peerId: STUB_PEER_ID, prices: options.prices }] : [],
       }));
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
@@ -260,6 +269,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       usage: { inputTokens: INPUT_TOKENS, cachedInputTokens: CACHED_TOKENS, outputTokens: 0 },
       costUsd: '0.000000',
       latencyMs: 1,
+      attempts: [],
     };
     if (keep) records.set(requestId, record);
     const chunkCount = options.streamChunks ?? 3;
@@ -301,7 +311,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
     });
     let sent = 0;
     res.on('close', () => {
-      if (record.completed) return;
+      if (record.completed || record.errorCode) return;
       // Client went away: the delivered part is still paid for.
       const fraction = sent / chunkCount;
       Object.assign(record, {
@@ -351,6 +361,20 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
     received,
     records,
     options,
+    crash: async (downMs = 50) => {
+      down = true;
+      let cut = 0;
+      for (const record of records.values()) {
+        if (!record.completed && !record.errorCode) {
+          Object.assign(record, { costUsd: '0.000000', errorCode: 'buyer_restarted' });
+          cut++;
+        }
+      }
+      server.closeAllConnections();
+      await sleep(downMs);
+      down = false;
+      return cut;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

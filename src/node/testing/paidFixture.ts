@@ -91,6 +91,8 @@ export class PaidNetwork {
   buyer: PaidBuyerNode;
   private readonly dirs: string[];
   private readonly sellers = new Set<PaidSellerHandle>();
+  /** False once `stopBuyer` handed the data dir to another process. */
+  private buyerRunning = true;
 
   private constructor(
     readonly chain: LocalChain,
@@ -139,6 +141,16 @@ export class PaidNetwork {
     };
     const buyer = await startPaidBuyerNode(buyerOptions);
     return new PaidNetwork(chain, bootstrap, buyerOptions, identities, buyer, dirs);
+  }
+
+  /** Mints `usdcMicro` test USDC to the buyer and waits until its sweep deposited it. */
+  async fundBuyer(usdcMicro: bigint): Promise<void> {
+    await this.chain.faucet(this.buyerAddress, { usdcMicro });
+    await waitFor(
+      async () => (await this.chain.contract.creditsOf(this.buyerAddress)) === usdcMicro,
+      20_000,
+      'deposit swept',
+    );
   }
 
   tempDir(prefix: string): string {
@@ -201,13 +213,21 @@ export class PaidNetwork {
 
   /** Stops the buyer and starts it again on the same data dir. */
   async restartBuyer(): Promise<PaidBuyerNode> {
-    await this.buyer.stop();
+    await this.stopBuyer();
     this.buyer = await startPaidBuyerNode(this.buyerOptions);
+    this.buyerRunning = true;
     return this.buyer;
   }
 
-  async stop(): Promise<void> {
+  /** Stops the in-process buyer (e.g. to run it as a process on the same data dir). */
+  async stopBuyer(): Promise<void> {
+    if (!this.buyerRunning) return;
+    this.buyerRunning = false;
     await this.buyer.stop();
+  }
+
+  async stop(): Promise<void> {
+    await this.stopBuyer();
     for (const seller of this.sellers) await seller.stop();
     await this.bootstrap.stop();
     await this.chain.stop();

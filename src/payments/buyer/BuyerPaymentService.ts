@@ -189,6 +189,7 @@ export class BuyerPaymentService {
       const channel = this.store.get(entry.channelId)!;
       const billed = billChannel(channel, claim, entry.lockMicro, this.clock.now());
       const { amountMicro: amount, cumulativeMicro: cumulative, row: updated } = billed;
+      args.onCommit?.(amount);
       let voucher: VoucherMessage | undefined;
       if (amount > 0n) {
         const signature = await signVoucher(account, this.domain, {

@@ -56,6 +56,11 @@ export interface CompleteArgs {
   serviceId?: string;
   /** Unit-billed (images, video; decision 091): counted units must match exactly. */
   units?: boolean;
+  /**
+   * Called with the amount about to be committed for this request, before the voucher is signed
+   * (the buyer journals it: a voucher never exists without its request record).
+   */
+  onCommit?: (amountMicro: MicroUsd) => void;
 }
 
 export interface CompleteResult {

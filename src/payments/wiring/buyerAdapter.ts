@@ -8,6 +8,7 @@
 import type {
   BuyerPayments as BuyerPaymentsSeam,
   CompleteInput,
+  CompleteOutcome,
   PrepareInput,
 } from '../../buyer/index.js';
 import type { PeerId } from '../../identity/index.js';
@@ -37,7 +38,7 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
     return this.options.payments.prepare(input);
   }
 
-  async complete(input: CompleteInput): Promise<void> {
+  async complete(input: CompleteInput): Promise<CompleteOutcome> {
     const result = await this.options.payments.complete({
       requestId: input.requestId,
       peerId: input.peerId,
@@ -46,9 +47,11 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
       price: input.price,
       ...(input.serviceId !== undefined ? { serviceId: input.serviceId } : {}),
       ...(input.units ? { units: true } : {}),
+      ...(input.onCommit ? { onCommit: input.onCommit } : {}),
     });
+    const outcome = { amountMicro: result.amountMicro };
     const { deliver } = this.options;
-    if (!result.voucher || !deliver) return;
+    if (!result.voucher || !deliver) return outcome;
     const voucher = result.voucher;
     const delivery = deliver(input.peerId, voucher)
       .then((reply) => {
@@ -66,9 +69,11 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
           'voucher delivery failed; it rides on the next request',
         );
       });
+    // The answer's cost is reported once the voucher is signed; its delivery (a round trip to the
+    // seller) does not hold the answer. `idle()` waits for deliveries under way.
     this.deliveries.add(delivery);
-    await delivery;
-    this.deliveries.delete(delivery);
+    void delivery.finally(() => this.deliveries.delete(delivery));
+    return outcome;
   }
 
   release(

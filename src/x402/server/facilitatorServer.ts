@@ -57,6 +57,9 @@ export async function startFacilitatorServer(
       send(response, 500, { error: errorMessage(error) });
     });
   });
+  // Explicit: a slow client holds a slot at most this long (headers 30 s, whole request 120 s).
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 120_000;
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -14,6 +14,7 @@ import {
   type Limits,
   PERIODS,
   type PeriodSpend,
+  type ReserveInput,
   type ReserveResult,
   type SettleInput,
 } from '../types.js';
@@ -126,14 +127,14 @@ async function lockCounters(
 }
 
 /**
- * Reserves min(maxAmount, smallest room) on every counter of the key, atomically. One upsert
+ * Reserves min(maxAmount, smallest room) on every counter of the key, atomically; refuses when
+ * the smallest room is below `minAmountMicro` (a request sized to its own maximum cost reserves
+ * all of it or nothing, docs/decisions/121-reservations-sized-to-the-request.md). One upsert
  * creates missing counter rows and locks all of them (PostgreSQL `ON CONFLICT DO UPDATE` takes
  * row locks; SQLite holds the database write lock from `BEGIN IMMEDIATE`).
  */
-export async function reserve(
-  db: SqlDb,
-  input: { reservationId: string; keyId: string; maxAmountMicro: MicroUsd; now: number },
-): Promise<ReserveResult> {
+export async function reserve(db: SqlDb, input: ReserveInput): Promise<ReserveResult> {
+  const minimum = input.minAmountMicro ?? 1n;
   return db.transaction(async (tx) => {
     const scopes = await scopesOf(tx, input.keyId);
     if (!scopes) throw new Error(`unknown key ${input.keyId}`);
@@ -155,7 +156,7 @@ export async function reserve(
         const spent = bigintOf(row?.spent);
         const committed = spent + bigintOf(row?.reserved);
         const left = limit - committed;
-        if (left <= 0n) {
+        if (left < minimum || left <= 0n) {
           const refusal: BudgetRefusal = {
             level: scope,
             period,
@@ -192,7 +193,10 @@ export async function reserve(
   });
 }
 
-/** Moves a reservation to spent (`cost`) and releases the rest; `record` adds a ledger row. */
+/**
+ * Moves a reservation to spent (`cost`, never more than the reservation: defence in depth against
+ * a wrong report) and releases the rest; `record` adds a ledger row with the same amount.
+ */
 export async function settle(db: SqlDb, input: SettleInput, record: boolean): Promise<void> {
   await db.transaction(async (tx) => {
     const rows = await tx.query(
@@ -202,6 +206,7 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
     const reservation = rows[0];
     if (!reservation) return;
     const amount = bigintOf(reservation.amount);
+    const cost = input.costMicro > amount ? amount : input.costMicro < 0n ? 0n : input.costMicro;
     const entries = JSON.parse(textOf(reservation.entries)) as Entry[];
     // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
     // the rows exist, so it only ever updates.
@@ -210,7 +215,7 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
       `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
        ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
        SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
-      [amount, input.costMicro, ...targets.params],
+      [amount, cost, ...targets.params],
     );
     if (record) {
       const workspaceId = entries.find((e) => e.scope === 'workspace')?.scopeId ?? '';
@@ -223,7 +228,7 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
           textOf(reservation.key_id),
           memberId,
           workspaceId,
-          input.costMicro,
+          cost,
           input.usage.inputTokens,
           input.usage.cachedInputTokens,
           input.usage.outputTokens,

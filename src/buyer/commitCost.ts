@@ -1,0 +1,74 @@
+/**
+ * One amount per request (docs/decisions/120-one-amount-and-the-cost-cap.md): what the buyer reports to its client
+ * (the `x-svc-estimated-cost-usd` header, the `: svc-usage` comment, the request record) is what
+ * it committed to the seller in vouchers for that request — never above the request's cap. The
+ * record is journaled before the voucher is signed (docs/decisions/122-request-journal.md).
+ */
+import { costOfUsage, formatUsd, type MicroUsd, type TokenUsage } from '../money/index.js';
+import type { SellerTrailer } from '../network/index.js';
+import type { RouteCandidate } from '../routing/index.js';
+import type { AttemptOk } from './attempt.js';
+import type { ProxyContext } from './context.js';
+import type { RequestRecord } from './requestRecords.js';
+
+/** The record fields deliver knows; commitCost adds id, attempts, latency and the cost. */
+export type RecordDraft = Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts' | 'costUsd'>;
+
+/** Writes the request's record to the journal (durable when this returns). */
+export function journal(ctx: ProxyContext, draft: RecordDraft, costMicro: MicroUsd): void {
+  ctx.service.records.put({
+    ...draft,
+    requestId: ctx.requestId,
+    latencyMs: ctx.service.deps.clock() - ctx.startedAt,
+    attempts: [...ctx.attempts],
+    costUsd: formatUsd(costMicro),
+  });
+}
+
+const capped = (amount: MicroUsd, cap: MicroUsd | undefined) =>
+  cap !== undefined && amount > cap ? cap : amount;
+
+/**
+ * Pays the seller (checks its claim, journals the record, signs the voucher) and returns the
+ * amount committed; a failed answer (`failed`) commits nothing and frees the payment. Free offers commit 0; without payments (development) the buyer's count at
+ * the seller's price, capped. A payment that fails before it journals commits nothing.
+ */
+export async function commitCost(
+  ctx: ProxyContext,
+  candidate: RouteCandidate,
+  ok: AttemptOk,
+  claimed: SellerTrailer | undefined,
+  estimatedUsage: () => Promise<TokenUsage>,
+  usage: TokenUsage,
+  draft: RecordDraft,
+  failed = false,
+): Promise<MicroUsd> {
+  const { offer } = candidate;
+  const { deps } = ctx.service;
+  // A failed answer is paid nothing: no voucher (docs/decisions/152-nothing-paid-for-failed-answers.md).
+  if (failed) {
+    if (ok.paid) deps.payments.release?.(ctx.requestId);
+    return 0n;
+  }
+  const unpaid = capped(costOfUsage(usage, ok.price), ok.maxCostMicro);
+  if (!ok.paid) return offer.free ? 0n : unpaid;
+  let committed: MicroUsd | undefined;
+  try {
+    const outcome = await deps.payments.complete({
+      requestId: ctx.requestId,
+      peerId: offer.peerId,
+      claimed,
+      estimatedUsage: await estimatedUsage(),
+      price: ok.price,
+      serviceId: offer.serviceId,
+      onCommit: (amountMicro) => {
+        committed = amountMicro;
+        journal(ctx, draft, amountMicro);
+      },
+    });
+    return outcome === undefined ? unpaid : capped(outcome.amountMicro, ok.maxCostMicro);
+  } catch (error) {
+    deps.logger.warn({ err: error, requestId: ctx.requestId }, 'payment completion failed');
+    return committed ?? 0n;
+  }
+}
