@@ -1,9 +1,11 @@
 /**
- * Hole punching for real: two private networks behind NAT (network namespaces, veth pairs,
- * iptables MASQUERADE) and a relay on the "internet" between them. The buyer reaches the seller
- * through the relay, DCUtR upgrades the connection to a direct one, and a request is served on
- * it (decision 141). Needs root, `ip` and `iptables`; without them this test FAILS saying so —
- * it never passes silently.
+ * Hole punching for real: two private networks behind NAT (network namespaces, veth pairs, an
+ * nf_tables masquerade rule installed through netlink by testing/nftMasquerade.py, since a fresh
+ * machine has no `iptables`/`nft`) and a relay on the "internet" between them. The "internet" uses
+ * public-looking addresses (11.77.0.0/16, unreachable from the isolated namespaces anyway) because
+ * libp2p and DCUtR ignore private ones. The buyer reaches the seller through the relay, DCUtR
+ * upgrades the connection to a direct one, and a request is served on it (decision 141). Needs
+ * root, `ip` and `python3`; without them this test FAILS saying so — it never passes silently.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -11,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const NODE = process.execPath;
 const PEER = new URL('./testing/netnsPeer.ts', import.meta.url).pathname;
+const MASQUERADE = new URL('./testing/nftMasquerade.py', import.meta.url).pathname;
 const PREFIX = `svchp${process.pid % 10000}`;
 const NS = {
   inet: `${PREFIX}i`,
@@ -33,10 +36,8 @@ function missingPrerequisites(): string[] {
     }
   };
   if (!has('ip', ['netns', 'list'])) missing.push('the `ip` command with netns support (iproute2)');
-  if (!has('iptables', ['--version'])) {
-    missing.push(
-      'the `iptables` command (for the MASQUERADE rules that make each private network a NAT)',
-    );
+  if (!has('python3', ['--version'])) {
+    missing.push('`python3` (it installs the NAT rules through netlink: testing/nftMasquerade.py)');
   }
   return missing;
 }
@@ -44,16 +45,16 @@ function missingPrerequisites(): string[] {
 const run = (...args: string[]) => execFileSync(args[0]!, args.slice(1), { stdio: 'pipe' });
 const inNs = (ns: string, ...args: string[]) => run('ip', 'netns', 'exec', ns, ...args);
 
-/** inet: 10.77.0.0/16 "internet" with the relay; behind each router a 192.168.x.0/24 LAN. */
+/** inet: 11.77.0.0/16 "internet" with the relay; behind each router a 192.168.x.0/24 LAN. */
 function buildTopology(): void {
   for (const ns of Object.values(NS)) run('ip', 'netns', 'add', ns);
   for (const ns of Object.values(NS)) inNs(ns, 'ip', 'link', 'set', 'lo', 'up');
   inNs(NS.inet, 'ip', 'link', 'add', 'br0', 'type', 'bridge');
-  inNs(NS.inet, 'ip', 'addr', 'add', '10.77.0.1/16', 'dev', 'br0');
+  inNs(NS.inet, 'ip', 'addr', 'add', '11.77.0.1/16', 'dev', 'br0');
   inNs(NS.inet, 'ip', 'link', 'set', 'br0', 'up');
   const sides = [
-    { router: NS.natA, host: NS.hostA, wan: '10.77.1.1', lan: '192.168.71' },
-    { router: NS.natB, host: NS.hostB, wan: '10.77.2.1', lan: '192.168.72' },
+    { router: NS.natA, host: NS.hostA, wan: '11.77.1.1', lan: '192.168.71' },
+    { router: NS.natB, host: NS.hostB, wan: '11.77.2.1', lan: '192.168.72' },
   ];
   sides.forEach((side, i) => {
     const wanOut = `${PREFIX}w${i}`;
@@ -74,18 +75,7 @@ function buildTopology(): void {
     inNs(side.host, 'ip', 'link', 'set', `${lanOut}p`, 'up');
     inNs(side.host, 'ip', 'route', 'add', 'default', 'via', `${side.lan}.1`);
     inNs(side.router, 'sysctl', '-qw', 'net.ipv4.ip_forward=1');
-    inNs(
-      side.router,
-      'iptables',
-      '-t',
-      'nat',
-      '-A',
-      'POSTROUTING',
-      '-o',
-      `${wanOut}p`,
-      '-j',
-      'MASQUERADE',
-    );
+    inNs(side.router, 'python3', MASQUERADE, `${wanOut}p`);
   });
 }
 
@@ -135,8 +125,8 @@ describe('hole punching between two NATs (network namespaces)', () => {
       throw new Error(`this test needs ${missing.join(', ')}; it cannot run on this machine`);
     }
     buildTopology();
-    const relay = await startPeer(NS.inet, ['relay'], 30_000);
-    const relayAddr = (relay.multiaddrs as string[]).find((a) => a.startsWith('/ip4/10.77.0.1/'))!;
+    const relay = await startPeer(NS.inet, ['relay', '11.77.0.1'], 30_000);
+    const relayAddr = (relay.multiaddrs as string[]).find((a) => a.startsWith('/ip4/11.77.0.1/'))!;
     expect(relayAddr).toBeDefined();
     const seller = await startPeer(NS.hostA, ['seller', relayAddr], 60_000);
     expect(seller.reachability).toMatchObject({ mode: 'relayed' });

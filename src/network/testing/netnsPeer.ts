@@ -16,10 +16,12 @@ async function main(): Promise<void> {
   const { loopbackNetworkConfig } = await import('./loopback.js');
   const listen = ['/ip4/0.0.0.0/tcp/4001'];
   if (role === 'relay') {
+    // libp2p reports a public listen address only once AutoNAT confirms it; say it outright.
+    const announce = [`/ip4/${bootstrap}/tcp/4001`];
     const node = await createSvcNode({
       identity: randomIdentity(),
       role: 'bootstrap',
-      config: loopbackNetworkConfig({ listen }),
+      config: loopbackNetworkConfig({ listen, announce }),
     });
     print({ multiaddrs: node.multiaddrs() });
   } else if (role === 'seller') {
