@@ -2,8 +2,9 @@
  * One peer of the hole-punching test (src/network/holePunch.netns.test.ts), run inside a network
  * namespace: `relay` (bootstrap node serving relay reservations), `seller` (behind NAT: TCP on its
  * private address plus `/p2p-circuit`) or `buyer` (behind another NAT: finds the seller, sends a
- * request over the relay, waits for DCUtR to upgrade the connection, sends another). Every result
- * is one JSON line on stdout.
+ * request over the relay, waits for DCUtR to upgrade the connection, sends another). Seller and
+ * buyer punch from TCP port 4002 (SVC_HOLE_PUNCH_PORT, set by the test). Every result is one
+ * JSON line on stdout.
  */
 import { randomIdentity } from './loopback.js';
 
@@ -61,6 +62,11 @@ async function main(): Promise<void> {
     });
     const directory = new NetworkPeerDirectory({ node });
     const sellerId = process.argv[4]!;
+    // Every connection to the seller, in the order they open: the relayed one comes first.
+    const opened: { peer: string; address: string }[] = [];
+    node.libp2p.addEventListener('connection:open', ({ detail }) => {
+      opened.push({ peer: detail.remotePeer.toString(), address: detail.remoteAddr.toString() });
+    });
     const deadline = Date.now() + 60_000;
     while (!directory.get(sellerId)?.reachable && Date.now() < deadline) {
       await directory.refresh();
@@ -86,13 +92,14 @@ async function main(): Promise<void> {
         .filter((c) => c.remotePeer.equals(directory.route(sellerId)?.libp2pPeerId))
         .map((c) => c.remoteAddr.toString());
     const first = await ask();
-    const relayed = connections();
     const upgradeBy = Date.now() + 20_000;
     while (!connections().some((a) => !a.includes('/p2p-circuit')) && Date.now() < upgradeBy) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const second = await ask();
-    print({ first, relayed, second, after: connections() });
+    const seller = directory.route(sellerId)?.libp2pPeerId.toString();
+    const toSeller = opened.filter((c) => c.peer === seller).map((c) => c.address);
+    print({ first, opened: toSeller, second, after: connections() });
     process.exit(0);
   }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Install source NAT (masquerade) in the current network namespace without `nft` or `iptables`.
+"""Make the current network namespace a home router, without `nft` or `iptables`.
 
 Usage: python3 nftMasquerade.py <outgoing interface>
        (run inside a namespace with `ip netns exec <ns> python3 nftMasquerade.py <dev>`)
@@ -11,9 +11,16 @@ router. A fresh Linux machine has nf_tables in its kernel but often neither the 
     nft add table ip svcnat
     nft add chain ip svcnat postrouting '{ type nat hook postrouting priority 100; }'
     nft add rule ip svcnat postrouting oifname <dev> masquerade
+    nft add chain ip svcnat input '{ type filter hook input priority 0; }'
+    nft add rule ip svcnat input iifname <dev> drop
 
 would send, in one nfnetlink batch (all or nothing), and exits non-zero with the kernel's error
-otherwise. Standard library only. Message layout: the Linux uapi headers
+otherwise. The first rule is the NAT: connections from the LAN leave with the router's address
+(Linux keeps the source port when it is free). The second makes the router silent, as home
+routers are: a packet from the internet that belongs to no connection the LAN opened is dropped
+instead of answered with a TCP reset. Hole punching depends on that: the first SYN of a
+simultaneous open reaches the other NAT before that NAT has seen its own side's SYN; a reset
+would kill the attempt, a drop lets the retransmitted SYN through once both sides have sent. Standard library only. Message layout: the Linux uapi headers
 <linux/netlink.h>, <linux/netfilter/nfnetlink.h> and <linux/netfilter/nf_tables.h>.
 """
 
@@ -44,6 +51,7 @@ NFPROTO_IPV4 = 2
 NFT_MSG_NEWTABLE = 0
 NFT_MSG_NEWCHAIN = 3
 NFT_MSG_NEWRULE = 6
+NF_DROP = 0  # <linux/netfilter.h>
 # ... and attribute numbers of each object (enum nft_*_attributes).
 NFTA_TABLE_NAME = 1
 NFTA_CHAIN_TABLE = 1
@@ -60,21 +68,29 @@ NFTA_EXPR_NAME = 1
 NFTA_EXPR_DATA = 2
 NFTA_META_DREG = 1
 NFTA_META_KEY = 2
+NFT_META_IIFNAME = 6
 NFT_META_OIFNAME = 7
 NFTA_CMP_SREG = 1
 NFTA_CMP_OP = 2
 NFTA_CMP_DATA = 3
 NFT_CMP_EQ = 0
 NFTA_DATA_VALUE = 1
+NFTA_DATA_VERDICT = 2
+NFTA_VERDICT_CODE = 1
+NFTA_IMMEDIATE_DREG = 1
+NFTA_IMMEDIATE_DATA = 2
+NFT_REG_VERDICT = 0
 NFT_REG_1 = 1  # a 16-byte register: an interface name (IFNAMSIZ) fits
 IFNAMSIZ = 16
 
-# <linux/netfilter_ipv4.h>: the hook and the priority `nft` uses for "type nat hook postrouting".
+# <linux/netfilter_ipv4.h>: hooks, and the priorities `nft` uses for "type nat hook postrouting"
+# and "type filter hook input".
+NF_INET_LOCAL_IN = 1
 NF_INET_POST_ROUTING = 4
 NF_IP_PRI_NAT_SRC = 100
+NF_IP_PRI_FILTER = 0
 
 TABLE = b"svcnat\0"
-CHAIN = b"postrouting\0"
 
 
 def attr(kind: int, payload: bytes) -> bytes:
@@ -113,55 +129,70 @@ def nft(kind: int, flags: int, seq: int, body: bytes) -> bytes:
     )
 
 
-def masquerade_batch(device: str) -> tuple[bytes, list[int]]:
-    """The batch, and the sequence numbers the kernel acknowledges one by one."""
-    name = device.encode()
-    if not 0 < len(name) < IFNAMSIZ:
-        raise ValueError(f"not an interface name: {device!r}")
-    table = nft(NFT_MSG_NEWTABLE, NLM_F_CREATE, 2, attr(NFTA_TABLE_NAME, TABLE))
-    chain = nft(
+def base_chain(seq: int, name: bytes, kind: bytes, hook: int, priority: int) -> bytes:
+    return nft(
         NFT_MSG_NEWCHAIN,
         NLM_F_CREATE,
-        3,
+        seq,
         attr(NFTA_CHAIN_TABLE, TABLE)
-        + attr(NFTA_CHAIN_NAME, CHAIN)
-        + nested(
-            NFTA_CHAIN_HOOK,
-            be32(NFTA_HOOK_HOOKNUM, NF_INET_POST_ROUTING),
-            be32(NFTA_HOOK_PRIORITY, NF_IP_PRI_NAT_SRC),
-        )
-        + attr(NFTA_CHAIN_TYPE, b"nat\0"),
+        + attr(NFTA_CHAIN_NAME, name)
+        + nested(NFTA_CHAIN_HOOK, be32(NFTA_HOOK_HOOKNUM, hook), be32(NFTA_HOOK_PRIORITY, priority))
+        + attr(NFTA_CHAIN_TYPE, kind),
     )
-    # The rule: load the outgoing interface name into register 1, stop unless it equals <dev>
-    # (zero-padded to IFNAMSIZ, as `nft` sends it for an exact match), then masquerade.
-    rule = nft(
+
+
+def interface_rule(seq: int, chain: bytes, key: int, device: bytes, action: bytes) -> bytes:
+    """A rule: load the in/out interface name into register 1, stop unless it equals `device`
+    (zero-padded to IFNAMSIZ, as `nft` sends it for an exact match), then run `action`."""
+    return nft(
         NFT_MSG_NEWRULE,
         NLM_F_CREATE | NLM_F_APPEND,
-        4,
+        seq,
         attr(NFTA_RULE_TABLE, TABLE)
-        + attr(NFTA_RULE_CHAIN, CHAIN)
+        + attr(NFTA_RULE_CHAIN, chain)
         + nested(
             NFTA_RULE_EXPRESSIONS,
-            expression(b"meta", be32(NFTA_META_KEY, NFT_META_OIFNAME), be32(NFTA_META_DREG, NFT_REG_1)),
+            expression(b"meta", be32(NFTA_META_KEY, key), be32(NFTA_META_DREG, NFT_REG_1)),
             expression(
                 b"cmp",
                 be32(NFTA_CMP_SREG, NFT_REG_1),
                 be32(NFTA_CMP_OP, NFT_CMP_EQ),
-                nested(NFTA_CMP_DATA, attr(NFTA_DATA_VALUE, name.ljust(IFNAMSIZ, b"\0"))),
+                nested(NFTA_CMP_DATA, attr(NFTA_DATA_VALUE, device.ljust(IFNAMSIZ, b"\0"))),
             ),
-            expression(b"masq"),
+            action,
         ),
     )
+
+
+def router_batch(device: str) -> tuple[bytes, list[int]]:
+    """The batch, and the sequence numbers the kernel acknowledges one by one."""
+    name = device.encode()
+    if not 0 < len(name) < IFNAMSIZ:
+        raise ValueError(f"not an interface name: {device!r}")
+    masquerade = expression(b"masq")
+    # `drop` is an immediate verdict written to the verdict register.
+    drop = expression(
+        b"immediate",
+        be32(NFTA_IMMEDIATE_DREG, NFT_REG_VERDICT),
+        nested(NFTA_IMMEDIATE_DATA, nested(NFTA_DATA_VERDICT, be32(NFTA_VERDICT_CODE, NF_DROP))),
+    )
+    messages = [
+        nft(NFT_MSG_NEWTABLE, NLM_F_CREATE, 2, attr(NFTA_TABLE_NAME, TABLE)),
+        base_chain(3, b"postrouting\0", b"nat\0", NF_INET_POST_ROUTING, NF_IP_PRI_NAT_SRC),
+        interface_rule(4, b"postrouting\0", NFT_META_OIFNAME, name, masquerade),
+        base_chain(5, b"input\0", b"filter\0", NF_INET_LOCAL_IN, NF_IP_PRI_FILTER),
+        interface_rule(6, b"input\0", NFT_META_IIFNAME, name, drop),
+    ]
     begin = message(NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, 1, NFPROTO_UNSPEC, NFNL_SUBSYS_NFTABLES, b"")
-    end = message(NFNL_MSG_BATCH_END, NLM_F_REQUEST, 5, NFPROTO_UNSPEC, NFNL_SUBSYS_NFTABLES, b"")
-    return begin + table + chain + rule + end, [2, 3, 4]
+    end = message(NFNL_MSG_BATCH_END, NLM_F_REQUEST, 7, NFPROTO_UNSPEC, NFNL_SUBSYS_NFTABLES, b"")
+    return begin + b"".join(messages) + end, [2, 3, 4, 5, 6]
 
 
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    batch, pending = masquerade_batch(sys.argv[1])
+    batch, pending = router_batch(sys.argv[1])
     with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER) as sock:
         sock.settimeout(5)
         sock.bind((0, 0))
