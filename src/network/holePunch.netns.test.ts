@@ -80,13 +80,17 @@ function buildTopology(): void {
 }
 
 function tearDown(): void {
-  for (const ns of Object.values(NS)) {
+  const attempt = (...args: string[]) => {
     try {
-      run('ip', 'netns', 'del', ns);
+      run(...args);
     } catch {
-      // not created
+      // not created, or already gone with its namespace
     }
-  }
+  };
+  for (const ns of Object.values(NS)) attempt('ip', 'netns', 'del', ns);
+  // A veth pair still in the root namespace (setup failed before moving it) goes here.
+  for (const i of [0, 1])
+    for (const kind of ['w', 'l']) attempt('ip', 'link', 'del', `${PREFIX}${kind}${i}`);
 }
 
 const children: ReturnType<typeof spawn>[] = [];
