@@ -7,7 +7,9 @@
  *  3. stream throughput of one /svc/request/1 stream against one loopback HTTP response;
  *  4. the same 1 KB round trip to a seller that listens only on `/p2p-circuit` (behind NAT):
  *     through the bootstrap node's relay, then after DCUtR has upgraded the connection to a
- *     direct one (decision 141).
+ *     direct one (decision 141; on loopback it never does: DCUtR ignores private addresses);
+ *  5. a demo round trip between two real NATs (network namespaces, root only): relayed, and
+ *     after hole punching (networkNat.ts, decision 142).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +29,7 @@ import {
 import { type SellerHandle, startSeller } from '../src/seller/index.js';
 import { startFakeUpstream } from '../src/seller/testing/index.js';
 import { measure, printComparison, printFigure } from './lib.js';
+import { natRoundTrips } from './networkNat.js';
 
 const NODES = 20;
 const encoder = new TextEncoder();
@@ -280,12 +283,16 @@ export default async function networkBench(): Promise<Record<string, unknown>> {
     printComparison('stream throughput (libp2p stream vs HTTP)', streamMBps, httpMBps, 'MB/s');
     printFigure('stream throughput', streamMBps, 'MB/s', '>= 50 MB/s');
 
+    // 5. through two NATs in network namespaces.
+    const throughNats = await natRoundTrips();
+
     return {
       nodes: NODES,
       newSellerVisibleMs: visibilityMs,
       roundTrip1KB: { viaNetwork, direct, addedP50Ms: viaNetwork.p50Ms - direct.p50Ms },
       roundTrip1KBRelayed: { viaRelay, relayedOnlyAtStart, afterHolePunch: afterPunch ?? null },
       throughput: { streamMBps, httpMBps, bytes: received },
+      roundTripThroughNats: throughNats,
     };
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);

@@ -17,6 +17,7 @@ import type { NetworkConfig } from '../config/index.js';
 import type { PeerId } from '../identity/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
 import { corkedTcp } from './corkedTcp.js';
+import { dialingFrom, holePunchPort } from './holePunch.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
@@ -101,6 +102,7 @@ function libp2pInit(options: CreateSvcNodeOptions): Libp2pOptions<SvcServices> {
   const { config, role } = options;
   const serveDht = role === 'seller' || role === 'bootstrap';
   const quiet = libp2pLogger();
+  const holePunch = role === 'client' ? undefined : holePunchPort();
   return {
     privateKey: libp2pKeyFromIdentity(options.identity.privateKey),
     ...(quiet ? { logger: quiet } : {}),
@@ -108,7 +110,7 @@ function libp2pInit(options: CreateSvcNodeOptions): Libp2pOptions<SvcServices> {
       listen: role === 'client' ? [] : config.listen,
       announce: config.announce,
     },
-    transports: [corkedTcp(), ...reachabilityTransports(role)],
+    transports: [dialingFrom(corkedTcp(), holePunch), ...reachabilityTransports(role)],
     connectionEncrypters: [noise({ crypto: noiseCrypto })],
     // A paused stream (backpressure) can still receive up to one window; keep the read buffer
     // above the window so a slow reader is never reset for being slow.
@@ -140,7 +142,7 @@ function libp2pInit(options: CreateSvcNodeOptions): Libp2pOptions<SvcServices> {
         peerInfoMapper: passthroughMapper,
         initialQuerySelfInterval: 500,
       }),
-      ...reachabilityServices(role),
+      ...reachabilityServices(role, holePunch),
     },
     start: false,
   };

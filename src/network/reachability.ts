@@ -12,6 +12,7 @@
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { dcutr } from '@libp2p/dcutr';
 import type { Connection } from '@libp2p/interface';
+import { holePunchComponents } from './holePunch.js';
 import type { NodeRole } from './types.js';
 
 /** Reservations one relay holds at once (one per peer behind it). */
@@ -26,11 +27,19 @@ export function reachabilityTransports(role: NodeRole) {
   return role === 'client' ? [] : [circuitRelayTransport({ reservationCompletionTimeout: 10_000 })];
 }
 
-/** Services beside identify, ping and the DHT. */
-export function reachabilityServices(role: NodeRole): Record<string, unknown> {
+/** Services beside identify, ping and the DHT; `holePunchPort` as in holePunch.ts. */
+export function reachabilityServices(
+  role: NodeRole,
+  holePunchPort?: number,
+): Record<string, unknown> {
   if (role === 'client') return {};
+  const upgrade = dcutr();
   return {
-    dcutr: dcutr(),
+    dcutr:
+      holePunchPort === undefined
+        ? upgrade
+        : (components: Parameters<typeof holePunchComponents>[0]) =>
+            upgrade(holePunchComponents(components, holePunchPort)),
     ...(role === 'bootstrap'
       ? {
           relay: circuitRelayServer({
