@@ -33,6 +33,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; path: string; pars
   { variable: 'SVC_BUYER_URL', path: 'gateway.buyerUrl', parse: string },
   { variable: 'SVC_DATABASE_URL', path: 'gateway.databaseUrl', parse: string },
   { variable: 'SVC_BOOTSTRAP', path: 'network.bootstrap', parse: list },
+  { variable: 'SVC_HOLE_PUNCH_PORT', path: 'network.holePunchPort', parse: integer },
   { variable: 'SVC_CHAIN', path: 'chain.network', parse: string },
   { variable: 'SVC_RPC_URL', path: 'chain.rpcUrl', parse: string },
 ];

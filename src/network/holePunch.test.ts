@@ -5,6 +5,8 @@
  */
 import { multiaddr } from '@multiformats/multiaddr';
 import { afterEach, describe, expect, it } from 'vitest';
+import { applyEnv } from '../config/env.js';
+import { validateConfig } from '../config/index.js';
 import { HOLE_PUNCH_PORT_ENV, holePunchPort } from './holePunch.js';
 import type { SvcNode } from './node.js';
 import { startLoopbackNode, waitFor } from './testing/loopback.js';
@@ -30,6 +32,16 @@ describe('hole-punch port', () => {
     expect(holePunchPort({ [HOLE_PUNCH_PORT_ENV]: '4002' })).toBe(4002);
     expect(() => holePunchPort({ [HOLE_PUNCH_PORT_ENV]: '70000' })).toThrow(HOLE_PUNCH_PORT_ENV);
     expect(() => holePunchPort({ [HOLE_PUNCH_PORT_ENV]: 'x' })).toThrow('must be a TCP port');
+  });
+
+  it('is the config field network.holePunchPort, which SVC_HOLE_PUNCH_PORT overrides', () => {
+    const fromFile = validateConfig({ network: { holePunchPort: 4002 } }, 'test');
+    expect(fromFile.network.holePunchPort).toBe(4002);
+    const fromEnv = validateConfig(applyEnv({}, { [HOLE_PUNCH_PORT_ENV]: '4003' }), 'test');
+    expect(fromEnv.network.holePunchPort).toBe(4003);
+    expect(() => validateConfig({ network: { holePunchPort: 70_000 } }, 'test')).toThrow(
+      /holePunchPort/,
+    );
   });
 
   it('dials from the port, and from an ephemeral port when that connection already exists', async () => {

@@ -102,7 +102,7 @@ function libp2pInit(options: CreateSvcNodeOptions): Libp2pOptions<SvcServices> {
   const { config, role } = options;
   const serveDht = role === 'seller' || role === 'bootstrap';
   const quiet = libp2pLogger();
-  const holePunch = role === 'client' ? undefined : holePunchPort();
+  const holePunch = role === 'client' ? undefined : (config.holePunchPort ?? holePunchPort());
   return {
     privateKey: libp2pKeyFromIdentity(options.identity.privateKey),
     ...(quiet ? { logger: quiet } : {}),

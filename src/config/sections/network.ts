@@ -10,6 +10,11 @@ export const networkSchema = z.strictObject({
   listen: z.array(z.string().startsWith('/')).default(['/ip4/0.0.0.0/tcp/0']),
   /** Addresses announced to other peers (default: the listen addresses). */
   announce: z.array(z.string().startsWith('/')).default([]),
+  /**
+   * Local TCP port every outbound dial comes from, so a NAT that keeps source ports lets DCUtR
+   * hole punching open a direct connection (docs/decisions/142-tcp-hole-punching-from-one-port.md). Unset: ephemeral ports.
+   */
+  holePunchPort: z.number().int().min(1).max(65_535).optional(),
   /** A public snapshot (`svc indexer start`) that seeds the peer cache at start; every record is still fetched from its seller. */
   indexerUrl: z.url().optional(),
   /** Private DHT protocol; not the public IPFS DHT. */
