@@ -21,6 +21,8 @@ import {
   readConversation,
   responsesJson,
   responsesSse,
+  sampleWords,
+  samplingOf,
 } from './demo/index.js';
 
 type Json = Record<string, unknown>;
@@ -81,15 +83,26 @@ function render(protocol: ApiProtocol, answer: Answer, stream: boolean): string[
   return stream ? chatSse(answer) : [JSON.stringify(chatJson(answer))];
 }
 
-/** Answers one demo request deterministically. */
+/**
+ * Answers one demo request: deterministically, except for the sampled continuation of a text
+ * answer to a request that sets `temperature` or `seed` (src/seller/demo/sampler.ts), drawn
+ * from the model `weights` (the service's `upstreamModel`; a seller announcing one model with
+ * another's weights is the substitute audits catch).
+ */
 export function demoAnswer(
   protocol: ApiProtocol,
   model: string,
   body: Json,
   bodyBytes: number,
+  weights: string = model,
 ): DemoAnswer {
   const conversation = readConversation(protocol, body);
   const reply = planReply(conversation);
+  const sampling = samplingOf(body);
+  if (sampling && reply.calls.length === 0 && conversation.toolResults.length === 0) {
+    const words = sampleWords(weights, conversation.userText, sampling);
+    reply.text = `${reply.text} Sampled: ${words.join(' ')}.`;
+  }
   const usage = usageOf(
     reply,
     demoInputTokens(protocol, body, bodyBytes),
