@@ -194,14 +194,18 @@ export class Auditor implements AuditSource {
     if (!sellers) return; // Too few other sellers to tell who is wrong.
     const key = `${job.peerId}|${job.modelKey}`;
     const turn = this.kinds.get(key) ?? 0;
-    const kind: AuditKind = turn % 2 === 0 ? 'spot' : 'sampled';
-    const estimate = sellers.reduce(
+    const perRequest = sellers.reduce(
       (sum, offer) => sum + maxCostOfRequest(CANARY_INPUT_TOKENS, AUDIT_MAX_TOKENS, offer.price),
       0n,
     );
-    const perSeller = BigInt(auditRequests(kind) / sellers.length);
-    if (!this.affordable(estimate * perSeller)) return;
-    this.kinds.set(key, turn + 1);
+    const fits = (kind: AuditKind) =>
+      this.affordable(perRequest * BigInt(auditRequests(kind) / sellers.length));
+    // Spot checks and sampled tests take turns; a sampled test the allowance cannot cover
+    // gives way to a spot check.
+    const planned: AuditKind = turn % 2 === 0 ? 'spot' : 'sampled';
+    const kind: AuditKind = planned === 'sampled' && !fits('sampled') ? 'spot' : planned;
+    if (!fits(kind)) return;
+    if (kind === planned) this.kinds.set(key, turn + 1);
     let cost = 0n;
     const ask = async (offer: Offer, question: Omit<AuditQuestion, 'peerId' | 'serviceId'>) => {
       const answer: AuditAnswer = await this.ask!(

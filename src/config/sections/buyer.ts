@@ -24,8 +24,8 @@ export const auditSchema = z.strictObject({
   sampleRate: z.number().min(0).max(1).default(0.05),
   /** Most audits may spend per UTC day, in USD. */
   dailyBudgetUsd: usdNumberSchema.default(0.25),
-  /** Audits also stop once they reach this share of the day's own spend. */
-  maxShareOfSpend: z.number().min(0).max(1).default(0.02),
+  /** Above 1 lets audits spend more than the answers they check (small test networks). */
+  maxShareOfSpend: z.number().min(0).max(100).default(0.02),
 });
 
 export const buyerSchema = z.strictObject({
