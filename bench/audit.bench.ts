@@ -5,27 +5,22 @@
  * process (src/audit/testing/demoMarket.ts); libp2p and HTTP are left out, as they change
  * neither the verdicts nor the costs.
  */
-import { Auditor, AuditStore } from '../src/audit/index.js';
+import type { Auditor } from '../src/audit/index.js';
 import {
   type DemoMarket,
   demoMarket,
   type MarketSeller,
-  seededRandom,
+  marketAuditor,
+  OPEN_AUDITS,
 } from '../src/audit/testing/demoMarket.js';
 import { normalizeModelName } from '../src/catalog/index.js';
 import { type AuditConfig, defaultConfig } from '../src/config/index.js';
-import { silentLogger } from '../src/log/index.js';
 import { costOfUsage, formatUsd, toPriceMicro } from '../src/money/index.js';
 import { removeTempDir, tempDir } from '../src/testing/index.js';
 
 const MODEL = 'svc-demo-smart';
 const KEY = normalizeModelName(MODEL);
-const OPEN: AuditConfig = {
-  enabled: true,
-  sampleRate: 1,
-  dailyBudgetUsd: 1000,
-  maxShareOfSpend: 1,
-};
+const OPEN = OPEN_AUDITS;
 /** Prices of the demo network's `svc-demo-smart` sellers (src/devnet/sellers.ts). */
 const PRICES = [
   { inputUsdPerMillion: 3, outputUsdPerMillion: 15 },
@@ -38,18 +33,10 @@ function withAuditor<T>(
   market: DemoMarket,
   config: AuditConfig,
   seed: number,
-  run: (a: Auditor) => Promise<T>,
-) {
+  run: (auditor: Auditor) => Promise<T>,
+): Promise<T> {
   const dir = tempDir('svc-audit-bench-');
-  const auditor = new Auditor({
-    config,
-    store: new AuditStore(dir, Date.now),
-    offers: () => market.index,
-    logger: silentLogger(),
-    clock: Date.now,
-    random: seededRandom(seed),
-  });
-  auditor.start(market.ask);
+  const auditor = marketAuditor(market, config, dir, seed);
   return run(auditor).finally(async () => {
     await auditor.stop();
     removeTempDir(dir);

@@ -8,14 +8,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { normalizeModelName } from '../catalog/index.js';
 import type { AuditConfig } from '../config/index.js';
-import { silentLogger } from '../log/index.js';
 import { removeTempDir, tempDir } from '../testing/index.js';
-import { Auditor } from './auditor.js';
+import type { Auditor } from './auditor.js';
 import { AuditStore } from './store.js';
 import {
   type DemoMarket,
   demoMarket,
   type MarketSeller,
+  marketAuditor,
+  OPEN_AUDITS,
   seededRandom,
 } from './testing/demoMarket.js';
 
@@ -26,26 +27,12 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) removeTempDir(dir);
 });
 
-const OPEN: AuditConfig = {
-  enabled: true,
-  sampleRate: 1,
-  dailyBudgetUsd: 1000,
-  maxShareOfSpend: 1,
-};
+const OPEN = OPEN_AUDITS;
 
-function auditorFor(market: DemoMarket, config: AuditConfig = OPEN, dataDir?: string, seed = 7) {
-  const dir = dataDir ?? tempDir('svc-audit-');
-  if (!dataDir) dirs.push(dir);
-  const auditor = new Auditor({
-    config,
-    store: new AuditStore(dir, Date.now),
-    offers: () => market.index,
-    logger: silentLogger(),
-    clock: Date.now,
-    random: seededRandom(seed),
-  });
-  auditor.start(market.ask);
-  return { auditor, dir };
+function auditorFor(market: DemoMarket, config: AuditConfig = OPEN) {
+  const dir = tempDir('svc-audit-');
+  dirs.push(dir);
+  return { auditor: marketAuditor(market, config, dir, 7), dir };
 }
 
 /** One audit of `label`: a delivered answer costing 1 USD, then wait for the audit. */

@@ -26,8 +26,8 @@ import {
 /** Other sellers each audit compares with (two, so a disagreement has a majority). */
 const REFERENCES = 2;
 /** Canary prompts of a sampled audit, and answers per prompt from each seller. */
-export const SAMPLED_PROMPTS = 3;
-export const SAMPLES_PER_PROMPT = 4;
+const SAMPLED_PROMPTS = 3;
+const SAMPLES_PER_PROMPT = 4;
 /** Audits waiting at most; more are dropped (the next sampled answer queues again). */
 const MAX_QUEUE = 16;
 /** Input tokens assumed per canary when estimating an audit's cost beforehand. */
@@ -50,7 +50,7 @@ interface Job {
 }
 
 /** Requests of an audit of `kind` (the confirming re-sample of a sampled audit included). */
-export function auditRequests(kind: AuditKind): number {
+function auditRequests(kind: AuditKind): number {
   return kind === 'spot'
     ? 1 + REFERENCES
     : 2 * SAMPLED_PROMPTS * SAMPLES_PER_PROMPT * (1 + REFERENCES);
@@ -124,9 +124,12 @@ export class Auditor implements AuditSource {
     if (this.queue.length >= MAX_QUEUE) return;
     if (this.queue.some((job) => job.peerId === peerId && job.modelKey === modelKey)) return;
     this.queue.push({ peerId, modelKey });
-    this.draining ??= this.drain().finally(() => {
-      this.draining = undefined;
-    });
+    // Started on a later turn of the event loop: the answer's own bookkeeping finishes first.
+    this.draining ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.drain())
+      .finally(() => {
+        this.draining = undefined;
+      });
   }
 
   /** Resolves once the queue is empty (tests and the bench wait on it). */

@@ -53,7 +53,14 @@ interface PeerOffer {
     verdict: string;
     audits: number;
     disagreements: number;
-    evidence: { prompts: string[]; answers: string[]; references: string[]; outcome: string };
+    evidence: {
+      kind: string;
+      pValue: number | null;
+      prompts: string[];
+      answers: string[];
+      references: string[];
+      outcome: string;
+    };
   } | null;
 }
 
@@ -158,6 +165,9 @@ describe('audits on a loopback network', () => {
     expect(offer.audit!.evidence.prompts.length).toBeGreaterThan(0);
     expect(offer.audit!.evidence.answers[0]).toContain('Sampled:');
     expect(offer.audit!.evidence.references.length).toBeGreaterThan(0);
+    // A spot check made it suspect; the sampled test over the network failed it.
+    expect(offer.audit!.evidence.kind).toBe('sampled');
+    expect(offer.audit!.evidence.pValue).toBeLessThanOrEqual(0.005);
 
     // Audits were paid (estimated here: unpaid development payments) from the audit budget,
     // kept apart from the answers' own spend, in the buyer's data dir.

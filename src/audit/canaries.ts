@@ -35,10 +35,10 @@ const SUBJECTS = [
 ] as const;
 
 /** Number of distinct canary prompts. */
-export const CANARY_COUNT = TEMPLATES.length * SUBJECTS.length;
+const CANARY_COUNT = TEMPLATES.length * SUBJECTS.length;
 
 /** The i-th canary prompt (wraps around). */
-export function canaryPrompt(index: number): string {
+function canaryPrompt(index: number): string {
   const i = ((index % CANARY_COUNT) + CANARY_COUNT) % CANARY_COUNT;
   const template = TEMPLATES[i % TEMPLATES.length]!;
   return template.replace('{x}', SUBJECTS[Math.floor(i / TEMPLATES.length)]!);

@@ -69,8 +69,8 @@ function mmd2(kernel: number[][], inFirst: boolean[]): number {
   return xx / (nx * (nx - 1)) + yy / (ny * (ny - 1)) - xy / (nx * ny);
 }
 
-/** A small deterministic generator, so a verdict is reproducible from its evidence. */
-function seededRandom(seed: number): () => number {
+/** A small deterministic generator (mulberry32), so a verdict is reproducible from its evidence. */
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

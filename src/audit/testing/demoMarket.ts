@@ -6,9 +6,16 @@
  */
 import { OfferIndex } from '../../catalog/index.js';
 import { peerIdFor, peerRecord } from '../../catalog/testing/peerRecord.js';
+import type { AuditConfig } from '../../config/index.js';
+import { silentLogger } from '../../log/index.js';
 import { costOfUsage, type MicroUsd, type TokenPricing, toPriceMicro } from '../../money/index.js';
 import { demoAnswer } from '../../seller/index.js';
 import type { AskSeller } from '../ask.js';
+import { Auditor } from '../auditor.js';
+import { seededRandom } from '../statistics.js';
+import { AuditStore } from '../store.js';
+
+export { seededRandom };
 
 export interface MarketSeller {
   label: string;
@@ -26,16 +33,31 @@ export interface DemoMarket {
 
 const DEFAULT_PRICING: TokenPricing = { inputUsdPerMillion: 1, outputUsdPerMillion: 4 };
 
-/** A seeded generator (mulberry32), so a run of audits is reproducible. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+/** Audits after every answer, with no budget to speak of. */
+export const OPEN_AUDITS: AuditConfig = {
+  enabled: true,
+  sampleRate: 1,
+  dailyBudgetUsd: 1000,
+  maxShareOfSpend: 1,
+};
+
+/** A real auditor of `market`, its store in `dataDir`, its randomness from `seed`. */
+export function marketAuditor(
+  market: DemoMarket,
+  config: AuditConfig,
+  dataDir: string,
+  seed: number,
+): Auditor {
+  const auditor = new Auditor({
+    config,
+    store: new AuditStore(dataDir, Date.now),
+    offers: () => market.index,
+    logger: silentLogger(),
+    clock: Date.now,
+    random: seededRandom(seed),
+  });
+  auditor.start(market.ask);
+  return auditor;
 }
 
 /**
