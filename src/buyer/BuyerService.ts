@@ -1,5 +1,6 @@
 /** The buyer's long-lived state and injected dependencies, shared by its route handlers. */
 
+import { Auditor, AuditStore } from '../audit/index.js';
 import { OfferIndex, type ReputationSource } from '../catalog/index.js';
 import type { BuyerConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
@@ -47,6 +48,8 @@ export class BuyerService {
   readonly controlSecret: ControlSecret;
   readonly ownPreferences: EffectivePreferences;
   readonly startedAt: number;
+  /** Audits of the model each seller serves (README "Trust and audits"). */
+  readonly audits: Auditor;
   private index: { fingerprint: string; builtAt: number; value: OfferIndex } | undefined;
 
   constructor(readonly deps: BuyerDependencies) {
@@ -57,6 +60,13 @@ export class BuyerService {
     this.controlSecret = new ControlSecret(deps.dataDir);
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);
     this.startedAt = deps.clock();
+    this.audits = new Auditor({
+      config: deps.config.audit,
+      store: new AuditStore(deps.dataDir, deps.clock, (message) => deps.logger.warn(message)),
+      offers: () => this.offers(),
+      logger: deps.logger,
+      clock: deps.clock,
+    });
   }
 
   /** Offers of the cached peers, rebuilt when the directory changes. */

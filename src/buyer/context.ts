@@ -1,10 +1,11 @@
 /** Per-request context of a proxied request, and the record/metrics written when it finishes. */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AUDIT_HEADER } from '../audit/index.js';
 import type { ErrorStyle } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import { logRequestLine } from '../log/index.js';
-import type { MicroUsd, TokenUsage } from '../money/index.js';
+import { type MicroUsd, parseUsd, type TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
 import type { PreferenceNarrowing } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
@@ -95,6 +96,28 @@ function recordSpeed(ctx: ProxyContext, completed: boolean, outputTokens: number
   });
 }
 
+/**
+ * Tells the auditor about a delivered answer (README "Trust and audits"): its cost counts toward
+ * the day's own spend and the seller may be queued for an audit, run later, off this request.
+ * The auditor's own requests carry its marker and are neither counted nor audited.
+ */
+function noteForAudits(
+  ctx: ProxyContext,
+  record: Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts'>,
+): void {
+  const { audits } = ctx.service;
+  if (ctx.req.headers[AUDIT_HEADER] === audits.marker) return;
+  const timing = ctx.answerTiming;
+  if (!timing || !record.completed || record.peerId === null) return;
+  let cost = 0n;
+  try {
+    cost = parseUsd(record.costUsd);
+  } catch {
+    // A cost that is not a plain amount counts as nothing toward the audit share.
+  }
+  audits.noteAnswer(timing.peerId, timing.modelKey, cost);
+}
+
 /** Stores the request record and updates metrics. */
 export function finishRequest(
   ctx: ProxyContext,
@@ -109,6 +132,7 @@ export function finishRequest(
   };
   const { metrics, records } = ctx.service;
   records.put(full);
+  noteForAudits(ctx, record);
   recordSpeed(ctx, record.completed, record.usage.outputTokens);
   logRequestLine(ctx.service.deps.logger, {
     requestId: ctx.requestId,

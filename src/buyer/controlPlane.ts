@@ -73,6 +73,8 @@ export function peersBody(service: BuyerService): Record<string, unknown> {
         outputTokensPerSecond: roundOrNull(
           service.speed.speed(peerId, offer.modelKey)?.outputTokensPerSecond,
         ),
+        // This buyer's audit verdict with its evidence (README "Trust and audits"); null until audited.
+        audit: service.audits.standing(peerId, offer.modelKey) ?? null,
       })),
     };
   });

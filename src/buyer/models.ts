@@ -17,6 +17,7 @@ function options(service: BuyerService) {
     health: service.health,
     preferFreeSellers: service.ownPreferences.preferFreeSellers,
     speed: service.speed,
+    audits: service.audits,
   };
 }
 

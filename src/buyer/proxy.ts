@@ -110,6 +110,7 @@ function routeModel(ctx: ProxyContext, model: string | undefined): RoutedTextMod
     reputation: deps.reputation,
     health: service.health,
     speed: service.speed,
+    audits: service.audits,
     ...(affinityPeerId ? { affinityPeerId } : {}),
     bodyBytes: ctx.bodyBytes,
     maxCandidates: deps.config.maxAttempts,

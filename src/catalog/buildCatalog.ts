@@ -5,7 +5,14 @@ import type { ApiProtocol, ServiceCapabilities, UnitBillingModel } from '../netw
 import type { ModelType } from './modelType.js';
 import type { ModelOffers, OfferIndex } from './offerIndex.js';
 import type { Offer } from './offers.js';
-import { HEALTHY, type OfferHealth, rankOffers, type SpeedSource } from './rankOffers.js';
+import {
+  type AuditSource,
+  HEALTHY,
+  type OfferAudit,
+  type OfferHealth,
+  rankOffers,
+  type SpeedSource,
+} from './rankOffers.js';
 import type { ReputationSource } from './reputation.js';
 
 /** One item of `peers`. */
@@ -21,6 +28,8 @@ export interface CatalogPeer {
   /** Measured by this buyer (moving averages of its own traffic); null until measured. */
   ttftMs: number | null;
   outputTokensPerSecond: number | null;
+  /** This buyer's audit verdict on the seller's model (docs/decisions/153-model-audits.md); null until audited. */
+  audit: OfferAudit | null;
 }
 
 /** Features every seller guarantees (snake_case like the rest of the entry). */
@@ -55,6 +64,7 @@ export interface CatalogOptions {
   health?: OfferHealth;
   preferFreeSellers?: boolean;
   speed?: SpeedSource;
+  audits?: AuditSource;
 }
 
 /** The most common cleaned name of a model's offers (ties: shortest, then alphabetical). */
@@ -168,6 +178,7 @@ export function catalogEntry(
     health: options.health ?? HEALTHY,
     preferFreeSellers: options.preferFreeSellers ?? false,
     ...(options.speed ? { speed: options.speed } : {}),
+    ...(options.audits ? { audits: options.audits } : {}),
     anyCachedPrice: model.anyCachedPrice,
   });
   const caps = offers.map((offer) => offer.capabilities ?? NO_CAPABILITIES);
@@ -198,7 +209,7 @@ export function catalogEntry(
       capabilities: covered.caps,
       supported_parameters: covered.params,
     },
-    peers: ranked.map(({ offer, reputationScore, effectiveReputationScore, speed }) => ({
+    peers: ranked.map(({ offer, reputationScore, effectiveReputationScore, speed, audit }) => ({
       peerId: offer.peerId,
       provider: offer.provider,
       serviceId: offer.serviceId,
@@ -212,6 +223,7 @@ export function catalogEntry(
         speed?.outputTokensPerSecond === undefined
           ? null
           : Math.round(speed.outputTokensPerSecond * 10) / 10,
+      audit: audit ?? null,
     })),
   };
   if (contextLength !== undefined) entry.context_length = contextLength;

@@ -17,9 +17,11 @@ export {
 export { type ModelOffers, OfferIndex, offersByPrice } from './offerIndex.js';
 export { type Offer, offersOfPeer } from './offers.js';
 export {
+  type AuditSource,
   compareRanked,
   effectiveReputation,
   HEALTHY,
+  type OfferAudit,
   type OfferHealth,
   type OfferSpeed,
   type RankContext,

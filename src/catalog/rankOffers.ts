@@ -1,7 +1,8 @@
 /**
  * Ranking of a model's offers: cheapest first; trust breaks price ties
  * (minus penalties for recent failures); free sellers first when preferred; sellers cooling
- * down after failures last. Also the cached-input rule (README "The buyer proxy").
+ * down after failures last, and sellers that failed the buyer's audits of this model after every
+ * other (docs/decisions/153-model-audits.md). Also the cached-input rule (README "The buyer proxy").
  */
 import type { PeerId } from '../identity/index.js';
 import type { RoutingSort } from '../protocol/index.js';
@@ -30,13 +31,31 @@ export interface SpeedSource {
   speed(peerId: PeerId, modelKey: string): OfferSpeed | undefined;
 }
 
+/** The buyer's audit verdict on one seller's model (src/audit keeps them). */
+export interface OfferAudit {
+  verdict: 'pass' | 'suspect' | 'failed';
+  audits: number;
+  disagreements: number;
+}
+
+/** Audit verdicts per (seller, model). */
+export interface AuditSource {
+  audit(peerId: PeerId, modelKey: string): OfferAudit | undefined;
+}
+
+/** Trust points a `suspect` verdict takes off the tie-break (a `failed` seller ranks last). */
+const SUSPECT_PENALTY = 25;
+
 /** An offer with the numbers ranking uses. */
 export interface RankedOffer {
   offer: Offer;
   reputationScore: number | undefined;
-  /** Model-specific score: halved by the cached-input rule. */
+  /** Model-specific score: halved by the cached-input rule and by a `suspect` audit, 0 when `failed`. */
   effectiveReputationScore: number | undefined;
   coolingDown: boolean;
+  /** True when this seller failed the buyer's audits of this model. */
+  auditFailed: boolean;
+  audit?: OfferAudit;
   /** effective score minus failure penalty (unscored = 0). */
   trustKey: number;
   speed?: OfferSpeed;
@@ -50,6 +69,7 @@ export interface RankContext {
   anyCachedPrice: boolean;
   speed?: SpeedSource;
   sort?: RoutingSort;
+  audits?: AuditSource;
 }
 
 /** The model-specific score: halved when others advertise a cached price and this seller does not. */
@@ -65,14 +85,21 @@ export function effectiveReputation(
 /** Attaches ranking numbers to an offer. */
 export function rankedOffer(offer: Offer, context: RankContext): RankedOffer {
   const reputationScore = context.reputation.score(offer.peerId);
-  const effective = effectiveReputation(reputationScore, offer, context.anyCachedPrice);
+  const audit = context.audits?.audit(offer.peerId, offer.modelKey);
+  let effective = effectiveReputation(reputationScore, offer, context.anyCachedPrice);
+  if (effective !== undefined && audit && audit.verdict !== 'pass') {
+    effective = audit.verdict === 'failed' ? 0 : effective / 2;
+  }
+  const auditPenalty = audit?.verdict === 'suspect' ? SUSPECT_PENALTY : 0;
   const ranked: RankedOffer = {
     offer,
     reputationScore,
     effectiveReputationScore: effective,
     coolingDown: context.health.coolingDown(offer.peerId),
-    trustKey: (effective ?? 0) - context.health.penalty(offer.peerId),
+    auditFailed: audit?.verdict === 'failed',
+    trustKey: (effective ?? 0) - context.health.penalty(offer.peerId) - auditPenalty,
   };
+  if (audit) ranked.audit = audit;
   const speed = context.speed?.speed(offer.peerId, offer.modelKey);
   if (speed) ranked.speed = speed;
   return ranked;
@@ -99,6 +126,7 @@ export function compareRanked(
   preferFreeSellers: boolean,
   sort: RoutingSort = 'price',
 ): number {
+  if (a.auditFailed !== b.auditFailed) return a.auditFailed ? 1 : -1;
   if (a.coolingDown !== b.coolingDown) return a.coolingDown ? 1 : -1;
   if (preferFreeSellers && a.offer.free !== b.offer.free) return a.offer.free ? -1 : 1;
   if (sort !== 'price') {

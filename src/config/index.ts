@@ -14,7 +14,7 @@ export {
 } from './loadConfig.js';
 export { deepMerge, getAtPath, setAtPath } from './paths.js';
 export { configSchema, defaultConfig, type SvcConfig, type SvcConfigInput } from './schema.js';
-export type { BuyerConfig, PresetConfig } from './sections/buyer.js';
+export type { AuditConfig, BuyerConfig, PresetConfig } from './sections/buyer.js';
 export { CHAIN_NETWORKS, type ChainConfig, type PaymentsConfig } from './sections/chain.js';
 export {
   maxPricingSchema,

@@ -59,9 +59,14 @@ export function writeBuyerConfig(
   bootstrap: string,
   rpcUrl: string,
   deployment: Deployment,
+  audit?: Record<string, unknown>,
 ): void {
   write(dir, {
-    buyer: { port: ports.buyer, routingPreferences: { minTrustScore: DEV_MIN_TRUST_SCORE } },
+    buyer: {
+      port: ports.buyer,
+      routingPreferences: { minTrustScore: DEV_MIN_TRUST_SCORE },
+      ...(audit ? { audit } : {}),
+    },
     gateway: {
       port: ports.gateway,
       buyerUrl: `http://127.0.0.1:${ports.buyer}`,

@@ -75,6 +75,33 @@ export function demoSeller(index: number): DevSeller {
   };
 }
 
+/**
+ * A demo seller that announces `svc-demo-smart` cheaply but answers with `svc-demo-fast`'s
+ * weights (`upstreamModel`): the substitute the buyer's audits catch (README "Trust and audits").
+ */
+export function substituteSeller(): DevSeller {
+  return {
+    displayName: 'Demo Substitute',
+    providers: [
+      {
+        type: 'demo',
+        name: 'demo',
+        services: {
+          'svc-demo-smart': {
+            upstreamModel: 'svc-demo-fast',
+            categories: ['text'],
+            pricing: { inputUsdPerMillion: 1, outputUsdPerMillion: 5 },
+            capabilities: { contextLength: 128_000, maxOutputTokens: 8192, toolUse: true },
+          },
+        },
+        defaultPricing: { inputUsdPerMillion: 1, outputUsdPerMillion: 1 },
+        maxConcurrency: 16,
+      },
+    ],
+    summary: 'Demo Substitute: svc-demo-smart (1/5 USD per M), serving svc-demo-fast answers',
+  };
+}
+
 /** Real sellers for the vendor keys present in `env` (never in tests: they set no such keys). */
 export function realSellers(env: NodeJS.ProcessEnv): DevSeller[] {
   const sellers: DevSeller[] = [];

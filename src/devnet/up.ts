@@ -29,7 +29,7 @@ import {
 import { type DevKey, ensureDevKey } from './devKey.js';
 import { type DevLayout, type DevPorts, devLayout } from './layout.js';
 import { ComponentStartError, type StartStep, Supervisor } from './Supervisor.js';
-import { type DevSeller, demoSeller, realSellers } from './sellers.js';
+import { type DevSeller, demoSeller, realSellers, substituteSeller } from './sellers.js';
 import { clearDevState, type DevState, readDevState, writeDevState } from './state.js';
 import { waitFor } from './waitFor.js';
 
@@ -43,7 +43,12 @@ export interface UpOptions {
   print: (line: string) => void;
   /** More sellers beside the demo ones (tests: sellers of one API format over a stand-in upstream). */
   extraSellers?: DevSeller[];
+  /** Add a substitute seller, and have the buyer audit every answer (README "Trust and audits"). */
+  substitute?: boolean;
 }
+
+/** Audits of every answer, budget enough to watch the substitute get caught in a few requests. */
+const WATCH_AUDITS = { sampleRate: 1, dailyBudgetUsd: 1, maxShareOfSpend: 100 };
 
 /** A running local network (attached mode). */
 export interface RunningDevnet {
@@ -107,6 +112,7 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
     ...Array.from({ length: options.sellers }, (_, i) => demoSeller(i)),
     ...realSellers(options.env),
     ...(options.extraSellers ?? []),
+    ...(options.substitute ? [substituteSeller()] : []),
   ];
 
   const supervisor = new Supervisor({ logDir: layout.logs, print: options.print });
@@ -119,7 +125,14 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
     for (const [index, seller] of sellers.entries()) {
       writeSellerConfig(layout.seller(index + 1), seller, bootstrapAddr, rpcUrl, deployment);
     }
-    writeBuyerConfig(layout.buyer, options.ports, bootstrapAddr, rpcUrl, deployment);
+    writeBuyerConfig(
+      layout.buyer,
+      options.ports,
+      bootstrapAddr,
+      rpcUrl,
+      deployment,
+      options.substitute ? WATCH_AUDITS : undefined,
+    );
     writePayerConfig(layout.payer, rpcUrl, deployment);
     writeIndexerConfig(layout.indexer, bootstrapAddr, rpcUrl, deployment);
   };

@@ -144,6 +144,16 @@ describe('selectRoute (automatic)', () => {
   it('keeps only the best candidates', () => {
     expect(route({ maxCandidates: 2 }).candidates).toHaveLength(2);
   });
+
+  it('sets a seller failed by audits aside: it keeps no better seller out of the top candidates', () => {
+    const audits = {
+      audit: (peerId: string) =>
+        peerId === B ? { verdict: 'failed' as const, audits: 2, disagreements: 2 } : undefined,
+    };
+    // B is the cheapest; failed, it is only a fallback after A and C, even with two candidates.
+    expect(order(route({ audits }))).toEqual([C, A, B]);
+    expect(order(route({ audits, maxCandidates: 2 }))).toEqual([C, A]);
+  });
 });
 
 describe('selectRoute (pinned)', () => {

@@ -5,6 +5,7 @@
  * excluded and close model names.
  */
 import {
+  type AuditSource,
   closestModelNames,
   compareRanked,
   HEALTHY,
@@ -47,6 +48,8 @@ export interface RouteRequest {
   health?: OfferHealth;
   /** Measured speed, for a `throughput` or `latency` sort. */
   speed?: SpeedSource;
+  /** Audit verdicts per (seller, model): a failed seller ranks last. */
+  audits?: AuditSource;
   /** Seller that served earlier turns of this conversation. */
   affinityPeerId?: PeerId;
   /** Body size, checked against each seller's upload limit. */
@@ -215,6 +218,7 @@ function selectPinned(
     health: request.health ?? HEALTHY,
     preferFreeSellers: false,
     anyCachedPrice: request.index.byModel.get(offer.modelKey)?.anyCachedPrice ?? false,
+    ...(request.audits ? { audits: request.audits } : {}),
   });
   const reason = exclusionReason(offer, request, ranked.reputationScore);
   if (reason) {
@@ -250,6 +254,7 @@ export function selectRoute(request: RouteRequest): RoutePlan {
     preferFreeSellers: request.preferences.preferFreeSellers,
     anyCachedPrice: model.anyCachedPrice,
     ...(request.speed ? { speed: request.speed } : {}),
+    ...(request.audits ? { audits: request.audits } : {}),
   };
   const prefer = request.preferences.preferFreeSellers;
   const { sort } = request.preferences;
@@ -273,7 +278,8 @@ export function selectRoute(request: RouteRequest): RoutePlan {
       continue;
     }
     const candidate = candidateOf(offer);
-    if (candidate.coolingDown) {
+    // Cooling down, or failed this buyer's audits: only a fallback after every other seller.
+    if (candidate.coolingDown || candidate.auditFailed) {
       if (cooling.length < limit) cooling.push(candidate);
       continue;
     }

@@ -25,6 +25,8 @@ import {
   readConversation,
   responsesJson,
   responsesSse,
+  sampleWords,
+  samplingOf,
 } from './demo/index.js';
 
 type Json = Record<string, unknown>;
@@ -93,15 +95,26 @@ function render(protocol: ApiProtocol, answer: Answer, stream: boolean): string[
   return stream ? chatSse(answer) : [JSON.stringify(chatJson(answer))];
 }
 
-/** Answers one demo request deterministically. */
+/**
+ * Answers one demo request: deterministically, except for the sampled continuation of a text
+ * answer to a request that sets `temperature` or `seed` (src/seller/demo/sampler.ts), drawn
+ * from the model `weights` (the service's `upstreamModel`; a seller announcing one model with
+ * another's weights is the substitute audits catch).
+ */
 export async function demoAnswer(
   protocol: ApiProtocol,
   model: string,
   body: Json,
   bodyBytes: number,
+  weights: string = model,
 ): Promise<DemoAnswer> {
   const conversation = readConversation(protocol, body);
   const reply = planReply(conversation);
+  const sampling = samplingOf(body);
+  if (sampling && reply.calls.length === 0 && conversation.toolResults.length === 0) {
+    const words = sampleWords(weights, conversation.userText, sampling);
+    reply.text = `${reply.text} Sampled: ${words.join(' ')}.`;
+  }
   const usage = await usageOf(
     reply,
     await demoInputTokens(protocol, body, bodyBytes),

@@ -146,6 +146,7 @@ function planOf(
     reputation: service.deps.reputation,
     health: service.health,
     speed: service.speed,
+    audits: service.audits,
     bodyBytes: ctx.bodyBytes,
     maxCandidates: service.deps.config.maxAttempts,
   });

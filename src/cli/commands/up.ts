@@ -18,6 +18,7 @@ function count(value: string): number {
 
 interface UpFlags {
   sellers: number;
+  substitute?: boolean;
   fresh?: boolean;
   detach?: boolean;
   buyerPort: number;
@@ -40,6 +41,10 @@ function registerUpUp(program: Command, io: CliIo): void {
     .command('up')
     .description('run the whole network locally: chain, bootstrap, sellers, buyer, gateway')
     .option('--sellers <n>', 'demo sellers to start (1..20)', count, 3)
+    .option(
+      '--substitute',
+      'also start a seller announcing svc-demo-smart but serving svc-demo-fast, and audit every answer',
+    )
     .option('--fresh', 'wipe <data-dir>/dev first (new keys, new chain)')
     .option('--detach', 'return once ready and leave it running (stop with `svc down`)')
     .option('--buyer-port <port>', 'buyer proxy port', port, DEFAULT_DEV_PORTS.buyer)
@@ -77,6 +82,7 @@ function registerUpUp(program: Command, io: CliIo): void {
           },
           env: io.env,
           print,
+          substitute: Boolean(flags.substitute),
         });
       } catch (error) {
         throw new CliError((error as Error).message);

@@ -1,6 +1,6 @@
 /** `buyer` section: the local buyer proxy. */
 import { z } from 'zod';
-import { portSchema, routingPreferencesSchema } from './common.js';
+import { portSchema, routingPreferencesSchema, usdNumberSchema } from './common.js';
 
 /** A named preset, used as `model: "@preset/<name>"`. */
 export const presetSchema = z.strictObject({
@@ -12,6 +12,20 @@ export const presetSchema = z.strictObject({
   params: z.record(z.string(), z.unknown()).default({}),
   /** Routing preferences that narrow the buyer's own. */
   routingPreferences: routingPreferencesSchema.partial().optional(),
+});
+
+/**
+ * Audits of the model each seller serves (README "Trust and audits"): canary prompts re-run on
+ * other sellers of the same model, paid from their own daily budget.
+ */
+export const auditSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  /** Share of delivered answers followed by an audit of the seller that served them. */
+  sampleRate: z.number().min(0).max(1).default(0.05),
+  /** Most audits may spend per UTC day, in USD. */
+  dailyBudgetUsd: usdNumberSchema.default(0.25),
+  /** Above 1 lets audits spend more than the answers they check (small test networks). */
+  maxShareOfSpend: z.number().min(0).max(100).default(0.02),
 });
 
 export const buyerSchema = z.strictObject({
@@ -41,7 +55,9 @@ export const buyerSchema = z.strictObject({
   /** A 429 is retried on the same seller when its Retry-After is at most this long. */
   retryAfterMaxSeconds: z.number().min(0).default(10),
   presets: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), presetSchema).default({}),
+  audit: auditSchema.prefault({}),
 });
 
 export type BuyerConfig = z.infer<typeof buyerSchema>;
+export type AuditConfig = z.infer<typeof auditSchema>;
 export type PresetConfig = z.infer<typeof presetSchema>;

@@ -8,3 +8,4 @@ export { readConversation } from './conversation.js';
 export { messagesJson, messagesSse } from './messagesWire.js';
 export { type DemoReply, planReply } from './plan.js';
 export { responsesJson, responsesSse } from './responsesWire.js';
+export { sampleWords, samplingOf } from './sampler.js';

@@ -111,4 +111,39 @@ export function printPeer(io: CliIo, peer: PeerMetadata & { reachable?: boolean 
     ['PROVIDER', 'SERVICE', 'IN $/M', 'OUT $/M', 'CACHED $/M', 'LOAD', 'APIS', 'TAGS'],
     rows,
   );
+  printAudits(io, peer);
+}
+
+interface AuditShown {
+  verdict: string;
+  audits: number;
+  disagreements: number;
+  evidence?: { kind?: string; statistic?: number; pValue?: number | null };
+}
+
+/**
+ * The running buyer's audit verdicts on the peer's models (README "Trust and audits"), when the
+ * peer list came from a buyer (its `/_svc/peers` offers carry them).
+ */
+function printAudits(io: CliIo, peer: object): void {
+  const offers = (peer as { offers?: unknown }).offers;
+  if (!Array.isArray(offers)) return;
+  const rows: string[][] = [];
+  for (const offer of offers as { serviceId?: unknown; audit?: AuditShown | null }[]) {
+    const audit = offer.audit;
+    if (!audit || typeof offer.serviceId !== 'string') continue;
+    const last = audit.evidence;
+    rows.push([
+      offer.serviceId,
+      audit.verdict,
+      String(audit.audits),
+      String(audit.disagreements),
+      last?.kind ?? '',
+      typeof last?.statistic === 'number' ? last.statistic.toFixed(3) : '',
+      typeof last?.pValue === 'number' ? last.pValue.toFixed(4) : '',
+    ]);
+  }
+  if (rows.length === 0) return;
+  io.stdout('\naudits by this buyer:\n');
+  printTable(io, ['SERVICE', 'VERDICT', 'AUDITS', 'DISAGREED', 'LAST', 'STATISTIC', 'P'], rows);
 }
