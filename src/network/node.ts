@@ -4,7 +4,6 @@
  * PeerId are the same key. Bootstrap addresses are dialled at start and re-dialled while the
  * node has no connection at all.
  */
-import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { identify } from '@libp2p/identify';
 import type { Libp2p, PeerId as Libp2pPeerId } from '@libp2p/interface';
@@ -19,6 +18,7 @@ import { type Logger, silentLogger } from '../log/index.js';
 import { corkedTcp } from './corkedTcp.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
+import { quietNoise } from './noiseFraming.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
 import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
@@ -109,7 +109,7 @@ function libp2pInit(options: CreateSvcNodeOptions): Libp2pOptions<SvcServices> {
       announce: config.announce,
     },
     transports: [corkedTcp(), ...reachabilityTransports(role)],
-    connectionEncrypters: [noise({ crypto: noiseCrypto })],
+    connectionEncrypters: [quietNoise({ crypto: noiseCrypto })],
     // A paused stream (backpressure) can still receive up to one window; keep the read buffer
     // above the window so a slow reader is never reset for being slow.
     streamMuxers: [
