@@ -20,6 +20,7 @@ import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
 import { quietNoise } from './noiseFraming.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
+import { skipRepeatedProtocolMerges } from './protocolMerges.js';
 import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
 import type { NodeRole } from './types.js';
@@ -71,6 +72,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   const logger = options.logger ?? silentLogger();
   installLazyWindowUpdates();
   const libp2p = await createLibp2p<SvcServices>(libp2pInit(options));
+  skipRepeatedProtocolMerges(libp2p);
   const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
   if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');
   const bootstrap = bootstrapDialer(libp2p, config, logger);
