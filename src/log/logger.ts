@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
 import { redact } from './redact.js';
+import { batchedStderr } from './turnWriter.js';
 
 export type { Logger } from 'pino';
 
@@ -14,7 +15,10 @@ export interface CreateLoggerOptions {
   name?: string;
   /** Force pretty (true) or JSON (false) output; default: pretty when stderr is a TTY. */
   pretty?: boolean;
-  /** Where to write; default stderr (stdout is for command output). */
+  /**
+   * Where to write; default stderr (stdout is for command output), JSON lines batched per
+   * event-loop turn (turnWriter.ts).
+   */
   destination?: NodeJS.WritableStream;
 }
 
@@ -37,7 +41,9 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
         ignore: 'pid,hostname',
         translateTime: 'HH:MM:ss.l',
       })
-    : destination;
+    : options.destination
+      ? destination
+      : batchedStderr();
   return pino(
     {
       level: options.level ?? 'info',
