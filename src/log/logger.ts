@@ -1,8 +1,8 @@
 /** Logging: pino, human-readable on a TTY, JSON lines otherwise; secrets redacted. */
 import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
+import { batchedStderr } from './batchedWriter.js';
 import { redact } from './redact.js';
-import { batchedStderr } from './turnWriter.js';
 
 export type { Logger } from 'pino';
 
@@ -16,8 +16,8 @@ export interface CreateLoggerOptions {
   /** Force pretty (true) or JSON (false) output; default: pretty when stderr is a TTY. */
   pretty?: boolean;
   /**
-   * Where to write; default stderr (stdout is for command output), JSON lines batched per
-   * event-loop turn (turnWriter.ts).
+   * Where to write; default stderr (stdout is for command output), JSON lines batched for up to
+   * 20 ms (batchedWriter.ts).
    */
   destination?: NodeJS.WritableStream;
 }

@@ -1,22 +1,23 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { turnWriter } from './turnWriter.js';
+import { batchedWriter } from './batchedWriter.js';
 
 const LOGGER = fileURLToPath(new URL('./logger.ts', import.meta.url));
 
-describe('log lines batched per event-loop turn', () => {
-  it('writes the lines of one turn in one write, in order, after the turn', async () => {
+describe('log lines batched for a few milliseconds', () => {
+  it('writes the lines of a few milliseconds in one write, in order', async () => {
     const writes: string[] = [];
-    const writer = turnWriter({ write: (text: string) => writes.push(text) } as never);
+    const writer = batchedWriter({ write: (text: string) => writes.push(text) } as never, 20);
     writer.write('a\n');
     writer.write('b\n');
+    await new Promise((resolve) => setImmediate(resolve));
     writer.write('c\n');
     expect(writes).toEqual([]);
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 40));
     expect(writes).toEqual(['a\nb\nc\n']);
     writer.write('d\n');
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 40));
     expect(writes).toEqual(['a\nb\nc\n', 'd\n']);
   });
 
