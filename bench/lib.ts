@@ -122,15 +122,19 @@ export interface ChildProcessHandle<T> {
   pid: number;
   /** What `ready` extracted from the child's output. */
   ready: T;
-  /** Everything the child printed so far. */
+  /** What the child printed so far (once ready: the last 64–128 KiB). */
   output(): string;
   /** SIGTERM, then waits for exit (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
 }
 
+/** How much of a ready child's output is kept (for `output()`). */
+const OUTPUT_TAIL = 64 * 1024;
+
 /**
  * Spawns `node <args>` and waits until `ready(output)` returns something (stdout + stderr are
- * read continuously, so the child never blocks on a full pipe).
+ * read continuously, so the child never blocks on a full pipe; once ready, only the last
+ * 64–128 KiB are kept and nothing is scanned).
  */
 export async function startChild<T>(
   args: string[],
@@ -142,6 +146,7 @@ export async function startChild<T>(
     env: { ...env, NODE_NO_WARNINGS: '1' },
   });
   let output = '';
+  let isReady = false;
   let exited = child.exitCode !== null;
   child.once('exit', () => {
     exited = true;
@@ -153,8 +158,14 @@ export async function startChild<T>(
     }, timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
+      if (isReady) {
+        // The load generator must not spend its CPU on the child's logs: keep only a tail.
+        if (output.length > OUTPUT_TAIL * 2) output = output.slice(-OUTPUT_TAIL);
+        return;
+      }
       const found = ready(output);
       if (found !== undefined) {
+        isReady = true;
         clearTimeout(timer);
         resolve(found);
       }

@@ -48,17 +48,33 @@ export function cleanModelName(name: string): string {
 }
 
 /**
+ * Keys already computed: routing normalises the same few names several times per request
+ * (a pure function of the name). Bounded: names up to 256 characters, 10,000 of them, forgotten
+ * all at once when full.
+ */
+const normalized = new Map<string, string>();
+const NORMALIZED_CAPACITY = 10_000;
+const NORMALIZED_MAX_NAME = 256;
+
+/**
  * The catalog key of a model name: the cleaned name split into tokens at separators
  * (`-`, `.`, `_`, `:`, space) and at letter/digit boundaries, joined with `-`.
  * `Claude-3.5-Sonnet`, `claude_3_5_sonnet` and `anthropic/claude-3-5-sonnet-20241022`
  * all become `claude-3-5-sonnet`; `gpt-4` and `gpt-4.1` stay apart (`gpt-4` vs `gpt-4-1`).
  */
 export function normalizeModelName(name: string): string {
-  const tokens = cleanModelName(name)
-    .split(/[-_.:\s]+/)
-    .flatMap((token) => token.match(/[a-z]+|\d+|[^a-z\d]+/g) ?? [])
-    .filter((token) => token.length > 0);
-  return tokens.join('-');
+  let key = normalized.get(name);
+  if (key === undefined) {
+    key = cleanModelName(name)
+      .split(/[-_.:\s]+/)
+      .flatMap((token) => token.match(/[a-z]+|\d+|[^a-z\d]+/g) ?? [])
+      .filter((token) => token.length > 0)
+      .join('-');
+    if (name.length > NORMALIZED_MAX_NAME) return key;
+    if (normalized.size >= NORMALIZED_CAPACITY) normalized.clear();
+    normalized.set(name, key);
+  }
+  return key;
 }
 
 /** Edit distance, for "did you mean" suggestions (small strings only). */

@@ -1,6 +1,7 @@
 /** Logging: pino, human-readable on a TTY, JSON lines otherwise; secrets redacted. */
 import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
+import { batchedStderr } from './batchedWriter.js';
 import { redact } from './redact.js';
 
 export type { Logger } from 'pino';
@@ -14,7 +15,10 @@ export interface CreateLoggerOptions {
   name?: string;
   /** Force pretty (true) or JSON (false) output; default: pretty when stderr is a TTY. */
   pretty?: boolean;
-  /** Where to write; default stderr (stdout is for command output). */
+  /**
+   * Where to write; default stderr (stdout is for command output), JSON lines batched for up to
+   * 20 ms (batchedWriter.ts).
+   */
   destination?: NodeJS.WritableStream;
 }
 
@@ -37,7 +41,9 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
         ignore: 'pid,hostname',
         translateTime: 'HH:MM:ss.l',
       })
-    : destination;
+    : options.destination
+      ? destination
+      : batchedStderr();
   return pino(
     {
       level: options.level ?? 'info',

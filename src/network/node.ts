@@ -4,7 +4,6 @@
  * PeerId are the same key. Bootstrap addresses are dialled at start and re-dialled while the
  * node has no connection at all.
  */
-import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { identify } from '@libp2p/identify';
 import type { Libp2p, PeerId as Libp2pPeerId } from '@libp2p/interface';
@@ -20,7 +19,9 @@ import { corkedTcp } from './corkedTcp.js';
 import { dialingFrom, holePunchPort } from './holePunch.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
+import { quietNoise } from './noiseFraming.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
+import { skipRepeatedProtocolMerges } from './protocolMerges.js';
 import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
 import type { NodeRole } from './types.js';
@@ -72,6 +73,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   const logger = options.logger ?? silentLogger();
   installLazyWindowUpdates();
   const libp2p = await createLibp2p<SvcServices>(libp2pInit(options));
+  skipRepeatedProtocolMerges(libp2p);
   const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
   if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');
   const bootstrap = bootstrapDialer(libp2p, config, logger);
@@ -111,7 +113,7 @@ function libp2pInit(options: CreateSvcNodeOptions): Libp2pOptions<SvcServices> {
       announce: config.announce,
     },
     transports: [dialingFrom(corkedTcp(), holePunch), ...reachabilityTransports(role)],
-    connectionEncrypters: [noise({ crypto: noiseCrypto })],
+    connectionEncrypters: [quietNoise({ crypto: noiseCrypto })],
     // A paused stream (backpressure) can still receive up to one window; keep the read buffer
     // above the window so a slow reader is never reset for being slow.
     streamMuxers: [

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto';
+import { Uint8ArrayList } from 'uint8arraylist';
 import { describe, expect, it } from 'vitest';
 import { noiseCrypto } from './noiseCrypto.js';
 
@@ -19,6 +20,33 @@ describe('noise crypto with reused key objects', () => {
       expect(bytes(ours).equals(bytes(theirs))).toBe(true);
       const back = noiseCrypto.chaCha20Poly1305Decrypt(bytes(ours), nonce, ad, k);
       expect(bytes(back).equals(plaintext)).toBe(true);
+    },
+  );
+
+  it.each([
+    [100, 1000],
+    [700, 700],
+    [1, 1199, 40_000],
+  ])(
+    'encrypts and decrypts a message in pieces (%i, %i …) exactly as the library does',
+    (...sizes) => {
+      const k = randomBytes(32);
+      const nonce = randomBytes(12);
+      const ad = randomBytes(32);
+      const pieces = sizes.map((size) => randomBytes(size));
+      const plaintext = Buffer.concat(pieces);
+      const ours = noiseCrypto.chaCha20Poly1305Encrypt(new Uint8ArrayList(...pieces), nonce, ad, k);
+      const theirs = defaultCrypto.chaCha20Poly1305Encrypt(plaintext, nonce, ad, k);
+      expect(bytes(ours).equals(bytes(theirs))).toBe(true);
+      const sealed = bytes(ours);
+      const split = new Uint8ArrayList(sealed.subarray(0, 5), sealed.subarray(5));
+      const back = noiseCrypto.chaCha20Poly1305Decrypt(split, nonce, ad, k);
+      expect(bytes(back).equals(plaintext)).toBe(true);
+      const tampered = Buffer.from(sealed);
+      tampered[3] = (tampered[3] ?? 0) ^ 1;
+      expect(() =>
+        noiseCrypto.chaCha20Poly1305Decrypt(new Uint8ArrayList(tampered), nonce, ad, k),
+      ).toThrow();
     },
   );
 

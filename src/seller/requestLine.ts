@@ -1,7 +1,9 @@
 /**
  * The seller's one info line per request (src/log/requestLine.ts), written once the trailer is
  * known: the handler notes the model and request id as soon as it has them; the wrapper adds
- * the status, usage, cost and time.
+ * the status, usage, cost and time. The line is written on the next turn of the event loop: a
+ * small answer's head, body and trailer go out in one write once the trailer is known, and
+ * serialising and writing a log line (a syscall) should not delay it.
  */
 import { type Logger, logRequestLine } from '../log/index.js';
 import { formatUsd } from '../money/index.js';
@@ -32,7 +34,7 @@ export function withRequestLines(
         const result = trailer ? await trailer(bodyError) : {};
         const facts = noted.get(request);
         const usage = result.usage;
-        logRequestLine(logger, {
+        const line = {
           requestId: facts?.requestId ?? null,
           route: request.path,
           model: facts?.model ?? null,
@@ -44,7 +46,8 @@ export function withRequestLines(
           costUsd: formatUsd(BigInt(result.costMicroUsd ?? '0')),
           ms: Math.round(performance.now() - started),
           errorCode: result.error ?? null,
-        });
+        };
+        setImmediate(() => logRequestLine(logger, line));
         return result;
       },
     };

@@ -1,0 +1,55 @@
+/**
+ * Noise without an exception per read. `@chainsafe/libp2p-noise` cuts the bytes it receives into
+ * messages with `@libp2p/utils`' `LengthPrefixedDecoder`, which calls its length decoder until
+ * that throws a RangeError ("not enough bytes for a length"). A read almost always ends on a
+ * message boundary, so every read from a connection constructed a new RangeError and captured
+ * its stack trace (~2 % of the buyer's and the seller's CPU per request). An empty buffer never
+ * holds a length, so for one the decoder now throws one RangeError made once; anything else goes
+ * to the library's decoder as before. The decoder catches RangeErrors only to stop reading, so
+ * the bytes and messages are unchanged.
+ */
+import {
+  type NoiseComponents,
+  type NoiseExtensions,
+  type NoiseInit,
+  noise,
+} from '@chainsafe/libp2p-noise';
+import type { ConnectionEncrypter, SecuredConnection } from '@libp2p/interface';
+
+type LengthDecoder = (data: { byteLength: number }) => number;
+
+const NO_LENGTH_YET = new RangeError('Could not decode int16BE');
+
+/**
+ * Gives the decoder of a secured connection (the library's private `decoder` field) the
+ * throw-once length decoder; a connection without one is left as it is.
+ */
+export function quietDecoder<T extends SecuredConnection<NoiseExtensions>>(secured: T): T {
+  const decoder = (secured.connection as unknown as { decoder?: { lengthDecoder?: unknown } })
+    .decoder;
+  if (typeof decoder?.lengthDecoder !== 'function') return secured;
+  const inner = decoder.lengthDecoder as LengthDecoder;
+  const lengthDecoder: LengthDecoder = (data) => {
+    if (data.byteLength === 0) throw NO_LENGTH_YET;
+    return inner(data);
+  };
+  decoder.lengthDecoder = lengthDecoder;
+  return secured;
+}
+
+/** `noise(init)` whose secured connections decode with `quietDecoder`. */
+export function quietNoise(
+  init: NoiseInit,
+): (components: NoiseComponents) => ConnectionEncrypter<NoiseExtensions> {
+  const make = noise(init);
+  return (components) => {
+    const encrypter = make(components);
+    const outbound = encrypter.secureOutbound.bind(encrypter);
+    const inbound = encrypter.secureInbound.bind(encrypter);
+    encrypter.secureOutbound = async (connection, options) =>
+      quietDecoder(await outbound(connection, options));
+    encrypter.secureInbound = async (connection, options) =>
+      quietDecoder(await inbound(connection, options));
+    return encrypter;
+  };
+}
