@@ -311,15 +311,25 @@ describe('svc up', () => {
     expect(status.buyerHealthy).toBe(true);
   });
 
-  it('stops every process and frees every port on Ctrl-C', async () => {
+  it('svc down stops the attached svc up, every process, and frees every port', async () => {
     const state = JSON.parse(readFileSync(join(dataDir, 'dev', 'state.json'), 'utf8')) as {
-      components: Array<{ pid: number }>;
+      components: Array<{ pid: number; name: string }>;
     };
-    child.kill('SIGINT');
-    const code = await new Promise((resolve) => child.once('exit', resolve));
-    expect(code).toBe(0);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      BIN,
+      '--data-dir',
+      dataDir,
+      '--json',
+      'down',
+    ]);
+    // Reverse start order, each named once.
+    expect((JSON.parse(stdout) as { stopped: string[] }).stopped).toEqual(
+      state.components.map((c) => c.name).reverse(),
+    );
+    expect(await exited).toBe(0);
     expect(output).toContain('every component has exited');
     for (const { pid } of state.components) expect(isAlive(pid)).toBe(false);
     for (const port of Object.values(ports)) expect(await isPortFree(port)).toBe(true);
-  }, 60_000);
+  }, 90_000);
 });

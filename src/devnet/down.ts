@@ -13,12 +13,18 @@ export async function stopDevnet(
   const layout = devLayout(dataDir);
   const state = readDevState(layout.state);
   if (!state) return [];
+  const stopped: string[] = [];
   if (state.upPid && isAlive(state.upPid)) {
-    // An attached `svc up` stops its own components in order.
+    // An attached `svc up` stops its own components in order; they count as stopped here.
+    const running = state.components.filter((component) => isAlive(component.pid));
     process.kill(state.upPid, 'SIGTERM');
     if (!(await waitGone([state.upPid], 60_000))) process.kill(state.upPid, 'SIGKILL');
+    for (const component of [...running].reverse().sort((a, b) => b.step - a.step)) {
+      if (isAlive(component.pid)) continue;
+      stopped.push(component.name);
+      print(`  stopped  ${component.label}`);
+    }
   }
-  const stopped: string[] = [];
   const steps = [...new Set(state.components.map((component) => component.step))].sort(
     (a, b) => b - a,
   );

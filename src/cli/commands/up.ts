@@ -100,7 +100,9 @@ function registerUpDown(program: Command, io: CliIo): void {
     .description('stop a local network started by `svc up` (in reverse order)')
     .action(async (_options, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const stopped = await stopDevnet(ctx.dataDir, (line) => io.stdout(`${line}\n`));
+      // With --json, stdout is the JSON alone.
+      const print = ctx.json ? () => {} : (line: string) => io.stdout(`${line}\n`);
+      const stopped = await stopDevnet(ctx.dataDir, print);
       if (ctx.json) printJson(io, { stopped });
       else io.stdout(stopped.length ? 'local network stopped\n' : 'no local network is running\n');
     });
