@@ -22,7 +22,7 @@ import {
 import { createRateLimiter } from '../src/indexer/rateLimit.js';
 import type { PeerMetadata } from '../src/network/index.js';
 import { cpuMsOf, printFigure, startChild, throughput } from './lib.js';
-import { rawHttpLoad } from './rawHttpLoad.js';
+import { rawHttpLoadThreads } from './rawHttpLoad.js';
 
 const PEERS = 10_000;
 
@@ -184,9 +184,10 @@ export default async function run(): Promise<Record<string, unknown>> {
     const phase = async (label: string, headers: Record<string, string>, goal?: string) => {
       const cpuBefore = cpuMsOf(child.pid) ?? 0;
       const clientBefore = process.cpuUsage();
-      const result = await rawHttpLoad(url, '/stats', headers, {
+      const result = await rawHttpLoadThreads(url, '/stats', headers, {
         connections: 16,
         durationMs: 3000,
+        threads: 2,
       });
       const cpuMs = (cpuMsOf(child.pid) ?? 0) - cpuBefore;
       const client = process.cpuUsage(clientBefore);
@@ -233,7 +234,7 @@ export default async function run(): Promise<Record<string, unknown>> {
         fullBodyGzip: gzip,
         loadAverage: loadavg(),
         goalPerSecond: 2000,
-        note: 'server in a child process, load from bench/rawHttpLoad.ts (16 keep-alive sockets); both share the machine',
+        note: 'server in a child process, load from bench/rawHttpLoad.ts (16 keep-alive sockets over 2 worker threads); both share the machine',
       },
     };
   } finally {

@@ -6,6 +6,7 @@
  */
 import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 
 export interface RawLoadResult {
   opsPerSecond: number;
@@ -83,4 +84,59 @@ export async function rawHttpLoad(
   );
   const elapsed = (performance.now() - start) / 1000;
   return { opsPerSecond: operations / elapsed, operations, errors, statuses };
+}
+
+interface ThreadTask {
+  url: string;
+  path: string;
+  headers: Record<string, string>;
+  connections: number;
+  durationMs: number;
+}
+
+/**
+ * `rawHttpLoad` from `threads` worker threads at once (connections split between them), so one
+ * client thread reading large bodies is not what the figure measures. Statuses and operations
+ * are summed; `process.cpuUsage()` in the caller includes the workers.
+ */
+export async function rawHttpLoadThreads(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  { connections = 16, durationMs = 3000, threads = 2 } = {},
+): Promise<RawLoadResult> {
+  if (threads <= 1) return rawHttpLoad(url, path, headers, { connections, durationMs });
+  const per = Math.max(1, Math.floor(connections / threads));
+  const results = await Promise.all(
+    Array.from({ length: threads }, () => {
+      const task: ThreadTask = { url, path, headers, connections: per, durationMs };
+      const worker = new Worker(new URL(import.meta.url), { workerData: { rawHttpLoad: task } });
+      return new Promise<RawLoadResult>((resolve, reject) => {
+        worker.once('message', (result: RawLoadResult) => {
+          void worker.terminate();
+          resolve(result);
+        });
+        worker.once('error', reject);
+      });
+    }),
+  );
+  const statuses: Record<number, number> = {};
+  for (const result of results) {
+    for (const [status, count] of Object.entries(result.statuses)) {
+      statuses[Number(status)] = (statuses[Number(status)] ?? 0) + count;
+    }
+  }
+  return {
+    opsPerSecond: results.reduce((sum, r) => sum + r.opsPerSecond, 0),
+    operations: results.reduce((sum, r) => sum + r.operations, 0),
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+    statuses,
+  };
+}
+
+if (!isMainThread && (workerData as { rawHttpLoad?: ThreadTask } | null)?.rawHttpLoad) {
+  const task = (workerData as { rawHttpLoad: ThreadTask }).rawHttpLoad;
+  void rawHttpLoad(task.url, task.path, task.headers, task).then((result) =>
+    parentPort!.postMessage(result),
+  );
 }
