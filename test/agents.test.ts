@@ -74,6 +74,7 @@ beforeAll(async () => {
       chain: await freePort(),
       bootstrap: await freePort(),
       facilitator: await freePort(),
+      indexer: await freePort(),
     },
     env: { ...process.env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' },
     print: () => {},
