@@ -100,7 +100,8 @@ export function dailyChart(title, days) {
         width,
         height: 200,
         legend: { show: false },
-        scales: { x: { time: true } },
+        // Half a day of room on each side, so the first and last bars are drawn whole.
+        scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] } },
         axes: [
           { stroke: '#222' },
           { stroke: '#222', size: 84, values: (_u, v) => v.map((n) => `$${n.toFixed(4)}`) },
