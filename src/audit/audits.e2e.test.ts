@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningBuyerNode, runBuyerNode } from '../buyer/runBuyerNode.js';
+import { waitForDiscovery } from '../buyer/testing/discovery.js';
 import { scoreAll } from '../buyer/testing/testBuyer.js';
 import { normalizeModelName } from '../catalog/index.js';
 import { defaultConfig, type SellerConfig } from '../config/index.js';
@@ -99,12 +100,9 @@ describe('audits on a loopback network', () => {
       payments: 'unpaid-dev',
       reputation: scoreAll(80),
     });
-    await waitFor(
-      async () => {
-        await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
-        return buyer.directory.list().filter((peer) => peer.reachable).length === 3;
-      },
-      45_000,
+    await waitForDiscovery(
+      buyer,
+      () => buyer.directory.list().filter((peer) => peer.reachable).length === 3,
       'three sellers discovered',
     );
     openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });

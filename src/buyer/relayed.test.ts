@@ -20,6 +20,7 @@ import {
 import { type SellerHandle, startSeller } from '../seller/index.js';
 import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
 import { type RunningBuyerNode, runBuyerNode } from './runBuyerNode.js';
+import { waitForDiscovery } from './testing/discovery.js';
 import { scoreAll } from './testing/testBuyer.js';
 
 describe('a seller behind NAT, reached through the bootstrap relay', () => {
@@ -70,12 +71,9 @@ describe('a seller behind NAT, reached through the bootstrap relay', () => {
       payments: 'unpaid-dev',
       reputation: scoreAll(80),
     });
-    await waitFor(
-      async () => {
-        await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
-        return buyer.directory.list().some((peer) => peer.reachable);
-      },
-      45_000,
+    await waitForDiscovery(
+      buyer,
+      () => buyer.directory.list().some((peer) => peer.reachable),
       'the relayed seller discovered',
     );
     openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });

@@ -8,6 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForDiscovery } from '../buyer/testing/discovery.js';
 import { DEFAULT_FAUCET_ETH, type LocalChain } from '../chain/index.js';
 import type { IdentityStore } from '../identity/index.js';
 import { formatUsd, parseUsd } from '../money/index.js';
@@ -235,13 +236,12 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     );
     // The seller restarted on a new port in the previous test: let the buyer find it again.
     const current = seller.node.multiaddrs();
-    await waitFor(
-      async () => {
-        await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
+    await waitForDiscovery(
+      buyer,
+      () => {
         const route = buyer.directory.route(seller.node.peerId);
         return route?.addresses.some((address) => current.includes(address.toString()));
       },
-      45_000,
       'restarted seller rediscovered',
     );
     const client = new OpenAI({
@@ -316,12 +316,9 @@ describe('paid sellers end to end (anvil + libp2p + buyer proxy + openai SDK)', 
     try {
       expect(free.payments).toBeUndefined();
       expect(free.metadata().capabilities.payments).toBeUndefined();
-      await waitFor(
-        async () => {
-          await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
-          return buyer.directory.get(free.node.peerId)?.reachable;
-        },
-        45_000,
+      await waitForDiscovery(
+        buyer,
+        () => buyer.directory.get(free.node.peerId)?.reachable,
         'free seller discovered',
       );
       const answer = await buyer.service.deps.transport.request(free.node.peerId, {

@@ -17,11 +17,11 @@ import {
   loopbackNetworkConfig,
   randomIdentity,
   startLoopbackNode,
-  waitFor,
 } from '../../network/testing/loopback.js';
 import { type SellerHandle, startSeller } from '../../seller/index.js';
 import { type FakeUpstream, startFakeUpstream, TINY_MP4 } from '../../seller/testing/index.js';
 import { type RunningBuyerNode, runBuyerNode } from '../runBuyerNode.js';
+import { waitForDiscovery } from '../testing/discovery.js';
 import { scoreAll } from '../testing/testBuyer.js';
 
 const FREE = { inputUsdPerMillion: 0, outputUsdPerMillion: 0 };
@@ -134,12 +134,9 @@ describe('media routes over libp2p with real sellers', () => {
       payments: 'unpaid-dev',
       reputation: scoreAll(80),
     });
-    await waitFor(
-      async () => {
-        await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
-        return buyer.directory.list().filter((peer) => peer.reachable).length === 2;
-      },
-      45_000,
+    await waitForDiscovery(
+      buyer,
+      () => buyer.directory.list().filter((peer) => peer.reachable).length === 2,
       'two sellers discovered',
     );
     openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
