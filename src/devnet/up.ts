@@ -7,7 +7,6 @@ import { createChainClients, deploymentPath, readDeployment, runFaucet } from '.
 import { IdentityStore } from '../identity/index.js';
 import { formatUsd, parseUsd } from '../money/index.js';
 import { libp2pPeerIdFromIdentity } from '../network/index.js';
-import { SVC_HEADER } from '../protocol/index.js';
 import { isAlive } from './ChildProcess.js';
 import {
   bootstrapSpec,
@@ -28,10 +27,10 @@ import {
 } from './configs.js';
 import { type DevKey, ensureDevKey } from './devKey.js';
 import { type DevLayout, type DevPorts, devLayout } from './layout.js';
+import { smokeTest, waitForSellers } from './readiness.js';
 import { ComponentStartError, type StartStep, Supervisor } from './Supervisor.js';
 import { type DevSeller, demoSeller, realSellers, substituteSeller } from './sellers.js';
 import { clearDevState, type DevState, readDevState, writeDevState } from './state.js';
-import { waitFor } from './waitFor.js';
 
 export interface UpOptions {
   dataDir: string;
@@ -85,6 +84,40 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
   const started = Date.now();
   const layout = devLayout(options.dataDir);
   assertNotRunning(layout);
+  const firstRun = prepareDataDir(options, layout);
+  const plan = planNetwork(options, layout);
+  const supervisor = new Supervisor({ logDir: layout.logs, print: options.print });
+  await supervisor.startAll(startSteps(options, layout, plan, firstRun));
+  const devKey = await readyOrStop(supervisor, layout, plan, options.print);
+  const state = devState(options, supervisor, plan);
+  writeDevState(layout.state, state);
+  await smokeTest(plan.gatewayUrl, devKey, options.print);
+  printSummary(options, layout, state, devKey, plan.sellers.length, (Date.now() - started) / 1000);
+  if (options.detach) for (const { process } of supervisor.running) process.release();
+  return {
+    state,
+    devKey,
+    stop: async () => {
+      options.print('stopping the local network ...');
+      await supervisor.stopAll();
+      clearDevState(layout.state);
+      options.print('stopped; every component has exited');
+    },
+  };
+}
+
+/** What the components are told about each other. */
+interface NetworkPlan {
+  bootstrapAddr: string;
+  buyerAddress: `0x${string}`;
+  rpcUrl: string;
+  buyerUrl: string;
+  gatewayUrl: string;
+  sellers: DevSeller[];
+}
+
+/** Makes the data folders (emptied first with `fresh`); true when the chain was never deployed. */
+function prepareDataDir(options: UpOptions, layout: DevLayout): boolean {
   if (options.fresh) rmSync(layout.root, { recursive: true, force: true });
   for (const dir of [
     layout.root,
@@ -102,26 +135,75 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
   options.print(
     `svc local network in ${layout.root}${firstRun ? '' : ' (resuming: same keys, same balances)'}`,
   );
+  return firstRun;
+}
 
+/** Loads (or creates) the bootstrap and buyer identities and writes the bootstrap's config. */
+function planNetwork(options: UpOptions, layout: DevLayout): NetworkPlan {
   const bootstrapIdentity = new IdentityStore(layout.bootstrap).loadDefault();
   const bootstrapAddr = `/ip4/127.0.0.1/tcp/${options.ports.bootstrap}/p2p/${libp2pPeerIdFromIdentity(bootstrapIdentity.privateKey).toString()}`;
   writeBootstrapConfig(layout.bootstrap, options.ports.bootstrap);
   const buyerAddress = new IdentityStore(layout.buyer).loadDefault().record.address;
-  const rpcUrl = `http://127.0.0.1:${options.ports.chain}`;
   const sellers = [
     ...Array.from({ length: options.sellers }, (_, i) => demoSeller(i)),
     ...realSellers(options.env),
     ...(options.extraSellers ?? []),
     ...(options.substitute ? [substituteSeller()] : []),
   ];
+  return {
+    bootstrapAddr,
+    buyerAddress,
+    rpcUrl: `http://127.0.0.1:${options.ports.chain}`,
+    buyerUrl: `http://127.0.0.1:${options.ports.buyer}`,
+    gatewayUrl: `http://127.0.0.1:${options.ports.gateway}`,
+    sellers,
+  };
+}
 
-  const supervisor = new Supervisor({ logDir: layout.logs, print: options.print });
-  // Sellers and buyer need the chain's addresses in their configs, so they are written (and
-  // wallets funded) once the chain is up; independent components start side by side.
+/** The start order: independent components side by side, each step after the one before. */
+function startSteps(
+  options: UpOptions,
+  layout: DevLayout,
+  plan: NetworkPlan,
+  firstRun: boolean,
+): StartStep[] {
+  const configured = configureOnce(options, layout, plan, firstRun);
+  return [
+    [
+      chainSpec(layout, options.ports, deploymentPath(layout.chain)),
+      bootstrapSpec(layout, options.ports),
+    ],
+    plan.sellers.map((seller, index) => async () => {
+      await configured();
+      return sellerSpec(layout, index + 1, seller.summary, layout.logs);
+    }),
+    [
+      buyerSpec(layout, options.ports),
+      facilitatorSpec(layout, options.ports),
+      async () => {
+        await configured();
+        return indexerSpec(layout, options.ports);
+      },
+    ],
+    gatewaySpec(layout, options.ports),
+  ];
+}
+
+/**
+ * Sellers and buyer need the chain's addresses in their configs, so they are written (and
+ * wallets funded) once the chain is up, by whichever component asks first.
+ */
+function configureOnce(
+  options: UpOptions,
+  layout: DevLayout,
+  plan: NetworkPlan,
+  firstRun: boolean,
+): () => Promise<void> {
+  const { bootstrapAddr, rpcUrl, sellers } = plan;
   let configuring: Promise<void> | undefined;
   const configure = async () => {
     const deployment = readDeployment(layout.chain)!;
-    if (firstRun) await fundWallets(rpcUrl, layout, sellers.length, buyerAddress);
+    if (firstRun) await fundWallets(rpcUrl, layout, sellers.length, plan.buyerAddress);
     for (const [index, seller] of sellers.entries()) {
       writeSellerConfig(layout.seller(index + 1), seller, bootstrapAddr, rpcUrl, deployment);
     }
@@ -136,49 +218,36 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
     writePayerConfig(layout.payer, rpcUrl, deployment);
     writeIndexerConfig(layout.indexer, bootstrapAddr, rpcUrl, deployment);
   };
-  const configured = () => {
+  return () => {
     configuring ??= configure();
     return configuring;
   };
-  const steps: StartStep[] = [
-    [
-      chainSpec(layout, options.ports, deploymentPath(layout.chain)),
-      bootstrapSpec(layout, options.ports),
-    ],
-    sellers.map((seller, index) => async () => {
-      await configured();
-      return sellerSpec(layout, index + 1, seller.summary, layout.logs);
-    }),
-    [
-      buyerSpec(layout, options.ports),
-      facilitatorSpec(layout, options.ports),
-      async () => {
-        await configured();
-        return indexerSpec(layout, options.ports);
-      },
-    ],
-    gatewaySpec(layout, options.ports),
-  ];
-  const buyerUrl = `http://127.0.0.1:${options.ports.buyer}`;
-  const gatewayUrl = `http://127.0.0.1:${options.ports.gateway}`;
-  await supervisor.startAll(steps);
+}
 
-  let devKey: DevKey;
+/** Waits for discovery and the dev key; on failure stops every component started. */
+async function readyOrStop(
+  supervisor: Supervisor,
+  layout: DevLayout,
+  plan: NetworkPlan,
+  print: (line: string) => void,
+): Promise<DevKey> {
   try {
-    await waitForSellers(buyerUrl, sellers.length, options.print);
-    devKey = await ensureDevKey(layout.buyer, layout.devKey);
+    await waitForSellers(plan.buyerUrl, plan.sellers.length, print);
+    return await ensureDevKey(layout.buyer, layout.devKey);
   } catch (error) {
     await supervisor.stopAll();
     throw error;
   }
+}
 
-  const state: DevState = {
+function devState(options: UpOptions, supervisor: Supervisor, plan: NetworkPlan): DevState {
+  return {
     ...(options.detach ? {} : { upPid: process.pid }),
     startedAt: new Date().toISOString(),
     detached: options.detach,
-    buyerUrl,
-    gatewayUrl,
-    chainRpcUrl: rpcUrl,
+    buyerUrl: plan.buyerUrl,
+    gatewayUrl: plan.gatewayUrl,
+    chainRpcUrl: plan.rpcUrl,
     components: supervisor.running.map(({ spec, process, step }) => ({
       name: spec.name,
       step,
@@ -187,21 +256,6 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
       logFile: process.logFile,
       ...(spec.detail ? { url: spec.detail } : {}),
     })),
-  };
-  writeDevState(layout.state, state);
-  await smokeTest(gatewayUrl, devKey, options.print);
-  printSummary(options, layout, state, devKey, sellers.length, (Date.now() - started) / 1000);
-
-  if (options.detach) for (const { process } of supervisor.running) process.release();
-  return {
-    state,
-    devKey,
-    stop: async () => {
-      options.print('stopping the local network ...');
-      await supervisor.stopAll();
-      clearDevState(layout.state);
-      options.print('stopped; every component has exited');
-    },
   };
 }
 
@@ -223,57 +277,6 @@ async function fundWallets(
   for (let index = 1; index <= sellerCount; index++) {
     const seller = new IdentityStore(layout.seller(index)).loadDefault().record.address;
     await runFaucet(clients, deployment, seller, { ethWei: FUND_ETH_WEI });
-  }
-}
-
-/** Waits until the buyer has discovered every seller (bounded). */
-async function waitForSellers(
-  buyerUrl: string,
-  count: number,
-  print: (line: string) => void,
-): Promise<void> {
-  await waitFor(
-    async () => {
-      await fetch(`${buyerUrl}/_svc/peers/refresh`, { method: 'POST' }).then((r) =>
-        r.body?.cancel(),
-      );
-      const status = (await (await fetch(`${buyerUrl}/_svc/status`)).json()) as {
-        reachablePeerCount?: number;
-      };
-      return (status.reachablePeerCount ?? 0) >= count;
-    },
-    { timeoutMs: 30_000, intervalMs: 500, what: `discovery of ${count} sellers by the buyer` },
-  );
-  print(`  ready    discovery: the buyer sees all ${count} sellers`);
-}
-
-/** One request through the gateway, to show the whole path working (never fatal). */
-async function smokeTest(
-  gatewayUrl: string,
-  key: DevKey,
-  print: (line: string) => void,
-): Promise<void> {
-  try {
-    const response = await fetch(`${gatewayUrl}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'svc-demo-fast',
-        messages: [{ role: 'user', content: 'Say hello to svc.' }],
-      }),
-    });
-    const body = (await response.json()) as { error?: { message?: string } };
-    if (response.ok) {
-      const peer = response.headers.get(SVC_HEADER.peerId);
-      const cost = response.headers.get(SVC_HEADER.estimatedCostUsd);
-      print(`  check    a request through the gateway was served by ${peer} for ${cost} USD`);
-    } else {
-      print(
-        `  check    a request through the gateway failed: ${response.status} ${body.error?.message ?? ''}`,
-      );
-    }
-  } catch (error) {
-    print(`  check    a request through the gateway failed: ${(error as Error).message}`);
   }
 }
 

@@ -104,70 +104,8 @@ function serveStats(
 
 /** Starts listening; `port` 0 picks a free one. */
 export async function startIndexerHttp(options: IndexerHttpOptions): Promise<IndexerHttpServer> {
-  const { metrics } = options;
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '/').split('?')[0];
-    const route = path === '/stats' || path === '/healthz' || path === '/metrics' ? path : 'other';
-    const count = (status: number) => metrics.requests.inc({ route, status: String(status) });
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, CORS);
-      res.end();
-      return count(204);
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendJson(
-        res,
-        405,
-        { error: { code: 'method_not_allowed', message: 'use GET' } },
-        { allow: 'GET, HEAD, OPTIONS' },
-      );
-      return count(405);
-    }
-    if (!options.limiter.allow(req.socket.remoteAddress ?? 'unknown')) {
-      sendJson(
-        res,
-        429,
-        { error: { code: 'rate_limited', message: 'too many requests: retry in a second' } },
-        { 'retry-after': '1' },
-      );
-      return count(429);
-    }
-    if (path === '/stats') {
-      const snapshot = options.current();
-      if (!snapshot) {
-        sendJson(
-          res,
-          503,
-          {
-            error: {
-              code: 'snapshot_not_ready',
-              message: 'the first snapshot is being built: retry shortly',
-            },
-          },
-          { 'retry-after': '5' },
-        );
-        return count(503);
-      }
-      return count(serveStats(req, res, snapshot, options.maxAgeSeconds));
-    }
-    if (path === '/healthz') {
-      const health = options.health();
-      sendJson(res, health.ok ? 200 : 503, health, { 'cache-control': 'no-store' });
-      return count(health.ok ? 200 : 503);
-    }
-    if (path === '/metrics') {
-      const text = await metrics.registry.metrics();
-      res.writeHead(200, { 'content-type': metrics.registry.contentType });
-      res.end(text);
-      return count(200);
-    }
-    sendJson(res, 404, {
-      error: { code: 'not_found', message: 'routes: GET /stats, /healthz, /metrics' },
-    });
-    return count(404);
-  };
   const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
+    handleRequest(options, req, res).catch(() => {
       if (!res.headersSent)
         sendJson(res, 500, { error: { code: 'internal_error', message: 'internal error' } });
       else res.destroy();
@@ -192,4 +130,91 @@ export async function startIndexerHttp(options: IndexerHttpOptions): Promise<Ind
         server.closeAllConnections();
       }),
   };
+}
+
+/** Answers one request and counts it by route and status. */
+async function handleRequest(
+  options: IndexerHttpOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0];
+  const route = path === '/stats' || path === '/healthz' || path === '/metrics' ? path : 'other';
+  const status =
+    answerBeforeRouting(options.limiter, req, res) ?? (await answerRoute(options, req, res, path));
+  options.metrics.requests.inc({ route, status: String(status) });
+}
+
+/** CORS preflight, a method other than GET/HEAD, or a rate-limited address: the status sent. */
+function answerBeforeRouting(
+  limiter: RateLimiter,
+  req: IncomingMessage,
+  res: ServerResponse,
+): number | undefined {
+  if (req.method === 'OPTIONS') {
+    res.writeHead(204, CORS);
+    res.end();
+    return 204;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    sendJson(
+      res,
+      405,
+      { error: { code: 'method_not_allowed', message: 'use GET' } },
+      { allow: 'GET, HEAD, OPTIONS' },
+    );
+    return 405;
+  }
+  if (!limiter.allow(req.socket.remoteAddress ?? 'unknown')) {
+    sendJson(
+      res,
+      429,
+      { error: { code: 'rate_limited', message: 'too many requests: retry in a second' } },
+      { 'retry-after': '1' },
+    );
+    return 429;
+  }
+  return undefined;
+}
+
+/** `/stats`, `/healthz`, `/metrics` or 404; returns the status sent. */
+async function answerRoute(
+  options: IndexerHttpOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string | undefined,
+): Promise<number> {
+  if (path === '/stats') {
+    const snapshot = options.current();
+    if (!snapshot) {
+      sendJson(
+        res,
+        503,
+        {
+          error: {
+            code: 'snapshot_not_ready',
+            message: 'the first snapshot is being built: retry shortly',
+          },
+        },
+        { 'retry-after': '5' },
+      );
+      return 503;
+    }
+    return serveStats(req, res, snapshot, options.maxAgeSeconds);
+  }
+  if (path === '/healthz') {
+    const health = options.health();
+    sendJson(res, health.ok ? 200 : 503, health, { 'cache-control': 'no-store' });
+    return health.ok ? 200 : 503;
+  }
+  if (path === '/metrics') {
+    const text = await options.metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': options.metrics.registry.contentType });
+    res.end(text);
+    return 200;
+  }
+  sendJson(res, 404, {
+    error: { code: 'not_found', message: 'routes: GET /stats, /healthz, /metrics' },
+  });
+  return 404;
 }

@@ -155,80 +155,20 @@ export async function serveRequests(
   handler: RequestHandler,
   options: RequestServerOptions,
 ): Promise<RequestServer> {
-  const receiveTimeoutMs = options.receiveTimeoutMs ?? node.config.requestHeadTimeoutSeconds * 1000;
-  const idleTimeoutMs = options.idleTimeoutMs ?? node.config.requestIdleTimeoutSeconds * 1000;
-  const totalTimeoutMs = options.totalTimeoutMs ?? node.config.requestTotalTimeoutSeconds * 1000;
-  const live = new Set<AbortController>();
-
-  const serve = async (stream: Stream, connection: Connection): Promise<void> => {
-    const controller = new AbortController();
-    live.add(controller);
-    stream.inactivityTimeout = idleTimeoutMs;
-    const total = setTimeout(
-      () => controller.abort(new FrameError('timeout', 'request took too long')),
-      totalTimeoutMs,
-    );
-    stream.addEventListener('close', (event) => {
-      if (event.error !== undefined || stream.status !== 'closed') {
-        controller.abort(
-          new FrameError('reset', `buyer closed the stream: ${event.error?.message ?? 'reset'}`),
-        );
-      }
-    });
-    const reader = new FrameReader(stream);
-    try {
-      const buyer = peerIdFromLibp2p(connection.remotePeer);
-      if (buyer === undefined) throw new FrameError('protocol', 'remote key is not secp256k1');
-      const receiving = deadline(controller.signal, receiveTimeoutMs);
-      const request = await readRequest(
-        reader,
-        options.uploadLimitBytes(),
-        receiving.signal,
-      ).finally(receiving.clear);
-      if ('tooLarge' in request) {
-        await sendReply(
-          stream,
-          {
-            status: 413,
-            headers: { 'content-type': 'application/json' },
-            body: jsonPayload({
-              error: {
-                code: 'upload_body_too_large',
-                message: `body exceeds ${options.uploadLimitBytes()} bytes`,
-              },
-            }),
-            trailer: () => ({ error: 'upload_body_too_large' }),
-          },
-          controller.signal,
-        );
-        return;
-      }
-      const { head, body } = request;
-      const reply = await handler({
-        peerId: buyer,
-        method: head.method,
-        path: head.path,
-        headers: head.headers,
-        body,
-        ...(head.payment !== undefined ? { payment: head.payment } : {}),
-        signal: controller.signal,
-      });
-      await sendReply(stream, reply, controller.signal);
-    } catch (error) {
-      if (!controller.signal.aborted) controller.abort(asError(error));
-      node.logger.debug({ err: asError(error).message }, 'request stream failed');
-      stream.abort(asError(error));
-    } finally {
-      clearTimeout(total);
-      live.delete(controller);
-    }
+  const served: Served = {
+    node,
+    handler,
+    options,
+    receiveTimeoutMs: options.receiveTimeoutMs ?? node.config.requestHeadTimeoutSeconds * 1000,
+    idleTimeoutMs: options.idleTimeoutMs ?? node.config.requestIdleTimeoutSeconds * 1000,
+    totalTimeoutMs: options.totalTimeoutMs ?? node.config.requestTotalTimeoutSeconds * 1000,
+    live: new Set<AbortController>(),
   };
-
   const protocol = options.protocol ?? REQUEST_PROTOCOL;
   await node.libp2p.handle(
     protocol,
     (stream, connection) => {
-      serve(stream, connection).catch((error: unknown) => {
+      serveStream(served, stream, connection).catch((error: unknown) => {
         node.logger.error({ err: asError(error).message }, 'request handler crashed');
         stream.abort(asError(error));
       });
@@ -236,10 +176,111 @@ export async function serveRequests(
     { maxInboundStreams: options.maxInboundStreams ?? 1024 },
   );
   return {
-    active: () => live.size,
+    active: () => served.live.size,
     async stop() {
       await node.libp2p.unhandle(protocol).catch(() => undefined);
-      for (const controller of live) controller.abort(new FrameError('aborted', 'seller stopping'));
+      for (const controller of served.live)
+        controller.abort(new FrameError('aborted', 'seller stopping'));
     },
+  };
+}
+
+/** What every stream of one server shares: its handler, limits and the streams in flight. */
+interface Served {
+  node: SvcNode;
+  handler: RequestHandler;
+  options: RequestServerOptions;
+  receiveTimeoutMs: number;
+  idleTimeoutMs: number;
+  totalTimeoutMs: number;
+  live: Set<AbortController>;
+}
+
+/** Serves one stream; any failure aborts the handler's signal and resets only this stream. */
+async function serveStream(served: Served, stream: Stream, connection: Connection): Promise<void> {
+  const controller = new AbortController();
+  served.live.add(controller);
+  const total = guardStream(served, stream, controller);
+  const reader = new FrameReader(stream);
+  try {
+    await answerRequest(served, stream, connection, reader, controller.signal);
+  } catch (error) {
+    if (!controller.signal.aborted) controller.abort(asError(error));
+    served.node.logger.debug({ err: asError(error).message }, 'request stream failed');
+    stream.abort(asError(error));
+  } finally {
+    clearTimeout(total);
+    served.live.delete(controller);
+  }
+}
+
+/**
+ * Sets the idle timeout and aborts `controller` after the total timeout or when the buyer resets
+ * the stream; returns the total timer for the caller to clear.
+ */
+function guardStream(
+  served: Served,
+  stream: Stream,
+  controller: AbortController,
+): ReturnType<typeof setTimeout> {
+  stream.inactivityTimeout = served.idleTimeoutMs;
+  const total = setTimeout(
+    () => controller.abort(new FrameError('timeout', 'request took too long')),
+    served.totalTimeoutMs,
+  );
+  stream.addEventListener('close', (event) => {
+    if (event.error !== undefined || stream.status !== 'closed') {
+      controller.abort(
+        new FrameError('reset', `buyer closed the stream: ${event.error?.message ?? 'reset'}`),
+      );
+    }
+  });
+  return total;
+}
+
+/** Reads the request within the receive timeout, and sends the handler's reply (or a 413). */
+async function answerRequest(
+  served: Served,
+  stream: Stream,
+  connection: Connection,
+  reader: FrameReader,
+  signal: AbortSignal,
+): Promise<void> {
+  const buyer = peerIdFromLibp2p(connection.remotePeer);
+  if (buyer === undefined) throw new FrameError('protocol', 'remote key is not secp256k1');
+  const receiving = deadline(signal, served.receiveTimeoutMs);
+  const request = await readRequest(
+    reader,
+    served.options.uploadLimitBytes(),
+    receiving.signal,
+  ).finally(receiving.clear);
+  if ('tooLarge' in request) {
+    await sendReply(stream, tooLargeReply(served.options.uploadLimitBytes()), signal);
+    return;
+  }
+  const { head, body } = request;
+  const reply = await served.handler({
+    peerId: buyer,
+    method: head.method,
+    path: head.path,
+    headers: head.headers,
+    body,
+    ...(head.payment !== undefined ? { payment: head.payment } : {}),
+    signal,
+  });
+  await sendReply(stream, reply, signal);
+}
+
+function tooLargeReply(uploadLimitBytes: number): OutboundReply {
+  return {
+    status: 413,
+    headers: { 'content-type': 'application/json' },
+    body: jsonPayload({
+      error: {
+        code: 'upload_body_too_large',
+        message: `body exceeds ${uploadLimitBytes} bytes`,
+      },
+    }),
+    trailer: () => ({ error: 'upload_body_too_large' }),
   };
 }

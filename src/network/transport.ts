@@ -76,54 +76,37 @@ export class LibP2pTransport implements PeerTransport {
   }
 
   async request(peerId: PeerId, request: SellerRequest): Promise<SellerResponse> {
-    const fail = (
-      failure: TransportFailure,
-      message: string,
-      beforeHead: boolean,
-      cause?: unknown,
-    ) => new TransportError(failure, peerId, message, { beforeHead, cause });
+    const route = this.checkedRoute(peerId, request);
+    const call = startCall(peerId, request.signal, this.totalTimeoutMs);
+    const opened = await this.openStream(call, route);
+    opened.stream.inactivityTimeout = this.idleTimeoutMs;
+    const reader = new FrameReader(opened.stream);
+    const head = await this.exchangeHead(call, request, opened, reader);
+    const { body, trailer } = responseBody(call, opened.stream, reader);
+    return { status: head.status, headers: head.headers, body, trailer };
+  }
+
+  /** The peer's route, once the request is known to fit it and not to be cancelled already. */
+  private checkedRoute(peerId: PeerId, request: SellerRequest): PeerRoute {
     const route = this.router.route(peerId);
-    if (route === undefined) throw fail('unreachable', `peer ${peerId} is not known`, true);
+    if (route === undefined)
+      throw transportFailure(peerId, 'unreachable', `peer ${peerId} is not known`, true);
     if (request.body.byteLength > route.uploadLimitBytes) {
-      throw fail(
+      throw transportFailure(
+        peerId,
         'too_large',
         `body of ${request.body.byteLength} bytes exceeds the seller's ${route.uploadLimitBytes}`,
         true,
       );
     }
-    if (request.signal?.aborted) throw fail('cancelled', 'request cancelled', true);
+    if (request.signal?.aborted)
+      throw transportFailure(peerId, 'cancelled', 'request cancelled', true);
+    return route;
+  }
 
-    const controller = new AbortController();
-    const onCancel = () => controller.abort(new Cancelled('request cancelled'));
-    request.signal?.addEventListener('abort', onCancel, { once: true });
-    const total = setTimeout(
-      () => controller.abort(new TimedOut('request took too long')),
-      this.totalTimeoutMs,
-    );
-    total.unref();
-    const cleanup = () => {
-      clearTimeout(total);
-      request.signal?.removeEventListener('abort', onCancel);
-    };
-    const classify = (error: unknown, beforeHead: boolean, stream?: Stream): TransportError => {
-      const reason: unknown = controller.signal.reason;
-      stream?.abort(asError(error));
-      if (reason instanceof Cancelled)
-        return fail('cancelled', 'request cancelled', beforeHead, error);
-      if (reason instanceof TimedOut) return fail('timeout', reason.message, beforeHead, error);
-      if (error instanceof FrameError) {
-        if (error.kind === 'timeout' || error.kind === 'aborted')
-          return fail('timeout', error.message, beforeHead, error);
-        if (error.kind === 'protocol' || error.kind === 'too_large')
-          return fail('protocol', error.message, beforeHead, error);
-        return fail('reset', `seller closed the stream: ${error.message}`, beforeHead, error);
-      }
-      return fail('reset', errorMessage(error), beforeHead, error);
-    };
-
-    let stream: Stream;
-    let opened: RequestStream;
-    const dialDeadline = deadline(controller.signal, this.dialTimeoutMs);
+  /** Dials (within the dial timeout) and opens the request stream; a failure marks the peer unreachable. */
+  private async openStream(call: Call, route: PeerRoute): Promise<RequestStream> {
+    const dialDeadline = deadline(call.controller.signal, this.dialTimeoutMs);
     try {
       // Only teach the peer store addresses when a dial is needed (it is a datastore write).
       if (
@@ -135,113 +118,93 @@ export class LibP2pTransport implements PeerTransport {
           .catch(() => undefined);
       }
       // The protocol proposal goes out with the request head: no negotiation round trip.
-      opened = await openRequestStream(
+      const opened = await openRequestStream(
         this.node,
         route.libp2pPeerId,
         this.protocol,
         dialDeadline.signal,
       );
-      stream = opened.stream;
       dialDeadline.clear();
+      return opened;
     } catch (error) {
       dialDeadline.clear();
-      cleanup();
-      if (controller.signal.reason instanceof Cancelled)
-        throw fail('cancelled', 'request cancelled', true, error);
+      call.cleanup();
+      if (call.controller.signal.reason instanceof Cancelled)
+        throw transportFailure(call.peerId, 'cancelled', 'request cancelled', true, error);
       const message = errorMessage(error);
-      this.router.markUnreachable?.(peerId, message);
-      throw fail('unreachable', `cannot reach peer ${peerId}: ${message}`, true, error);
+      this.router.markUnreachable?.(call.peerId, message);
+      throw transportFailure(
+        call.peerId,
+        'unreachable',
+        `cannot reach peer ${call.peerId}: ${message}`,
+        true,
+        error,
+      );
     }
-    stream.inactivityTimeout = this.idleTimeoutMs;
-    const reader = new FrameReader(stream);
-    const headDeadline = deadline(controller.signal, request.headTimeoutMs ?? this.headTimeoutMs);
-    const head = await (async () => {
-      try {
-        const { method, path, headers, body, payment } = request;
-        const sendHead = {
-          method,
-          path,
-          headers,
-          bodyLength: body.byteLength,
-          ...(payment ? { payment } : {}),
-        };
-        const headFrame = encodeFrame(FrameType.head, jsonPayload(sendHead));
-        const endFrame = encodeFrame(FrameType.end, new Uint8Array(0));
-        const headSignal = headDeadline.signal;
-        if (body.byteLength <= DATA_FRAME_BYTES) {
-          // Small requests go out in one write: one muxer frame, one encryption, one packet.
-          const frames =
-            body.byteLength > 0
-              ? [opened.proposal, headFrame, encodeFrame(FrameType.data, body), endFrame]
-              : [opened.proposal, headFrame, endFrame];
-          await writeBytes(stream, Buffer.concat(frames), controller.signal);
-          await this.acknowledged(opened, reader, headSignal, controller.signal, peerId);
-        } else {
-          // Large bodies wait for the seller to accept the protocol before being sent.
-          await writeBytes(stream, Buffer.concat([opened.proposal, headFrame]), controller.signal);
-          await this.acknowledged(opened, reader, headSignal, controller.signal, peerId);
-          await writeData(stream, body, controller.signal);
-          await writeBytes(stream, endFrame, controller.signal);
-        }
-        const frame = await reader.read(frameLimit, headSignal).catch((error: unknown) => {
-          if (headSignal.aborted && !controller.signal.aborted) {
-            throw new FrameError('timeout', 'no response head in time', error);
-          }
-          throw error;
-        });
-        if (frame === undefined)
-          throw new FrameError('eof', 'seller closed the stream before answering');
-        if (frame.type !== FrameType.head)
-          throw new FrameError('protocol', 'expected a response head');
-        return parseFrame(responseHeadSchema, frame.payload, 'response head', quickResponseHead);
-      } catch (error) {
-        cleanup();
-        if (error instanceof TransportError) {
-          stream.abort(error);
-          throw error;
-        }
-        throw classify(error, true, stream);
-      } finally {
-        headDeadline.clear();
-      }
-    })();
+  }
 
-    const trailer = Promise.withResolvers<SellerTrailer | undefined>();
-    let consumed = false;
-    async function* body(): AsyncGenerator<Uint8Array> {
-      if (consumed) throw new TypeError('the response body can only be read once');
-      consumed = true;
-      let finished = false;
-      try {
-        for (;;) {
-          let frame: Awaited<ReturnType<FrameReader['read']>>;
-          try {
-            frame = await reader.read(frameLimit, controller.signal);
-            if (frame === undefined)
-              throw new FrameError('eof', 'seller closed the stream before the trailer');
-            if (frame.type === FrameType.trailer) {
-              trailer.resolve(parseFrame(trailerSchema, frame.payload, 'trailer', quickTrailer));
-              finished = true;
-              await stream.close().catch(() => undefined);
-              return;
-            }
-            if (frame.type !== FrameType.data)
-              throw new FrameError('protocol', 'unexpected frame in response body');
-          } catch (error) {
-            throw classify(error, false, stream);
-          }
-          yield frame.payload;
-        }
-      } finally {
-        cleanup();
-        if (!finished) {
-          // The consumer stopped early or the stream failed: reset so the seller stops too.
-          if (stream.status === 'open') stream.abort(new Error('request cancelled by the buyer'));
-          trailer.resolve(undefined);
-        }
+  /** Sends the request and reads the response head within the head timeout. */
+  private async exchangeHead(
+    call: Call,
+    request: SellerRequest,
+    opened: RequestStream,
+    reader: FrameReader,
+  ): Promise<ResponseHead> {
+    const stream = opened.stream;
+    const headDeadline = deadline(
+      call.controller.signal,
+      request.headTimeoutMs ?? this.headTimeoutMs,
+    );
+    try {
+      await this.sendRequest(call, request, opened, reader, headDeadline.signal);
+      return await readResponseHead(reader, headDeadline.signal, call.controller.signal);
+    } catch (error) {
+      call.cleanup();
+      if (error instanceof TransportError) {
+        stream.abort(error);
+        throw error;
       }
+      throw classify(call, error, true, stream);
+    } finally {
+      headDeadline.clear();
     }
-    return { status: head.status, headers: head.headers, body: body(), trailer: trailer.promise };
+  }
+
+  /** Writes head, body and END; a large body waits for the seller to accept the protocol first. */
+  private async sendRequest(
+    call: Call,
+    request: SellerRequest,
+    opened: RequestStream,
+    reader: FrameReader,
+    headSignal: AbortSignal,
+  ): Promise<void> {
+    const { stream } = opened;
+    const signal = call.controller.signal;
+    const { method, path, headers, body, payment } = request;
+    const sendHead = {
+      method,
+      path,
+      headers,
+      bodyLength: body.byteLength,
+      ...(payment ? { payment } : {}),
+    };
+    const headFrame = encodeFrame(FrameType.head, jsonPayload(sendHead));
+    const endFrame = encodeFrame(FrameType.end, new Uint8Array(0));
+    if (body.byteLength <= DATA_FRAME_BYTES) {
+      // Small requests go out in one write: one muxer frame, one encryption, one packet.
+      const frames =
+        body.byteLength > 0
+          ? [opened.proposal, headFrame, encodeFrame(FrameType.data, body), endFrame]
+          : [opened.proposal, headFrame, endFrame];
+      await writeBytes(stream, Buffer.concat(frames), signal);
+      await this.acknowledged(opened, reader, headSignal, signal, call.peerId);
+    } else {
+      // Large bodies wait for the seller to accept the protocol before being sent.
+      await writeBytes(stream, Buffer.concat([opened.proposal, headFrame]), signal);
+      await this.acknowledged(opened, reader, headSignal, signal, call.peerId);
+      await writeData(stream, body, signal);
+      await writeBytes(stream, endFrame, signal);
+    }
   }
 
   /** Waits for the seller's protocol answer; a refusal makes the peer unreachable. */
@@ -271,4 +234,127 @@ export class LibP2pTransport implements PeerTransport {
       );
     }
   }
+}
+
+type ResponseHead = Pick<SellerResponse, 'status' | 'headers'>;
+
+/** One request's abort controller: the caller's signal and the total timeout both abort it. */
+interface Call {
+  readonly peerId: PeerId;
+  readonly controller: AbortController;
+  /** Clears the total timeout and stops listening to the caller's signal. */
+  cleanup(): void;
+}
+
+function startCall(
+  peerId: PeerId,
+  callerSignal: AbortSignal | undefined,
+  totalTimeoutMs: number,
+): Call {
+  const controller = new AbortController();
+  const onCancel = () => controller.abort(new Cancelled('request cancelled'));
+  callerSignal?.addEventListener('abort', onCancel, { once: true });
+  const total = setTimeout(
+    () => controller.abort(new TimedOut('request took too long')),
+    totalTimeoutMs,
+  );
+  total.unref();
+  const cleanup = () => {
+    clearTimeout(total);
+    callerSignal?.removeEventListener('abort', onCancel);
+  };
+  return { peerId, controller, cleanup };
+}
+
+function transportFailure(
+  peerId: PeerId,
+  failure: TransportFailure,
+  message: string,
+  beforeHead: boolean,
+  cause?: unknown,
+): TransportError {
+  return new TransportError(failure, peerId, message, { beforeHead, cause });
+}
+
+/** Resets the stream and names the failure by what aborted the call, else by the frame error. */
+function classify(
+  call: Call,
+  error: unknown,
+  beforeHead: boolean,
+  stream?: Stream,
+): TransportError {
+  const fail = (failure: TransportFailure, message: string) =>
+    transportFailure(call.peerId, failure, message, beforeHead, error);
+  const reason: unknown = call.controller.signal.reason;
+  stream?.abort(asError(error));
+  if (reason instanceof Cancelled) return fail('cancelled', 'request cancelled');
+  if (reason instanceof TimedOut) return fail('timeout', reason.message);
+  if (error instanceof FrameError) {
+    if (error.kind === 'timeout' || error.kind === 'aborted') return fail('timeout', error.message);
+    if (error.kind === 'protocol' || error.kind === 'too_large')
+      return fail('protocol', error.message);
+    return fail('reset', `seller closed the stream: ${error.message}`);
+  }
+  return fail('reset', errorMessage(error));
+}
+
+/** Reads the response head frame; running out of the head timeout (not the call) is a timeout. */
+async function readResponseHead(
+  reader: FrameReader,
+  headSignal: AbortSignal,
+  signal: AbortSignal,
+): Promise<ResponseHead> {
+  const frame = await reader.read(frameLimit, headSignal).catch((error: unknown) => {
+    if (headSignal.aborted && !signal.aborted) {
+      throw new FrameError('timeout', 'no response head in time', error);
+    }
+    throw error;
+  });
+  if (frame === undefined) throw new FrameError('eof', 'seller closed the stream before answering');
+  if (frame.type !== FrameType.head) throw new FrameError('protocol', 'expected a response head');
+  return parseFrame(responseHeadSchema, frame.payload, 'response head', quickResponseHead);
+}
+
+/** The body chunks, pulled by the consumer, and the trailer they end with. */
+function responseBody(
+  call: Call,
+  stream: Stream,
+  reader: FrameReader,
+): Pick<SellerResponse, 'body' | 'trailer'> {
+  const trailer = Promise.withResolvers<SellerTrailer | undefined>();
+  let consumed = false;
+  async function* body(): AsyncGenerator<Uint8Array> {
+    if (consumed) throw new TypeError('the response body can only be read once');
+    consumed = true;
+    let finished = false;
+    try {
+      for (;;) {
+        let frame: Awaited<ReturnType<FrameReader['read']>>;
+        try {
+          frame = await reader.read(frameLimit, call.controller.signal);
+          if (frame === undefined)
+            throw new FrameError('eof', 'seller closed the stream before the trailer');
+          if (frame.type === FrameType.trailer) {
+            trailer.resolve(parseFrame(trailerSchema, frame.payload, 'trailer', quickTrailer));
+            finished = true;
+            await stream.close().catch(() => undefined);
+            return;
+          }
+          if (frame.type !== FrameType.data)
+            throw new FrameError('protocol', 'unexpected frame in response body');
+        } catch (error) {
+          throw classify(call, error, false, stream);
+        }
+        yield frame.payload;
+      }
+    } finally {
+      call.cleanup();
+      if (!finished) {
+        // The consumer stopped early or the stream failed: reset so the seller stops too.
+        if (stream.status === 'open') stream.abort(new Error('request cancelled by the buyer'));
+        trailer.resolve(undefined);
+      }
+    }
+  }
+  return { body: body(), trailer: trailer.promise };
 }

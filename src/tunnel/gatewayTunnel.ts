@@ -9,7 +9,7 @@
  */
 import type { PeerId as Libp2pPeerId } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
-import { multiaddr } from '@multiformats/multiaddr';
+import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
 import { Pool } from 'undici';
 import type { Hex } from 'viem';
 import type { NetworkConfig } from '../config/index.js';
@@ -20,7 +20,8 @@ import {
   createSvcNode,
   LibP2pTransport,
   peerIdFromLibp2p,
-  type RequestServer,
+  type RequestHandler,
+  type SvcNode,
   serveRequests,
 } from '../network/index.js';
 import {
@@ -62,15 +63,7 @@ export async function startGatewayTunnel(
   options: GatewayTunnelOptions,
 ): Promise<RunningGatewayTunnel> {
   const logger = options.logger ?? silentLogger();
-  const relayAddr = multiaddr(options.relay);
-  const relayText = relayAddr.getComponents().findLast((c) => c.name === 'p2p')?.value;
-  if (relayText === undefined) {
-    throw new TypeError('--tunnel must be a multiaddr ending in /p2p/<relay peer id>');
-  }
-  const relayLibp2p: Libp2pPeerId = peerIdFromString(relayText);
-  const relayId = peerIdFromLibp2p(relayLibp2p);
-  if (relayId === undefined) throw new TypeError('the relay peer id is not a secp256k1 key');
-
+  const relay = parseRelay(options.relay);
   const node = await createSvcNode({
     identity: { privateKey: options.privateKey },
     config: { ...options.network, listen: [], announce: [], bootstrap: [] },
@@ -78,57 +71,85 @@ export async function startGatewayTunnel(
     logger,
   });
   const loopback = new Pool(options.gatewayUrl, { connections: 64, pipelining: 1 });
-  let server: RequestServer | undefined;
-  let stopped = false;
-  let retry: NodeJS.Timeout | undefined;
+  const server = await serveRequests(
+    node,
+    replayOnLoopback(relay.id, loopback, options.tunnelToken),
+    { protocol: TUNNEL_HTTP_PROTOCOL, uploadLimitBytes: () => options.bodyLimitBytes },
+  );
+  const register = registration(node, relay);
+  const upkeep = keepRegistered(node, relay, register, logger);
   const stopAll = async () => {
-    stopped = true;
-    if (retry) clearTimeout(retry);
-    clearInterval(keepalive);
-    node.libp2p.removeEventListener('peer:disconnect', onDisconnect);
-    await server?.stop();
+    upkeep.stop();
+    await server.stop();
     await node.stop();
     await loopback.close();
   };
+  const registered = await registerOrStop(register, node.peerId, stopAll);
+  return { gatewayId: node.peerId, baseUrl: registered.baseUrl, stop: stopAll };
+}
 
-  server = await serveRequests(
-    node,
-    async (request) => {
-      if (request.peerId !== relayId) {
-        return {
-          status: 403,
-          headers: { 'content-type': 'application/json' },
-          body: new TextEncoder().encode('{"error":{"code":"forbidden"}}'),
-        };
-      }
-      const headers = flattenHeaders(request.headers, (name) => name === TUNNEL_TOKEN_HEADER);
-      headers[TUNNEL_TOKEN_HEADER] = options.tunnelToken;
-      const answer = await loopback.request({
-        method: request.method as 'GET',
-        path: request.path,
-        headers,
-        body: request.body.byteLength > 0 ? request.body : null,
-        signal: request.signal,
-      });
+/** The relay's address and its peer id in both forms. */
+interface Relay {
+  addr: Multiaddr;
+  libp2pId: Libp2pPeerId;
+  id: PeerId;
+}
+
+function parseRelay(relay: string): Relay {
+  const addr = multiaddr(relay);
+  const relayText = addr.getComponents().findLast((c) => c.name === 'p2p')?.value;
+  if (relayText === undefined) {
+    throw new TypeError('--tunnel must be a multiaddr ending in /p2p/<relay peer id>');
+  }
+  const libp2pId: Libp2pPeerId = peerIdFromString(relayText);
+  const id = peerIdFromLibp2p(libp2pId);
+  if (id === undefined) throw new TypeError('the relay peer id is not a secp256k1 key');
+  return { addr, libp2pId, id };
+}
+
+/** Replays the relay's requests (only the relay's) against the gateway, with the tunnel token. */
+function replayOnLoopback(relayId: PeerId, loopback: Pool, tunnelToken: string): RequestHandler {
+  return async (request) => {
+    if (request.peerId !== relayId) {
       return {
-        status: answer.statusCode,
-        headers: flattenHeaders(answer.headers, () => false),
-        body: answer.body,
+        status: 403,
+        headers: { 'content-type': 'application/json' },
+        body: new TextEncoder().encode('{"error":{"code":"forbidden"}}'),
       };
-    },
-    { protocol: TUNNEL_HTTP_PROTOCOL, uploadLimitBytes: () => options.bodyLimitBytes },
-  );
+    }
+    const headers = flattenHeaders(request.headers, (name) => name === TUNNEL_TOKEN_HEADER);
+    headers[TUNNEL_TOKEN_HEADER] = tunnelToken;
+    const answer = await loopback.request({
+      method: request.method as 'GET',
+      path: request.path,
+      headers,
+      body: request.body.byteLength > 0 ? request.body : null,
+      signal: request.signal,
+    });
+    return {
+      status: answer.statusCode,
+      headers: flattenHeaders(answer.headers, () => false),
+      body: answer.body,
+    };
+  };
+}
 
+/** One registration call to the relay, answering the relay's reply. */
+function registration(node: SvcNode, relay: Relay): () => Promise<RegisterReply> {
   const transport = new LibP2pTransport({
     node,
     protocol: TUNNEL_REGISTER_PROTOCOL,
     headTimeoutMs: 10_000,
     router: {
-      route: () => ({ libp2pPeerId: relayLibp2p, addresses: [relayAddr], uploadLimitBytes: 1024 }),
+      route: () => ({
+        libp2pPeerId: relay.libp2pId,
+        addresses: [relay.addr],
+        uploadLimitBytes: 1024,
+      }),
     },
   });
-  const register = async (): Promise<RegisterReply> => {
-    const reply = await transport.request(relayId, {
+  return async () => {
+    const reply = await transport.request(relay.id, {
       method: 'POST',
       path: REGISTER_PATH,
       headers: {},
@@ -146,8 +167,20 @@ export async function startGatewayTunnel(
     if (reply.status !== 200) throw new Error(`the relay refused registration: ${text}`);
     return registerReplySchema.parse(JSON.parse(text));
   };
+}
 
-  // After the relay connection drops, register again: soon at first, then every 10 s.
+/**
+ * Registers again after the relay connection drops (soon at first, then up to every 10 s) and
+ * pings the relay so idle NAT mappings do not expire. `stop()` ends both.
+ */
+function keepRegistered(
+  node: SvcNode,
+  relay: Relay,
+  register: () => Promise<RegisterReply>,
+  logger: Logger,
+): { stop(): void } {
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
   let delay = 1_000;
   const reconnect = () => {
     if (stopped || retry !== undefined) return;
@@ -156,7 +189,7 @@ export async function startGatewayTunnel(
       register()
         .then(() => {
           delay = 1_000;
-          logger.info({ relay: relayId }, 'tunnel registered again');
+          logger.info({ relay: relay.id }, 'tunnel registered again');
         })
         .catch((error: unknown) => {
           logger.warn({ err: String(error) }, 'tunnel registration failed; retrying');
@@ -167,15 +200,29 @@ export async function startGatewayTunnel(
     retry.unref();
   };
   const onDisconnect = (event: CustomEvent<Libp2pPeerId>) => {
-    if (event.detail.equals(relayLibp2p)) reconnect();
+    if (event.detail.equals(relay.libp2pId)) reconnect();
   };
   node.libp2p.addEventListener('peer:disconnect', onDisconnect);
-  // Idle NAT mappings expire: a ping keeps the connection (and the registration) alive.
   const keepalive = setInterval(() => {
-    node.libp2p.services.ping.ping(relayLibp2p).catch(() => undefined);
+    node.libp2p.services.ping.ping(relay.libp2pId).catch(() => undefined);
   }, KEEPALIVE_MS);
   keepalive.unref();
+  return {
+    stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      clearInterval(keepalive);
+      node.libp2p.removeEventListener('peer:disconnect', onDisconnect);
+    },
+  };
+}
 
+/** The first registration; any failure (or a reply for another gateway id) stops everything. */
+async function registerOrStop(
+  register: () => Promise<RegisterReply>,
+  gatewayId: PeerId,
+  stopAll: () => Promise<void>,
+): Promise<RegisterReply> {
   let registered: RegisterReply;
   try {
     registered = await register();
@@ -183,9 +230,9 @@ export async function startGatewayTunnel(
     await stopAll();
     throw error;
   }
-  if (registered.gatewayId !== node.peerId) {
+  if (registered.gatewayId !== gatewayId) {
     await stopAll();
     throw new Error('the relay registered a different gateway id');
   }
-  return { gatewayId: node.peerId, baseUrl: registered.baseUrl, stop: stopAll };
+  return registered;
 }

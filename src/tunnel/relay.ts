@@ -4,7 +4,7 @@
  * `<public-url>/<peer-id>/v1/...` can only ever reach the gateway holding that key. Requests are
  * forwarded over encrypted streams; keys, budgets and logs stay at the gateway.
  */
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Hex } from 'viem';
 import type { NetworkConfig } from '../config/index.js';
@@ -15,12 +15,14 @@ import {
   createSvcNode,
   LibP2pTransport,
   peerIdFromLibp2p,
+  type RequestHandler,
   type RequestServer,
+  type SvcNode,
   serveRequests,
 } from '../network/index.js';
 import { REGISTER_PATH, TUNNEL_HTTP_PROTOCOL, TUNNEL_REGISTER_PROTOCOL } from './protocol.js';
 import { GatewayRegistry } from './registry.js';
-import { relayRequest } from './relayHttp.js';
+import { type RelayHttpDeps, relayRequest } from './relayHttp.js';
 
 export interface TunnelRelayOptions {
   /** The URL clients use, e.g. https://tunnel.example.com (TLS is terminated in front). */
@@ -60,10 +62,7 @@ export const DEFAULT_TUNNEL_STREAMS_PER_GATEWAY = 64;
 /** Starts a tunnel relay: its libp2p node, the registration protocol and the HTTP server. */
 export async function startTunnelRelay(options: TunnelRelayOptions): Promise<RunningTunnelRelay> {
   const logger = options.logger ?? silentLogger();
-  const publicUrl = new URL(options.publicUrl);
-  if (publicUrl.protocol !== 'https:' && publicUrl.protocol !== 'http:') {
-    throw new TypeError('--public-url must be an http(s) URL');
-  }
+  const publicUrl = parsePublicUrl(options.publicUrl);
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_TUNNEL_BODY_LIMIT_BYTES;
   const registry = new GatewayRegistry(
     options.maxStreamsPerGateway ?? DEFAULT_TUNNEL_STREAMS_PER_GATEWAY,
@@ -77,40 +76,95 @@ export async function startTunnelRelay(options: TunnelRelayOptions): Promise<Run
     logger,
   });
   const base = publicUrl.toString().replace(/\/$/, '');
-  let registration: RequestServer | undefined;
-  try {
-    registration = await serveRequests(
-      node,
-      async (request) => {
-        const conns = node.libp2p
-          .getConnections()
-          .filter((c) => peerIdFromLibp2p(c.remotePeer) === request.peerId);
-        const remote = conns[0]?.remotePeer;
-        if (request.path !== REGISTER_PATH || remote === undefined) {
-          return jsonReply(404, { error: { code: 'not_found', message: 'unknown request' } });
-        }
-        if (allowed.size > 0 && !allowed.has(request.peerId)) {
-          logger.warn({ gateway: request.peerId }, 'tunnel registration refused');
-          return jsonReply(403, {
-            error: { code: 'forbidden', message: 'this relay does not serve that gateway' },
-          });
-        }
-        registry.register(request.peerId, remote);
-        logger.info({ gateway: request.peerId }, 'gateway registered');
-        return jsonReply(200, { gatewayId: request.peerId, baseUrl: `${base}/${request.peerId}` });
-      },
-      { protocol: TUNNEL_REGISTER_PROTOCOL, uploadLimitBytes: () => 1024, maxInboundStreams: 4 },
-    );
-  } catch (error) {
-    await node.stop();
-    throw error;
-  }
+  const registration = await serveRegistrations(
+    node,
+    registrationHandler(node, registry, allowed, base, logger),
+  );
   const onDisconnect = (event: CustomEvent<import('@libp2p/interface').PeerId>) => {
     registry.disconnected(event.detail);
   };
   node.libp2p.addEventListener('peer:disconnect', onDisconnect);
+  const transport = gatewayTransport(node, registry, bodyLimitBytes);
+  const forwarded = new ForwardedTrust(options.trustedProxies ?? []);
+  const server = await listenHttp(node, options, {
+    registry,
+    transport,
+    publicUrl,
+    bodyLimitBytes,
+    forwarded,
+  });
+  return {
+    url: localUrl(server, options.host),
+    publicUrl: base,
+    multiaddrs: () => node.multiaddrs(),
+    gateways: () => registry.ids(),
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      node.libp2p.removeEventListener('peer:disconnect', onDisconnect);
+      await registration.stop();
+      await node.stop();
+    },
+  };
+}
 
-  const transport = new LibP2pTransport({
+function parsePublicUrl(text: string): URL {
+  const publicUrl = new URL(text);
+  if (publicUrl.protocol !== 'https:' && publicUrl.protocol !== 'http:') {
+    throw new TypeError('--public-url must be an http(s) URL');
+  }
+  return publicUrl;
+}
+
+/** Registers a gateway under the peer id its connection proved (only allowed ones, when listed). */
+function registrationHandler(
+  node: SvcNode,
+  registry: GatewayRegistry,
+  allowed: ReadonlySet<PeerId>,
+  base: string,
+  logger: Logger,
+): RequestHandler {
+  return async (request) => {
+    const conns = node.libp2p
+      .getConnections()
+      .filter((c) => peerIdFromLibp2p(c.remotePeer) === request.peerId);
+    const remote = conns[0]?.remotePeer;
+    if (request.path !== REGISTER_PATH || remote === undefined) {
+      return jsonReply(404, { error: { code: 'not_found', message: 'unknown request' } });
+    }
+    if (allowed.size > 0 && !allowed.has(request.peerId)) {
+      logger.warn({ gateway: request.peerId }, 'tunnel registration refused');
+      return jsonReply(403, {
+        error: { code: 'forbidden', message: 'this relay does not serve that gateway' },
+      });
+    }
+    registry.register(request.peerId, remote);
+    logger.info({ gateway: request.peerId }, 'gateway registered');
+    return jsonReply(200, { gatewayId: request.peerId, baseUrl: `${base}/${request.peerId}` });
+  };
+}
+
+/** Serves the registration protocol; stops the node when that fails. */
+async function serveRegistrations(node: SvcNode, handler: RequestHandler): Promise<RequestServer> {
+  try {
+    return await serveRequests(node, handler, {
+      protocol: TUNNEL_REGISTER_PROTOCOL,
+      uploadLimitBytes: () => 1024,
+      maxInboundStreams: 4,
+    });
+  } catch (error) {
+    await node.stop();
+    throw error;
+  }
+}
+
+/** Streams to registered gateways only, by the id they registered under. */
+function gatewayTransport(
+  node: SvcNode,
+  registry: GatewayRegistry,
+  bodyLimitBytes: number,
+): LibP2pTransport {
+  return new LibP2pTransport({
     node,
     protocol: TUNNEL_HTTP_PROTOCOL,
     router: {
@@ -122,9 +176,16 @@ export async function startTunnelRelay(options: TunnelRelayOptions): Promise<Run
       },
     },
   });
-  const forwarded = new ForwardedTrust(options.trustedProxies ?? []);
+}
+
+/** The public HTTP server, listening; stops the node when it cannot listen. */
+async function listenHttp(
+  node: SvcNode,
+  options: TunnelRelayOptions,
+  deps: RelayHttpDeps,
+): Promise<Server> {
   const server = createServer((req, res) => {
-    void relayRequest({ registry, transport, publicUrl, bodyLimitBytes, forwarded }, req, res);
+    void relayRequest(deps, req, res);
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -134,22 +195,13 @@ export async function startTunnelRelay(options: TunnelRelayOptions): Promise<Run
     await node.stop();
     throw error;
   });
+  return server;
+}
+
+function localUrl(server: Server, listenHost: string): string {
   const { port } = server.address() as AddressInfo;
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-  return {
-    url,
-    publicUrl: base,
-    multiaddrs: () => node.multiaddrs(),
-    gateways: () => registry.ids(),
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      node.libp2p.removeEventListener('peer:disconnect', onDisconnect);
-      await registration?.stop();
-      await node.stop();
-    },
-  };
+  const host = listenHost.includes(':') ? `[${listenHost}]` : listenHost;
+  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 }
 
 function jsonReply(status: number, value: unknown) {

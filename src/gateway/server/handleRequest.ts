@@ -1,22 +1,28 @@
 /** One request: route, throttle, authenticate, dispatch, answer errors in the client's style, log. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorStyleForPath, isSvcError, SvcError, toSvcError } from '../../errors/index.js';
+import {
+  type ErrorStyle,
+  errorStyleForPath,
+  isSvcError,
+  SvcError,
+  toSvcError,
+} from '../../errors/index.js';
 import { sendError, sendJson } from '../../http/index.js';
 import { logRequestLine } from '../../log/index.js';
 import { formatUsd } from '../../money/index.js';
-import { authenticate, storeCall } from './authenticate.js';
+import type { LogRow } from '../store/types.js';
+import { authenticate, type Caller, storeCall } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
 import { keyView } from './keyView.js';
 import { listModels } from './listModels.js';
 import { proxyRequest } from './proxyRequest.js';
 import { newLogRow } from './requestLog.js';
-import { matchRoute } from './routes.js';
+import { matchRoute, type Route } from './routes.js';
+import { topupRoute } from './topupRoute.js';
 
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
-
-import { topupRoute } from './topupRoute.js';
 
 /** Handles one HTTP request end to end; never throws. */
 export async function handleRequest(
@@ -33,71 +39,112 @@ export async function handleRequest(
   try {
     const route = matchRoute(method, path);
     if (!route) throw new SvcError('not_found');
-    const waitSeconds = deps.throttle.retryAfterSeconds(address);
-    if (waitSeconds > 0) {
-      throw new SvcError('rate_limited', {
-        message: `Too many failed authentications from this address. Retry in ${waitSeconds} s.`,
-        headers: { 'retry-after': String(waitSeconds) },
-      });
-    }
-    let caller: Awaited<ReturnType<typeof authenticate>>;
-    try {
-      caller = await authenticate(
-        deps.store,
-        req.headers.authorization,
-        deps.now(),
-        firstValue(req.headers['x-api-key']),
-      );
-    } catch (error) {
-      if (isSvcError(error) && error.status === 401) deps.throttle.recordFailure(address);
-      throw error;
-    }
+    refuseThrottled(deps, address);
+    const caller = await authenticateCaller(deps, req, address);
     log.keyId = caller.key.id;
     log.workspaceId = caller.workspace.id;
     log.memberId = caller.member?.id ?? null;
-    switch (route.kind) {
-      case 'key': {
-        const view = await storeCall(() =>
-          keyView(deps.store, caller.key, deps.buyerAddress(caller.key.identity), deps.now()),
-        );
-        sendJson(res, 200, view);
-        log.status = 200;
-        break;
-      }
-      case 'topup':
-        await topupRoute(deps, caller, req, res, log);
-        break;
-      case 'models':
-        await listModels(deps, caller, req, res, log);
-        break;
-      case 'proxy':
-        await proxyRequest(deps, caller, route, req, res, log, startedMs);
-        break;
-    }
+    await dispatch(deps, route, caller, req, res, log, startedMs);
   } catch (error) {
-    const svcError = toSvcError(error);
-    if (svcError.code === 'internal_error') deps.logger.error({ err: error }, 'request failed');
-    if (svcError.code === 'store_unavailable') {
-      deps.logger.warn({ err: svcError.cause }, 'gateway store unavailable');
-    }
-    log.status = svcError.status;
-    log.errorCode = svcError.code;
-    sendError(res, svcError, style);
+    answerFailure(deps, res, error, style, log);
   } finally {
-    log.latencyMs = Math.round(performance.now() - startedMs);
-    deps.logs.write(log);
-    logRequestLine(deps.logger, {
-      requestId: log.requestId,
-      route: log.route,
-      model: log.serviceId ?? log.requestedModel,
-      peer: log.peerId,
-      status: log.status,
-      inputTokens: log.inputTokens,
-      cachedInputTokens: log.cachedInputTokens,
-      outputTokens: log.outputTokens,
-      costUsd: formatUsd(log.costMicro),
-      ms: log.latencyMs,
-      errorCode: log.errorCode,
+    writeLog(deps, log, startedMs);
+  }
+}
+
+/** `rate_limited` while the address is held back for failed authentications. */
+function refuseThrottled(deps: GatewayDeps, address: string): void {
+  const waitSeconds = deps.throttle.retryAfterSeconds(address);
+  if (waitSeconds > 0) {
+    throw new SvcError('rate_limited', {
+      message: `Too many failed authentications from this address. Retry in ${waitSeconds} s.`,
+      headers: { 'retry-after': String(waitSeconds) },
     });
   }
+}
+
+/** The caller's key; a 401 counts against the address. */
+async function authenticateCaller(
+  deps: GatewayDeps,
+  req: IncomingMessage,
+  address: string,
+): Promise<Caller> {
+  try {
+    return await authenticate(
+      deps.store,
+      req.headers.authorization,
+      deps.now(),
+      firstValue(req.headers['x-api-key']),
+    );
+  } catch (error) {
+    if (isSvcError(error) && error.status === 401) deps.throttle.recordFailure(address);
+    throw error;
+  }
+}
+
+async function dispatch(
+  deps: GatewayDeps,
+  route: Route,
+  caller: Caller,
+  req: IncomingMessage,
+  res: ServerResponse,
+  log: LogRow,
+  startedMs: number,
+): Promise<void> {
+  switch (route.kind) {
+    case 'key': {
+      const view = await storeCall(() =>
+        keyView(deps.store, caller.key, deps.buyerAddress(caller.key.identity), deps.now()),
+      );
+      sendJson(res, 200, view);
+      log.status = 200;
+      break;
+    }
+    case 'topup':
+      await topupRoute(deps, caller, req, res, log);
+      break;
+    case 'models':
+      await listModels(deps, caller, req, res, log);
+      break;
+    case 'proxy':
+      await proxyRequest(deps, caller, route, req, res, log, startedMs);
+      break;
+  }
+}
+
+/** Answers a failure in the client's API style, logging the ones an operator must see. */
+function answerFailure(
+  deps: GatewayDeps,
+  res: ServerResponse,
+  error: unknown,
+  style: ErrorStyle,
+  log: LogRow,
+): void {
+  const svcError = toSvcError(error);
+  if (svcError.code === 'internal_error') deps.logger.error({ err: error }, 'request failed');
+  if (svcError.code === 'store_unavailable') {
+    deps.logger.warn({ err: svcError.cause }, 'gateway store unavailable');
+  }
+  log.status = svcError.status;
+  log.errorCode = svcError.code;
+  sendError(res, svcError, style);
+}
+
+/** Writes the request log row and the one-line request log. */
+function writeLog(deps: GatewayDeps, log: LogRow, startedMs: number): void {
+  log.latencyMs = Math.round(performance.now() - startedMs);
+  deps.logs.write(log);
+  logRequestLine(deps.logger, {
+    requestId: log.requestId,
+    route: log.route,
+    model: log.serviceId ?? log.requestedModel,
+    peer: log.peerId,
+    status: log.status,
+    inputTokens: log.inputTokens,
+    cachedInputTokens: log.cachedInputTokens,
+    outputTokens: log.outputTokens,
+    costUsd: formatUsd(log.costMicro),
+    ms: log.latencyMs,
+    errorCode: log.errorCode,
+  });
 }

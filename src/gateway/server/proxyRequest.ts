@@ -17,7 +17,8 @@ import {
 } from '../../protocol/index.js';
 import { requestMaxCost } from '../budget/requestMaxCost.js';
 import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
-import type { LogRow, Reservation } from '../store/types.js';
+import type { RoutingPolicy } from '../policy/types.js';
+import type { BudgetRefusal, LogRow, Reservation } from '../store/types.js';
 import { type Caller, storeCall } from './authenticate.js';
 import {
   type CostReport,
@@ -31,6 +32,7 @@ import type { GatewayDeps } from './deps.js';
 import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
 import { resolvePolicy } from './resolvePolicy.js';
 import type { Route } from './routes.js';
+import { type Billing, settle, settleRequest } from './settleRequest.js';
 
 /** Answers up to this size are sent in one write with their headers. */
 const SMALL_BODY_BYTES = 64 * 1024;
@@ -82,62 +84,117 @@ export async function proxyRequest(
 ): Promise<void> {
   const body = await readBody(req, deps.config.bodyLimitBytes);
   const parsed = parseBody(req, body);
+  logCaller(req, parsed, log);
+  const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
+  const forwardBody = withModel(body, parsed, model);
+  const requestId = `req_${randomUUID()}`;
+  log.requestId = requestId;
+  const reservation = route.billed
+    ? await reserve(deps, caller, req, parsed, model, requestId)
+    : null;
+  const control = controlHeaders(deps, caller, policy, requestId, reservation);
+  const upstream = await sendToBuyer(deps, req, res, control, forwardBody, reservation);
+  const streamed = logAnswerHead(log, upstream, startedMs, model);
+  const billing: Billing = { deps, reservation, requestId, log };
+  const report = await costBeforeAnswering(billing, upstream, streamed);
+  const relayed = await relayAnswer(billing, res, upstream, streamed, report);
+  if (relayed === 'settled') return;
+  logAnswerEnd(log, res, upstream, relayed);
+  await settleRequest(billing, report ?? relayed.scanner?.report ?? null);
+}
+
+/** How a relayed answer ended, when it was streamed rather than sent in one write. */
+interface RelayEnd {
+  buyerBroke: boolean;
+  scanner: SseUsageScanner | null;
+}
+
+function logCaller(req: IncomingMessage, parsed: ParsedBody, log: LogRow): void {
   const endUser = parsed.json?.user ?? headerValue(req.headers, SVC_HEADER.endUser);
   log.endUser = typeof endUser === 'string' ? endUser.slice(0, 256) : null;
   log.requestedModel = parsed.model ?? null;
-  const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
-  let forwardBody = body;
+}
+
+/** The body to forward: rewritten only when the policy changed the model. */
+function withModel(body: Buffer, parsed: ParsedBody, model: string | undefined): Buffer {
   if (parsed.json && model !== parsed.model) {
-    forwardBody = Buffer.from(JSON.stringify({ ...parsed.json, model }));
+    return Buffer.from(JSON.stringify({ ...parsed.json, model }));
   }
-  const requestId = `req_${randomUUID()}`;
-  log.requestId = requestId;
+  return body;
+}
 
-  let reservation: Reservation | null = null;
-  if (route.billed) {
-    const { maxAmountMicro, minAmountMicro } = await reservationSize(deps, req, parsed, model);
-    const result = await storeCall(() =>
-      deps.store.reserve({
-        reservationId: requestId,
-        keyId: caller.key.id,
-        maxAmountMicro,
-        minAmountMicro,
-        now: deps.now(),
-      }),
-    );
-    if (!result.ok) {
-      const { refusal } = result;
-      const remaining = refusal.limitMicro - refusal.committedMicro;
-      throw new SvcError('spend_limit_reached', {
-        message: `The ${refusal.period} ${refusal.level} budget has no room for this request.`,
-        details: {
-          level: refusal.level,
-          period: refusal.period,
-          limit_usd: formatUsd(refusal.limitMicro),
-          spent_usd: formatUsd(refusal.spentMicro),
-          remaining_usd: formatUsd(remaining > 0n ? remaining : 0n),
-          resets_at: refusal.resetsAt === null ? null : new Date(refusal.resetsAt).toISOString(),
-        },
-      });
-    }
-    reservation = result.reservation;
-  }
+/** Reserves on every budget of the key; `spend_limit_reached` when one has no room. */
+async function reserve(
+  deps: GatewayDeps,
+  caller: Caller,
+  req: IncomingMessage,
+  parsed: ParsedBody,
+  model: string | undefined,
+  requestId: string,
+): Promise<Reservation> {
+  const { maxAmountMicro, minAmountMicro } = await reservationSize(deps, req, parsed, model);
+  const result = await storeCall(() =>
+    deps.store.reserve({
+      reservationId: requestId,
+      keyId: caller.key.id,
+      maxAmountMicro,
+      minAmountMicro,
+      now: deps.now(),
+    }),
+  );
+  if (!result.ok) throw spendLimitReached(result.refusal);
+  return result.reservation;
+}
 
-  const control = encodeControlHeaders({
+function spendLimitReached(refusal: BudgetRefusal): SvcError {
+  const remaining = refusal.limitMicro - refusal.committedMicro;
+  return new SvcError('spend_limit_reached', {
+    message: `The ${refusal.period} ${refusal.level} budget has no room for this request.`,
+    details: {
+      level: refusal.level,
+      period: refusal.period,
+      limit_usd: formatUsd(refusal.limitMicro),
+      spent_usd: formatUsd(refusal.spentMicro),
+      remaining_usd: formatUsd(remaining > 0n ? remaining : 0n),
+      resets_at: refusal.resetsAt === null ? null : new Date(refusal.resetsAt).toISOString(),
+    },
+  });
+}
+
+function controlHeaders(
+  deps: GatewayDeps,
+  caller: Caller,
+  policy: RoutingPolicy,
+  requestId: string,
+  reservation: Reservation | null,
+): Record<string, string> {
+  return encodeControlHeaders({
     buyerIdentity: caller.workspace.identity,
     gatewayAuth: deps.controlSecret,
     requestId,
     ...(Object.keys(policy).length > 0 ? { routingPolicy: encodeBuyerPolicy(policy) } : {}),
     ...(reservation?.limited ? { maxCostUsd: formatUsd(reservation.amountMicro) } : {}),
   });
+}
 
+/**
+ * Sends the request to the buyer, aborted when the client goes away; a failure releases the
+ * reservation and is `request_cancelled` or `buyer_unavailable`.
+ */
+async function sendToBuyer(
+  deps: GatewayDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  control: Record<string, string>,
+  forwardBody: Buffer,
+  reservation: Reservation | null,
+): Promise<Dispatcher.ResponseData> {
   const abort = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  let upstream: Dispatcher.ResponseData;
   try {
-    upstream = await deps.buyer.request({
+    return await deps.buyer.request({
       method: 'POST',
       path: req.url ?? '/',
       headers: forwardHeaders(req.headers, control),
@@ -149,6 +206,15 @@ export async function proxyRequest(
     if (abort.signal.aborted) throw new SvcError('request_cancelled', { cause: error });
     throw new SvcError('buyer_unavailable', { cause: error });
   }
+}
+
+/** Logs the answer's head and who served it; true when the answer is an event stream. */
+function logAnswerHead(
+  log: LogRow,
+  upstream: Dispatcher.ResponseData,
+  startedMs: number,
+  model: string | undefined,
+): boolean {
   log.ttfbMs = Math.round(performance.now() - startedMs);
   log.status = upstream.statusCode;
   const seller = decodeSellerHeaders(upstream.headers);
@@ -158,7 +224,19 @@ export async function proxyRequest(
   log.servedModel = log.serviceId ?? model ?? null;
   const streamed = String(upstream.headers['content-type'] ?? '').includes('text/event-stream');
   log.streamed = streamed;
+  return streamed;
+}
 
+/**
+ * The cost known before answering. A limited key whose spend cannot be determined is settled and
+ * refused with `spend_tracking_unavailable`.
+ */
+async function costBeforeAnswering(
+  billing: Billing,
+  upstream: Dispatcher.ResponseData,
+  streamed: boolean,
+): Promise<CostReport | null> {
+  const { deps, reservation, requestId, log } = billing;
   let report: CostReport | null = streamed ? null : costFromHeaders(upstream.headers);
   if (!streamed && !report && reservation && upstream.statusCode >= 400) {
     // An error without a cost: a request the buyer never routed cost nothing.
@@ -173,10 +251,23 @@ export async function proxyRequest(
       throw new SvcError('spend_tracking_unavailable', { details: { request_id: requestId } });
     }
   }
+  return report;
+}
 
+/**
+ * Sends the answer to the client: a small complete one in one write, then settled ('settled');
+ * else streamed through, returning how the stream ended.
+ */
+async function relayAnswer(
+  billing: Billing,
+  res: ServerResponse,
+  upstream: Dispatcher.ResponseData,
+  streamed: boolean,
+  report: CostReport | null,
+): Promise<RelayEnd | 'settled'> {
+  const { log } = billing;
   res.writeHead(upstream.statusCode, responseHeaders(upstream.headers));
   const scanner = streamed ? new SseUsageScanner() : null;
-  let buyerBroke = false;
   try {
     const declaredLength = Number(upstream.headers['content-length'] ?? Number.NaN);
     if (!streamed && declaredLength <= SMALL_BODY_BYTES) {
@@ -184,7 +275,8 @@ export async function proxyRequest(
       const body = Buffer.from(await upstream.body.arrayBuffer());
       if (upstream.statusCode >= 400) log.errorCode = errorCodeOf(body);
       res.end(body);
-      return await finish(deps, reservation, requestId, report, log);
+      await settleRequest(billing, report);
+      return 'settled';
     }
     const errorBody: Buffer[] | null = upstream.statusCode >= 400 && !streamed ? [] : null;
     for await (const chunk of upstream.body) {
@@ -198,12 +290,22 @@ export async function proxyRequest(
     // The client went away, or the buyer cut the stream: settle what was delivered.
     if (!res.destroyed && !res.writableEnded) {
       // Mid-answer there is no way to send an error: close the connection so the client sees it.
-      buyerBroke = true;
       res.destroy();
+      return { buyerBroke: true, scanner };
     }
   }
-  const streamFailure = scanner?.report?.errorCode;
-  if (buyerBroke) {
+  return { buyerBroke: false, scanner };
+}
+
+/** Logs how a streamed answer ended: the buyer broke, the seller failed, or the client left. */
+function logAnswerEnd(
+  log: LogRow,
+  res: ServerResponse,
+  upstream: Dispatcher.ResponseData,
+  relayed: RelayEnd,
+): void {
+  const streamFailure = relayed.scanner?.report?.errorCode;
+  if (relayed.buyerBroke) {
     log.status = 502;
     log.errorCode = 'buyer_unavailable';
   } else if (streamFailure) {
@@ -214,23 +316,6 @@ export async function proxyRequest(
     log.status = 499;
     log.errorCode = 'request_cancelled';
     upstream.body.destroy();
-  }
-  await finish(deps, reservation, requestId, report ?? scanner?.report ?? null, log);
-}
-
-/** Settles (asking the buyer when the answer carried no cost) or, for free routes, just logs. */
-async function finish(
-  deps: GatewayDeps,
-  reservation: Reservation | null,
-  requestId: string,
-  report: CostReport | null,
-  log: LogRow,
-): Promise<void> {
-  if (reservation) {
-    const known = report ?? reportOf(await lookupCost(deps.buyer, requestId));
-    await settle(deps, reservation, requestId, known, log);
-  } else if (report) {
-    applyReport(log, report);
   }
 }
 
@@ -244,47 +329,5 @@ function errorCodeOf(body: Buffer): string | null {
     return typeof code === 'string' ? code.slice(0, 64) : null;
   } catch {
     return null;
-  }
-}
-
-function applyReport(log: LogRow, report: CostReport): void {
-  log.costMicro = report.costMicro;
-  log.inputTokens = report.usage.inputTokens;
-  log.cachedInputTokens = report.usage.cachedInputTokens;
-  log.outputTokens = report.usage.outputTokens;
-}
-
-/**
- * Settles a reservation. An unknown cost (the buyer down or the request still open at the buyer)
- * leaves the reservation held, so it still counts against every budget, and recovery settles it
- * with what the buyer's journal says was committed (docs/decisions/122-request-journal.md): a
- * buyer killed mid-stream does not cost the key its whole reservation.
- */
-async function settle(
-  deps: GatewayDeps,
-  reservation: Reservation,
-  requestId: string,
-  report: CostReport | null,
-  log: LogRow,
-): Promise<void> {
-  if (!report) {
-    log.errorCode ??= 'spend_tracking_unavailable';
-    return;
-  }
-  // The store caps the charge at the reservation too; the log shows the same amount.
-  const charged: CostReport = { costMicro: reservation.amountMicro, usage: report.usage };
-  if (report.costMicro < reservation.amountMicro) charged.costMicro = report.costMicro;
-  applyReport(log, charged);
-  try {
-    await deps.store.settle({
-      reservationId: reservation.id,
-      requestId,
-      costMicro: charged.costMicro,
-      usage: charged.usage,
-      now: deps.now(),
-    });
-  } catch (error) {
-    // The reservation stays held (counted against the budgets) until an operator settles it.
-    deps.logger.error({ err: error, requestId }, 'settling a reservation failed');
   }
 }

@@ -1,6 +1,6 @@
 /** The gateway service: an HTTP server in front of the buyer, with start/stop. */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import type { GatewayConfig } from '../../config/index.js';
@@ -65,14 +65,50 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { config, dataDir, logger } = options;
   const now = options.clock ?? Date.now;
   const ownsStore = !options.store;
-  const store =
-    options.store ??
-    (await createStore({
-      dataDir,
-      databaseUrl: config.databaseUrl,
-      now,
-      sqliteBackgroundCheckpointMs: BACKGROUND_CHECKPOINT_MS,
-    }));
+  const store = options.store ?? (await openStore(config, dataDir, now));
+  const topups = await startTopups(options, store, ownsStore);
+  const identities = new IdentityStore(dataDir, options.env ?? process.env);
+  const tunnelToken = randomBytes(24).toString('base64url');
+  const deps = gatewayDeps(options, store, topups, identities, tunnelToken, now);
+  const upkeep = await startUpkeep(deps);
+  const server = await listen(deps, identities);
+  const url = localUrl(server, config.host);
+  logger.info({ url, buyerUrl: config.buyerUrl, store: store.kind }, 'gateway listening');
+  return {
+    url,
+    store,
+    tunnelToken,
+    async stop() {
+      upkeep.stop();
+      await topups?.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await deps.buyer.close();
+      await deps.logs.close();
+      if (ownsStore) await store.close();
+    },
+  };
+}
+
+function openStore(
+  config: GatewayConfig,
+  dataDir: string,
+  now: () => number,
+): Promise<GatewayStore> {
+  return createStore({
+    dataDir,
+    databaseUrl: config.databaseUrl,
+    now,
+    sqliteBackgroundCheckpointMs: BACKGROUND_CHECKPOINT_MS,
+  });
+}
+
+/** Builds and starts the x402 top-up service, if any; closes a store it owns when that fails. */
+async function startTopups(
+  options: StartGatewayOptions,
+  store: GatewayStore,
+  ownsStore: boolean,
+): Promise<TopupService | undefined> {
   let topups: TopupService | undefined;
   try {
     topups = options.topups ? await options.topups(store) : undefined;
@@ -81,12 +117,21 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     if (ownsStore) await store.close();
     throw error;
   }
-  const identities = new IdentityStore(dataDir, options.env ?? process.env);
-  const addresses = new Map<string, string>();
-  const tunnelToken = randomBytes(24).toString('base64url');
+  return topups;
+}
+
+function gatewayDeps(
+  options: StartGatewayOptions,
+  store: GatewayStore,
+  topups: TopupService | undefined,
+  identities: IdentityStore,
+  tunnelToken: string,
+  now: () => number,
+): GatewayDeps {
+  const { config, dataDir, logger } = options;
   const buyer = new Pool(config.buyerUrl, { connections: 128, pipelining: 1 });
   const controlSecret = ensureControlSecret(dataDir);
-  const deps: GatewayDeps = {
+  return {
     store,
     buyer,
     config,
@@ -99,18 +144,29 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     forwarded: new ForwardedTrust(config.trustedProxies, tunnelToken),
     topups,
     logs: new LogWriter(store, logger),
-    buyerAddress: (identity) => {
-      let address = addresses.get(identity);
-      if (!address) {
-        address =
-          identity === 'default'
-            ? identities.loadDefault().record.address
-            : (identities.list().find((listing) => listing.name === identity)?.address ?? '');
-        if (address) addresses.set(identity, address);
-      }
-      return address;
-    },
+    buyerAddress: cachedBuyerAddresses(identities),
   };
+}
+
+/** An identity's wallet address, looked up once per identity. */
+function cachedBuyerAddresses(identities: IdentityStore): (identity: string) => string {
+  const addresses = new Map<string, string>();
+  return (identity) => {
+    let address = addresses.get(identity);
+    if (!address) {
+      address =
+        identity === 'default'
+          ? identities.loadDefault().record.address
+          : (identities.list().find((listing) => listing.name === identity)?.address ?? '');
+      if (address) addresses.set(identity, address);
+    }
+    return address;
+  };
+}
+
+/** Prunes old logs and recovers orphaned reservations now, then hourly and every minute. */
+async function startUpkeep(deps: GatewayDeps): Promise<{ stop(): void }> {
+  const { store, buyer, config, now, logger } = deps;
   const prune = async () => {
     try {
       await store.pruneLogs(now() - config.logRetentionDays * 24 * HOUR_MS);
@@ -133,7 +189,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   pruneTimer.unref();
   const recoverTimer = setInterval(recover, RECOVER_EVERY_MS);
   recoverTimer.unref();
+  return {
+    stop() {
+      clearInterval(pruneTimer);
+      clearInterval(recoverTimer);
+    },
+  };
+}
 
+/** The HTTP server (API and web console), listening on config.host:config.port. */
+async function listen(deps: GatewayDeps, identities: IdentityStore): Promise<Server> {
+  const { config } = deps;
   const consoleDeps = { ...deps, identities };
   const server = createServer((req, res) => {
     // The web console shares the origin and the store (docs/decisions/135-console-sign-in.md).
@@ -151,23 +217,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  return server;
+}
+
+function localUrl(server: Server, listenHost: string): string {
   const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-  logger.info({ url, buyerUrl: config.buyerUrl, store: store.kind }, 'gateway listening');
-  return {
-    url,
-    store,
-    tunnelToken,
-    async stop() {
-      clearInterval(pruneTimer);
-      clearInterval(recoverTimer);
-      await topups?.stop();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await buyer.close();
-      await deps.logs.close();
-      if (ownsStore) await store.close();
-    },
-  };
+  const host = listenHost.includes(':') ? `[${listenHost}]` : listenHost;
+  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 }
