@@ -71,11 +71,18 @@ export async function startGatewayTunnel(
     logger,
   });
   const loopback = new Pool(options.gatewayUrl, { connections: 64, pipelining: 1 });
-  const server = await serveRequests(
-    node,
-    replayOnLoopback(relay.id, loopback, options.tunnelToken),
-    { protocol: TUNNEL_HTTP_PROTOCOL, uploadLimitBytes: () => options.bodyLimitBytes },
-  );
+  let server: Awaited<ReturnType<typeof serveRequests>>;
+  try {
+    server = await serveRequests(node, replayOnLoopback(relay.id, loopback, options.tunnelToken), {
+      protocol: TUNNEL_HTTP_PROTOCOL,
+      uploadLimitBytes: () => options.bodyLimitBytes,
+    });
+  } catch (error) {
+    // Nothing may be left running behind the error.
+    await node.stop();
+    await loopback.close();
+    throw error;
+  }
   const register = registration(node, relay);
   const upkeep = keepRegistered(node, relay, register, logger);
   const stopAll = async () => {

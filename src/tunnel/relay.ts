@@ -68,6 +68,8 @@ export async function startTunnelRelay(options: TunnelRelayOptions): Promise<Run
     options.maxStreamsPerGateway ?? DEFAULT_TUNNEL_STREAMS_PER_GATEWAY,
   );
   const allowed = new Set(options.allowGateways ?? []);
+  // Checked before anything starts, so a bad list leaves nothing running.
+  const forwarded = new ForwardedTrust(options.trustedProxies ?? []);
   const node = await createSvcNode({
     identity: { privateKey: options.privateKey },
     config: { ...options.network, bootstrap: [] },
@@ -85,14 +87,22 @@ export async function startTunnelRelay(options: TunnelRelayOptions): Promise<Run
   };
   node.libp2p.addEventListener('peer:disconnect', onDisconnect);
   const transport = gatewayTransport(node, registry, bodyLimitBytes);
-  const forwarded = new ForwardedTrust(options.trustedProxies ?? []);
-  const server = await listenHttp(node, options, {
-    registry,
-    transport,
-    publicUrl,
-    bodyLimitBytes,
-    forwarded,
-  });
+  let server: Awaited<ReturnType<typeof listenHttp>>;
+  try {
+    server = await listenHttp(node, options, {
+      registry,
+      transport,
+      publicUrl,
+      bodyLimitBytes,
+      forwarded,
+    });
+  } catch (error) {
+    // A port in use: nothing may be left running behind the error.
+    node.libp2p.removeEventListener('peer:disconnect', onDisconnect);
+    await registration.stop();
+    await node.stop();
+    throw error;
+  }
   return {
     url: localUrl(server, options.host),
     publicUrl: base,
