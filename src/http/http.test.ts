@@ -3,7 +3,14 @@ import { createServer, type IncomingMessage, request, type ServerResponse } from
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SvcError } from '../errors/index.js';
-import { header, parseJsonObject, parseJsonRequest, readBody, sendError } from './index.js';
+import {
+  header,
+  localUrl,
+  parseJsonObject,
+  parseJsonRequest,
+  readBody,
+  sendError,
+} from './index.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 const servers: ReturnType<typeof createServer>[] = [];
@@ -108,5 +115,22 @@ describe('http toolkit', () => {
     expect(header({ 'x-a': ['1', '2'] }, 'x-a')).toBe('1');
     expect(header({ 'x-a': '3' }, 'x-a')).toBe('3');
     expect(header({}, 'x-a')).toBeUndefined();
+  });
+});
+
+describe('localUrl', () => {
+  it('names 127.0.0.1 for a wildcard listen address and brackets IPv6', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      expect(localUrl(server, '127.0.0.1')).toBe(`http://127.0.0.1:${port}`);
+      expect(localUrl(server, '0.0.0.0')).toBe(`http://127.0.0.1:${port}`);
+      expect(localUrl(server, '::')).toBe(`http://127.0.0.1:${port}`);
+      expect(localUrl(server, '[::]')).toBe(`http://127.0.0.1:${port}`);
+      expect(localUrl(server, '::1')).toBe(`http://[::1]:${port}`);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

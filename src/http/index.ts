@@ -4,5 +4,6 @@
  */
 export { header } from './header.js';
 export { parseJsonObject, parseJsonRequest } from './jsonBody.js';
+export { localUrl } from './localUrl.js';
 export { readBody } from './readBody.js';
 export { sendError, sendJson, writeChunk } from './reply.js';

@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { localUrl } from '../http/index.js';
 import type { EncodedSnapshot } from './encodedSnapshot.js';
 import type { IndexerMetrics } from './IndexerMetrics.js';
 import type { RateLimiter } from './rateLimit.js';
@@ -118,12 +119,10 @@ export async function startIndexerHttp(options: IndexerHttpOptions): Promise<Ind
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     server,
-    port,
-    url: `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`,
+    port: (server.address() as AddressInfo).port,
+    url: localUrl(server, options.host),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -5,10 +5,10 @@
  * forwarded over encrypted streams; keys, budgets and logs stay at the gateway.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Hex } from 'viem';
 import type { NetworkConfig } from '../config/index.js';
 import { ForwardedTrust } from '../gateway/index.js';
+import { localUrl } from '../http/index.js';
 import type { PeerId } from '../identity/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
 import {
@@ -206,12 +206,6 @@ async function listenHttp(
     throw error;
   });
   return server;
-}
-
-function localUrl(server: Server, listenHost: string): string {
-  const { port } = server.address() as AddressInfo;
-  const host = listenHost.includes(':') ? `[${listenHost}]` : listenHost;
-  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 }
 
 function jsonReply(status: number, value: unknown) {

@@ -1,11 +1,11 @@
 /** The gateway service: an HTTP server in front of the buyer, with start/stop. */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import type { GatewayConfig } from '../../config/index.js';
 import { handleConsole, isConsolePath } from '../../console/index.js';
 import { answerClientError } from '../../errors/index.js';
+import { localUrl } from '../../http/index.js';
 import { IdentityStore } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseUsd } from '../../money/index.js';
@@ -218,10 +218,4 @@ async function listen(deps: GatewayDeps, identities: IdentityStore): Promise<Ser
     server.listen(config.port, config.host, () => resolve());
   });
   return server;
-}
-
-function localUrl(server: Server, listenHost: string): string {
-  const { port } = server.address() as AddressInfo;
-  const host = listenHost.includes(':') ? `[${listenHost}]` : listenHost;
-  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 }
