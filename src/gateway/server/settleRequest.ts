@@ -50,9 +50,10 @@ export async function settle(
     log.errorCode ??= 'spend_tracking_unavailable';
     return;
   }
-  // The store caps the charge at the reservation too; the log shows the same amount.
-  const charged: CostReport = { costMicro: reservation.amountMicro, usage: report.usage };
-  if (report.costMicro < reservation.amountMicro) charged.costMicro = report.costMicro;
+  // The store caps a limited reservation's charge too; the log shows the same amount.
+  const charged: CostReport = { costMicro: report.costMicro, usage: report.usage };
+  if (reservation.limited && report.costMicro > reservation.amountMicro)
+    charged.costMicro = reservation.amountMicro;
   applyReport(log, charged);
   try {
     await deps.store.settle({

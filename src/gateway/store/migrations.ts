@@ -71,6 +71,12 @@ export const MIGRATIONS: ReadonlyArray<{
   },
   { version: 2, statements: () => TOPUP_MIGRATION },
   { version: 3, statements: () => CONSOLE_MIGRATION },
+  // A reservation of a key with no limit anywhere is not a cap: the buyer was not told to stop
+  // there, so settling charges what it paid (rows written before this version were capped).
+  {
+    version: 4,
+    statements: () => ['ALTER TABLE reservations ADD COLUMN limited INTEGER NOT NULL DEFAULT 1'],
+  },
 ];
 
 /** Brings the schema up to the newest version; safe when several gateways start at once. */

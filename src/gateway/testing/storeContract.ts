@@ -290,7 +290,19 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
       expect(fourth).toMatchObject({ ok: true, reservation: { amountMicro: 750_000n } });
     });
 
-    it('settles at most the reservation, whatever cost is reported', async () => {
+    it('charges a key with no limit anywhere what was paid, beyond its estimate', async () => {
+      const store = await open();
+      const { key } = await fixture(store, {});
+      const result = await spend(store, key.id, 300n, 5_000n);
+      expect(result).toMatchObject({
+        ok: true,
+        reservation: { amountMicro: 300n, limited: false },
+      });
+      expect((await store.periodSpend('key', key.id, T0)).total).toBe(5_000n);
+      expect(await store.ledgerTotal(key.id)).toBe(5_000n);
+    });
+
+    it('settles a limited key at most the reservation, whatever cost is reported', async () => {
       const store = await open();
       const { key } = await fixture(store, { total: 1_000n });
       const result = await spend(store, key.id, 300n, 5_000n);

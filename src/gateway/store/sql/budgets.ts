@@ -178,8 +178,16 @@ export async function reserve(db: SqlDb, input: ReserveInput): Promise<ReserveRe
       [amount, ...targets.params],
     );
     await tx.run(
-      'INSERT INTO reservations (id, key_id, amount, entries, created_at) VALUES ($1, $2, $3, $4, $5)',
-      [input.reservationId, input.keyId, amount, JSON.stringify(entries), input.now],
+      `INSERT INTO reservations (id, key_id, amount, entries, created_at, limited)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
+      [
+        input.reservationId,
+        input.keyId,
+        amount,
+        JSON.stringify(entries),
+        input.now,
+        room !== null ? 1 : 0,
+      ],
     );
     return {
       ok: true,
@@ -194,19 +202,22 @@ export async function reserve(db: SqlDb, input: ReserveInput): Promise<ReserveRe
 }
 
 /**
- * Moves a reservation to spent (`cost`, never more than the reservation: defence in depth against
- * a wrong report) and releases the rest; `record` adds a ledger row with the same amount.
+ * Moves a reservation to spent and releases the rest; `record` adds a ledger row with the same
+ * amount. The cost of a limited reservation is never more than the reservation (the buyer was
+ * capped there; defence in depth against a wrong report); a key with no limit anywhere is charged
+ * what the buyer paid, since nothing told the buyer to stop at the estimate.
  */
 export async function settle(db: SqlDb, input: SettleInput, record: boolean): Promise<void> {
   await db.transaction(async (tx) => {
     const rows = await tx.query(
-      `DELETE FROM reservations WHERE id = $1 RETURNING key_id, amount, entries`,
+      `DELETE FROM reservations WHERE id = $1 RETURNING key_id, amount, entries, limited`,
       [input.reservationId],
     );
     const reservation = rows[0];
     if (!reservation) return;
     const amount = bigintOf(reservation.amount);
-    const cost = input.costMicro > amount ? amount : input.costMicro < 0n ? 0n : input.costMicro;
+    const capped = numberOf(reservation.limited) !== 0 && input.costMicro > amount;
+    const cost = capped ? amount : input.costMicro < 0n ? 0n : input.costMicro;
     const entries = JSON.parse(textOf(reservation.entries)) as Entry[];
     // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
     // the rows exist, so it only ever updates.
