@@ -20,24 +20,28 @@ export interface BpeTables {
 }
 
 const HEAP_CAPACITY = BPE_CHUNK_BYTES * 3 + 8;
-const heap = new Float64Array(HEAP_CAPACITY);
+// Heap keys are rank << POSITION_BITS | start, ordering by rank, then leftmost (tiktoken's
+// choice on ties), in one int32: ranks stay below 2^(31 - POSITION_BITS).
+const POSITION_BITS = 10;
+const POSITION_MASK = (1 << POSITION_BITS) - 1;
+const MAX_RANK = 2 ** (31 - POSITION_BITS) - 1;
+const heap = new Int32Array(HEAP_CAPACITY);
 const nextOf = new Int32Array(BPE_CHUNK_BYTES + 1);
 const prevOf = new Int32Array(BPE_CHUNK_BYTES + 1);
-const pairRank = new Float64Array(BPE_CHUNK_BYTES + 1);
-// rank * POSITION_SPAN + start orders by rank, then leftmost: tiktoken's choice on ties.
-const POSITION_SPAN = 65_536;
+// Rank of the part starting at i (every part is a token), and of its merge with the next part.
+const partRank = new Int32Array(BPE_CHUNK_BYTES + 1);
+const pairRank = new Int32Array(BPE_CHUNK_BYTES + 1);
 
 function heapPush(size: number, key: number): number {
   let i = size;
-  heap[i] = key;
   while (i > 0) {
     const parent = (i - 1) >> 1;
     const up = heap[parent] as number;
     if (up <= key) break;
     heap[i] = up;
-    heap[parent] = key;
     i = parent;
   }
+  heap[i] = key;
   return size + 1;
 }
 
@@ -45,7 +49,6 @@ function heapPop(size: number): number {
   const last = size - 1;
   const key = heap[last] as number;
   let i = 0;
-  heap[0] = key;
   for (;;) {
     const left = 2 * i + 1;
     if (left >= last) break;
@@ -54,28 +57,73 @@ function heapPop(size: number): number {
     const down = heap[child] as number;
     if (down >= key) break;
     heap[i] = down;
-    heap[child] = key;
     i = child;
   }
+  heap[i] = key;
   return last;
 }
 
-// Ranks of every two-byte token, by (first byte << 8 | second byte): the first round of merges
-// needs no string keys.
-let pairTable: { ranks: Map<string, number>; table: Int32Array } | undefined;
+/**
+ * Integer views of one rank map: the rank of every byte and of every two-byte token, and a
+ * lossy cache of (left rank, right rank) → rank of the two parts merged (-1: not a token), so
+ * most merges need no substring and no string hashing. A miss is looked up by bytes, as before.
+ */
+interface RankIndex {
+  ranks: Map<string, number>;
+  byteRank: Int32Array;
+  pairs: Int32Array;
+  cacheLeft: Int32Array;
+  cacheRight: Int32Array;
+  cacheRank: Int32Array;
+}
 
-function pairRanksOf(ranks: Map<string, number>): Int32Array {
-  if (pairTable?.ranks !== ranks) {
-    const table = new Int32Array(65_536).fill(-1);
+const CACHE_BITS = 17;
+let index: RankIndex | undefined;
+
+function indexOf(ranks: Map<string, number>): RankIndex {
+  if (index?.ranks !== ranks) {
+    const byteRank = new Int32Array(256).fill(-1);
+    const pairs = new Int32Array(65_536).fill(-1);
     for (let first = 0; first < 256; first++) {
+      byteRank[first] = ranks.get(String.fromCharCode(first)) ?? -1;
       for (let second = 0; second < 256; second++) {
         const rank = ranks.get(String.fromCharCode(first, second));
-        if (rank !== undefined) table[(first << 8) | second] = rank;
+        if (rank !== undefined) pairs[(first << 8) | second] = rank;
       }
     }
-    pairTable = { ranks, table };
+    for (const rank of ranks.values())
+      if (rank > MAX_RANK) throw new RangeError('bpeCount: rank beyond the heap key range');
+    index = {
+      ranks,
+      byteRank,
+      pairs,
+      cacheLeft: new Int32Array(1 << CACHE_BITS).fill(-1),
+      cacheRight: new Int32Array(1 << CACHE_BITS),
+      cacheRank: new Int32Array(1 << CACHE_BITS),
+    };
   }
-  return pairTable.table;
+  return index;
+}
+
+/** Rank of the parts bytes[from, middle) and bytes[middle, to) merged, or -1. */
+function mergedRank(
+  idx: RankIndex,
+  bytes: string,
+  from: number,
+  to: number,
+  left: number,
+  right: number,
+): number {
+  // A byte missing from the ranks has no rank to key the cache with.
+  if (left < 0 || right < 0) return idx.ranks.get(bytes.slice(from, to)) ?? -1;
+  const slot = Math.imul(Math.imul(left, 0x9e3779b1) ^ right, 0x85ebca6b) >>> (32 - CACHE_BITS);
+  if (idx.cacheLeft[slot] === left && idx.cacheRight[slot] === right)
+    return idx.cacheRank[slot] as number;
+  const rank = idx.ranks.get(bytes.slice(from, to)) ?? -1;
+  idx.cacheLeft[slot] = left;
+  idx.cacheRight[slot] = right;
+  idx.cacheRank[slot] = rank;
+  return rank;
 }
 
 /**
@@ -86,45 +134,72 @@ export function bpeCount(bytes: string, ranks: Map<string, number>): number {
   const n = bytes.length;
   if (n <= 1 || ranks.has(bytes)) return n === 0 ? 0 : 1;
   if (n > BPE_CHUNK_BYTES) throw new RangeError('bpeCount: piece longer than BPE_CHUNK_BYTES');
+  const idx = indexOf(ranks);
+  const { byteRank, pairs } = idx;
   let size = 0;
+  let code = bytes.charCodeAt(0);
   for (let i = 0; i < n; i++) {
     nextOf[i] = i + 1;
     prevOf[i] = i - 1;
-  }
-  nextOf[n] = -1;
-  const pairs = pairRanksOf(ranks);
-  for (let i = 0; i + 1 < n; i++) {
-    const rank = pairs[(bytes.charCodeAt(i) << 8) | bytes.charCodeAt(i + 1)] as number;
-    pairRank[i] = rank;
-    if (rank >= 0) size = heapPush(size, rank * POSITION_SPAN + i);
+    partRank[i] = byteRank[code] as number;
+    if (i + 1 < n) {
+      const following = bytes.charCodeAt(i + 1);
+      const rank = pairs[(code << 8) | following] as number;
+      pairRank[i] = rank;
+      if (rank >= 0) heap[size++] = (rank << POSITION_BITS) | i;
+      code = following;
+    }
   }
   pairRank[n - 1] = -1;
+  nextOf[n] = -1;
+  // Heapify in place (O(n)): the keys were written in position order.
+  for (let i = (size >> 1) - 1; i >= 0; i--) {
+    const key = heap[i] as number;
+    let at = i;
+    for (;;) {
+      const left = 2 * at + 1;
+      if (left >= size) break;
+      const right = left + 1;
+      const child = right < size && (heap[right] as number) < (heap[left] as number) ? right : left;
+      const down = heap[child] as number;
+      if (down >= key) break;
+      heap[at] = down;
+      at = child;
+    }
+    heap[at] = key;
+  }
   let parts = n;
   while (size > 0) {
     const key = heap[0] as number;
     size = heapPop(size);
-    const start = key % POSITION_SPAN;
-    const rank = (key - start) / POSITION_SPAN;
+    const start = key & POSITION_MASK;
+    const rank = key >> POSITION_BITS;
     // Entries go stale when a neighbour merges; the current rank of each pair is in pairRank.
     if (pairRank[start] !== rank) continue;
     const right = nextOf[start] as number;
     const after = nextOf[right] as number;
     nextOf[start] = after;
-    if (after >= 0 && after <= n) prevOf[after] = start;
+    if (after < n) prevOf[after] = start;
     pairRank[right] = -1;
+    partRank[start] = rank;
     parts--;
-    const end = after;
-    const afterEnd = after < n ? (nextOf[after] as number) : -1;
-    if (afterEnd > 0) {
-      const merged = ranks.get(bytes.slice(start, afterEnd));
-      pairRank[start] = merged ?? -1;
-      if (merged !== undefined) size = heapPush(size, merged * POSITION_SPAN + start);
+    if (after < n) {
+      const merged = mergedRank(
+        idx,
+        bytes,
+        start,
+        nextOf[after] as number,
+        rank,
+        partRank[after] as number,
+      );
+      pairRank[start] = merged;
+      if (merged >= 0) size = heapPush(size, (merged << POSITION_BITS) | start);
     } else pairRank[start] = -1;
     const before = prevOf[start] as number;
     if (before >= 0) {
-      const merged = ranks.get(bytes.slice(before, end));
-      pairRank[before] = merged ?? -1;
-      if (merged !== undefined) size = heapPush(size, merged * POSITION_SPAN + before);
+      const merged = mergedRank(idx, bytes, before, after, partRank[before] as number, rank);
+      pairRank[before] = merged;
+      if (merged >= 0) size = heapPush(size, (merged << POSITION_BITS) | before);
     }
   }
   return parts;
