@@ -7,14 +7,20 @@
  * `TokenCounter` does its work in steps, so a caller can yield between them.
  */
 
+import type { PairIndex } from './tokensPairs.js';
+
 /** Longest pre-token merged in one piece; a longer one is merged in chunks of this size. */
 export const BPE_CHUNK_BYTES = 512;
 /** Characters the pre-tokenizing regex sees at once. */
 export const REGEX_WINDOW_CHARS = 16_384;
 
-/** What counting needs of an encoding: merge ranks keyed by latin1 byte strings, the split regex. */
+/**
+ * What counting needs of an encoding: merge ranks keyed by latin1 byte strings, the same ranks
+ * by integer pairs, the split regex.
+ */
 export interface BpeTables {
   ranks: Map<string, number>;
+  pairs: PairIndex;
   pattern: string;
   specialTokens: string[];
 }
@@ -24,7 +30,8 @@ const HEAP_CAPACITY = BPE_CHUNK_BYTES * 3 + 8;
 // choice on ties), in one int32: ranks stay below 2^(31 - POSITION_BITS).
 const POSITION_BITS = 10;
 const POSITION_MASK = (1 << POSITION_BITS) - 1;
-const MAX_RANK = 2 ** (31 - POSITION_BITS) - 1;
+/** Highest rank a heap key holds. */
+export const MAX_RANK = 2 ** (31 - POSITION_BITS) - 1;
 const heap = new Int32Array(HEAP_CAPACITY);
 const nextOf = new Int32Array(BPE_CHUNK_BYTES + 1);
 const prevOf = new Int32Array(BPE_CHUNK_BYTES + 1);
@@ -63,79 +70,31 @@ function heapPop(size: number): number {
   return last;
 }
 
-/**
- * Integer views of one rank map: the rank of every byte and of every two-byte token, and a
- * lossy cache of (left rank, right rank) → rank of the two parts merged (-1: not a token), so
- * most merges need no substring and no string hashing. A miss is looked up by bytes, as before.
- */
-interface RankIndex {
-  ranks: Map<string, number>;
-  byteRank: Int32Array;
-  pairs: Int32Array;
-  cacheLeft: Int32Array;
-  cacheRight: Int32Array;
-  cacheRank: Int32Array;
-}
-
-const CACHE_BITS = 17;
-let index: RankIndex | undefined;
-
-function indexOf(ranks: Map<string, number>): RankIndex {
-  if (index?.ranks !== ranks) {
-    const byteRank = new Int32Array(256).fill(-1);
-    const pairs = new Int32Array(65_536).fill(-1);
-    for (let first = 0; first < 256; first++) {
-      byteRank[first] = ranks.get(String.fromCharCode(first)) ?? -1;
-      for (let second = 0; second < 256; second++) {
-        const rank = ranks.get(String.fromCharCode(first, second));
-        if (rank !== undefined) pairs[(first << 8) | second] = rank;
-      }
-    }
-    for (const rank of ranks.values())
-      if (rank > MAX_RANK) throw new RangeError('bpeCount: rank beyond the heap key range');
-    index = {
-      ranks,
-      byteRank,
-      pairs,
-      cacheLeft: new Int32Array(1 << CACHE_BITS).fill(-1),
-      cacheRight: new Int32Array(1 << CACHE_BITS),
-      cacheRank: new Int32Array(1 << CACHE_BITS),
-    };
-  }
-  return index;
-}
-
 /** Rank of the parts bytes[from, middle) and bytes[middle, to) merged, or -1. */
 function mergedRank(
-  idx: RankIndex,
+  tables: BpeTables,
   bytes: string,
   from: number,
   to: number,
   left: number,
   right: number,
 ): number {
-  // A byte missing from the ranks has no rank to key the cache with.
-  if (left < 0 || right < 0) return idx.ranks.get(bytes.slice(from, to)) ?? -1;
-  const slot = Math.imul(Math.imul(left, 0x9e3779b1) ^ right, 0x85ebca6b) >>> (32 - CACHE_BITS);
-  if (idx.cacheLeft[slot] === left && idx.cacheRight[slot] === right)
-    return idx.cacheRank[slot] as number;
-  const rank = idx.ranks.get(bytes.slice(from, to)) ?? -1;
-  idx.cacheLeft[slot] = left;
-  idx.cacheRight[slot] = right;
-  idx.cacheRank[slot] = rank;
-  return rank;
+  // Before the pair index is complete, or for a byte missing from the ranks (no id to look the
+  // pair up by), the merged bytes are looked up.
+  if (left < 0 || right < 0 || !tables.pairs.complete)
+    return tables.ranks.get(bytes.slice(from, to)) ?? -1;
+  return tables.pairs.rankOf(left, right);
 }
 
 /**
  * Tokens of one byte string (latin1: one char per byte) of at most BPE_CHUNK_BYTES, merged as
  * tiktoken merges: repeatedly the adjacent pair of lowest rank, leftmost first.
  */
-export function bpeCount(bytes: string, ranks: Map<string, number>): number {
+export function bpeCount(bytes: string, tables: BpeTables): number {
   const n = bytes.length;
-  if (n <= 1 || ranks.has(bytes)) return n === 0 ? 0 : 1;
+  if (n <= 1 || tables.ranks.has(bytes)) return n === 0 ? 0 : 1;
   if (n > BPE_CHUNK_BYTES) throw new RangeError('bpeCount: piece longer than BPE_CHUNK_BYTES');
-  const idx = indexOf(ranks);
-  const { byteRank, pairs } = idx;
+  const { byteRank, twoByte } = tables.pairs;
   let size = 0;
   let code = bytes.charCodeAt(0);
   for (let i = 0; i < n; i++) {
@@ -144,7 +103,7 @@ export function bpeCount(bytes: string, ranks: Map<string, number>): number {
     partRank[i] = byteRank[code] as number;
     if (i + 1 < n) {
       const following = bytes.charCodeAt(i + 1);
-      const rank = pairs[(code << 8) | following] as number;
+      const rank = twoByte[(code << 8) | following] as number;
       pairRank[i] = rank;
       if (rank >= 0) heap[size++] = (rank << POSITION_BITS) | i;
       code = following;
@@ -185,7 +144,7 @@ export function bpeCount(bytes: string, ranks: Map<string, number>): number {
     parts--;
     if (after < n) {
       const merged = mergedRank(
-        idx,
+        tables,
         bytes,
         start,
         nextOf[after] as number,
@@ -197,7 +156,7 @@ export function bpeCount(bytes: string, ranks: Map<string, number>): number {
     } else pairRank[start] = -1;
     const before = prevOf[start] as number;
     if (before >= 0) {
-      const merged = mergedRank(idx, bytes, before, after, partRank[before] as number, rank);
+      const merged = mergedRank(tables, bytes, before, after, partRank[before] as number, rank);
       pairRank[before] = merged;
       if (merged >= 0) size = heapPush(size, (merged << POSITION_BITS) | before);
     }
@@ -294,7 +253,7 @@ export class TokenCounter {
     while (!this.done && spent < budgetChars) {
       if (this.longPieceAt < this.longPiece.length) {
         const chunk = this.longPiece.slice(this.longPieceAt, this.longPieceAt + BPE_CHUNK_BYTES);
-        this.tokens += bpeCount(chunk, this.tables.ranks);
+        this.tokens += bpeCount(chunk, this.tables);
         this.longPieceAt += BPE_CHUNK_BYTES;
         spent += chunk.length;
         continue;
@@ -338,7 +297,7 @@ export class TokenCounter {
         this.longPiece = bytes;
         this.longPieceAt = 0;
       } else {
-        this.tokens += bpeCount(bytes, this.tables.ranks);
+        this.tokens += bpeCount(bytes, this.tables);
         spent += piece.length;
       }
       this.cursor = this.windowStart + match.index + piece.length;

@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import type { BpeTables } from './tokensBpe.js';
+import { PairIndexBuilder } from './tokensPairs.js';
 import { COUNT_SLICE_MS } from './tokensQueue.js';
 
 interface RankFile {
@@ -100,6 +101,7 @@ export function rankMapOf(file: RankFile): Map<string, number> {
 
 let tables: BpeTables | undefined;
 let loading: Promise<BpeTables> | undefined;
+let pairsIndexed: Promise<void> | undefined;
 
 function loadRankFile(): RankFile {
   const ranksPath = require.resolve('js-tiktoken/ranks/o200k_base');
@@ -109,8 +111,48 @@ function loadRankFile(): RankFile {
   return module.default ?? module;
 }
 
+/**
+ * Runs `step` (a bounded amount of work, true when finished) in slices of COUNT_SLICE_MS that
+ * yield; false if `stop()` turns true meanwhile. In the background, a slice waits on an
+ * unreferenced timer: it does not keep an otherwise idle process alive (an unreferenced
+ * `setImmediate` would not even wake the loop).
+ */
+async function inSlices(
+  step: (count: number) => boolean,
+  stop: () => boolean,
+  background = false,
+): Promise<boolean> {
+  for (;;) {
+    const sliceStart = performance.now();
+    let done = false;
+    while (!done && performance.now() - sliceStart < COUNT_SLICE_MS) done = step(1_000);
+    if (done) return true;
+    await new Promise<void>((resolve) => {
+      if (background) setTimeout(resolve, 0).unref();
+      else setImmediate(resolve);
+    });
+    if (stop()) return false;
+  }
+}
+
+/**
+ * The tables for a rank map. Its pair index is filled afterwards in slices, in the background:
+ * counting is exact before (merges are looked up by bytes) and faster once it is complete, and
+ * the first count after a start waits no longer than the rank map takes (decision 100).
+ */
 function tablesOf(file: RankFile, ranks: Map<string, number>): BpeTables {
-  return { ranks, pattern: file.pat_str, specialTokens: Object.keys(file.special_tokens) };
+  const builder = new PairIndexBuilder(ranks);
+  pairsIndexed = inSlices(
+    (count) => builder.step(count),
+    () => false,
+    true,
+  ).then(() => undefined);
+  return {
+    ranks,
+    pairs: builder.index,
+    pattern: file.pat_str,
+    specialTokens: Object.keys(file.special_tokens),
+  };
 }
 
 /** The tables, built now if need be (blocks for the build on first use). */
@@ -128,15 +170,19 @@ export function tablesAsync(): Promise<BpeTables> {
   loading ??= (async () => {
     const file = loadRankFile();
     const builder = new RankMapBuilder(file.bpe_ranks);
-    for (;;) {
-      const sliceStart = performance.now();
-      let done = false;
-      while (!done && performance.now() - sliceStart < COUNT_SLICE_MS) done = builder.step(1_000);
-      if (done || tables) break;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    tables ??= tablesOf(file, builder.ranks);
-    return tables;
+    const built = await inSlices(
+      (count) => builder.step(count),
+      () => tables !== undefined,
+    );
+    if (built) tables ??= tablesOf(file, builder.ranks);
+    return tablesNow();
   })();
   return loading;
+}
+
+/** Resolves once the tables and their pair index are complete (benches and tests wait). */
+export async function tablesComplete(): Promise<BpeTables> {
+  const complete = await tablesAsync();
+  await pairsIndexed;
+  return complete;
 }
