@@ -94,7 +94,7 @@ export function bpeCount(bytes: string, tables: BpeTables): number {
   const n = bytes.length;
   if (n <= 1 || tables.ranks.has(bytes)) return n === 0 ? 0 : 1;
   if (n > BPE_CHUNK_BYTES) throw new RangeError('bpeCount: piece longer than BPE_CHUNK_BYTES');
-  const { byteRank, twoByte } = tables.pairs;
+  const { byteRank, twoByte, complete } = tables.pairs;
   let size = 0;
   let code = bytes.charCodeAt(0);
   for (let i = 0; i < n; i++) {
@@ -103,7 +103,9 @@ export function bpeCount(bytes: string, tables: BpeTables): number {
     partRank[i] = byteRank[code] as number;
     if (i + 1 < n) {
       const following = bytes.charCodeAt(i + 1);
-      const rank = twoByte[(code << 8) | following] as number;
+      const rank = complete
+        ? (twoByte[(code << 8) | following] as number)
+        : (tables.ranks.get(bytes.slice(i, i + 2)) ?? -1);
       pairRank[i] = rank;
       if (rank >= 0) heap[size++] = (rank << POSITION_BITS) | i;
       code = following;

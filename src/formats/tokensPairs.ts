@@ -9,9 +9,9 @@ import { MAX_RANK } from './tokensBpe.js';
 
 /** Integer views of one rank map, as `bpeCount` reads them. */
 export class PairIndex {
-  /** Rank of each single byte (-1 if it is not a token). */
+  /** Rank of each single byte (-1 if it is not a token), once complete. */
   readonly byteRank = new Int32Array(256).fill(-1);
-  /** Rank of each two-byte token by (first byte << 8 | second byte), else -1. */
+  /** Rank of each two-byte token by (first byte << 8 | second byte), else -1, once complete. */
   readonly twoByte = new Int32Array(65_536).fill(-1);
   private left: Int32Array;
   private right: Int32Array;
@@ -86,13 +86,6 @@ export class PairIndexBuilder {
       if (rank > MAX_RANK) throw new RangeError('PairIndexBuilder: rank beyond the heap key range');
     this.index = new PairIndex(ranks.size);
     this.entries = ranks.entries();
-    // Bytes and byte pairs at once: the first round of merges reads them in any case.
-    const { byteRank, twoByte } = this.index;
-    for (let first = 0; first < 256; first++) {
-      byteRank[first] = ranks.get(String.fromCharCode(first)) ?? -1;
-      for (let second = 0; second < 256; second++)
-        twoByte[(first << 8) | second] = ranks.get(String.fromCharCode(first, second)) ?? -1;
-    }
   }
 
   /** Indexes up to `tokens` more tokens; true once every token is indexed. */
@@ -105,6 +98,9 @@ export class PairIndexBuilder {
         return true;
       }
       const [bytes, rank] = next.value;
+      if (bytes.length === 1) index.byteRank[bytes.charCodeAt(0)] = rank;
+      else if (bytes.length === 2)
+        index.twoByte[(bytes.charCodeAt(0) << 8) | bytes.charCodeAt(1)] = rank;
       for (let split = 1; split < bytes.length; split++) {
         const left = ranks.get(bytes.slice(0, split));
         if (left === undefined) continue;

@@ -122,15 +122,16 @@ async function inSlices(
   stop: () => boolean,
   background = false,
 ): Promise<boolean> {
+  // A step of the pair index (several lookups per token) costs more than one of the rank map.
+  const stepSize = background ? 200 : 1_000;
   for (;;) {
+    // In the background, the first slice too waits for the next turn.
+    if (background) await new Promise<void>((resolve) => setTimeout(resolve, 0).unref());
     const sliceStart = performance.now();
     let done = false;
-    while (!done && performance.now() - sliceStart < COUNT_SLICE_MS) done = step(1_000);
+    while (!done && performance.now() - sliceStart < COUNT_SLICE_MS) done = step(stepSize);
     if (done) return true;
-    await new Promise<void>((resolve) => {
-      if (background) setTimeout(resolve, 0).unref();
-      else setImmediate(resolve);
-    });
+    if (!background) await new Promise<void>((resolve) => setImmediate(resolve));
     if (stop()) return false;
   }
 }
@@ -183,6 +184,12 @@ export function tablesAsync(): Promise<BpeTables> {
 /** Resolves once the tables and their pair index are complete (benches and tests wait). */
 export async function tablesComplete(): Promise<BpeTables> {
   const complete = await tablesAsync();
-  await pairsIndexed;
+  // The background slices do not keep the process alive; whoever waits for them does.
+  const keepAlive = setInterval(() => undefined, 1_000);
+  try {
+    await pairsIndexed;
+  } finally {
+    clearInterval(keepAlive);
+  }
   return complete;
 }
