@@ -2,12 +2,13 @@
  * o200k_base token counting in time linear in the text's length, for any text (decision 100).
  * js-tiktoken's merge loop is quadratic or worse in the length of one pre-token (10,000 × `x`
  * took 6.5 s); here a pre-token merges with a heap (O(n log n), same merges as tiktoken, ties
- * to the leftmost pair), pre-tokens longer than BPE_CHUNK_BYTES are merged in chunks, and the
- * pre-tokenizing regex runs over windows cut where a pre-token boundary is certain. A
- * `TokenCounter` does its work in steps, so a caller can yield between them.
+ * to the leftmost pair; a merge is looked up by the two parts' ranks in `tokensPairs.ts`), pre-tokens
+ * longer than BPE_CHUNK_BYTES are merged in chunks, and the pre-tokenizing regex runs over windows
+ * cut where a pre-token boundary is certain. A `TokenCounter` does its work in steps, so a caller
+ * can yield between them.
  */
 
-import type { PairIndex } from './tokensPairs.js';
+import { MAX_RANK_BITS, type PairIndex } from './tokensPairs.js';
 
 /** Longest pre-token merged in one piece; a longer one is merged in chunks of this size. */
 export const BPE_CHUNK_BYTES = 512;
@@ -27,11 +28,9 @@ export interface BpeTables {
 
 const HEAP_CAPACITY = BPE_CHUNK_BYTES * 3 + 8;
 // Heap keys are rank << POSITION_BITS | start, ordering by rank, then leftmost (tiktoken's
-// choice on ties), in one int32: ranks stay below 2^(31 - POSITION_BITS).
-const POSITION_BITS = 10;
+// choice on ties), in one int32: ranks have at most MAX_RANK_BITS bits (checked by the index).
+const POSITION_BITS = 31 - MAX_RANK_BITS;
 const POSITION_MASK = (1 << POSITION_BITS) - 1;
-/** Highest rank a heap key holds. */
-export const MAX_RANK = 2 ** (31 - POSITION_BITS) - 1;
 const heap = new Int32Array(HEAP_CAPACITY);
 const nextOf = new Int32Array(BPE_CHUNK_BYTES + 1);
 const prevOf = new Int32Array(BPE_CHUNK_BYTES + 1);

@@ -5,7 +5,9 @@
  * hashing, and a pair absent from the table is known not to merge. Built once per rank map, a
  * bounded number of tokens per step so it can yield.
  */
-import { MAX_RANK } from './tokensBpe.js';
+/** Bits of a rank: `bpeCount` packs a rank and a position (10 bits) into one int32. */
+export const MAX_RANK_BITS = 21;
+const MAX_RANK = 2 ** MAX_RANK_BITS - 1;
 
 /** Integer views of one rank map, as `bpeCount` reads them. */
 export class PairIndex {
