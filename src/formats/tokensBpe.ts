@@ -91,7 +91,7 @@ function mergedRank(
  */
 export function bpeCount(bytes: string, tables: BpeTables): number {
   const n = bytes.length;
-  if (n <= 1 || tables.ranks.has(bytes)) return n === 0 ? 0 : 1;
+  if (n <= 1) return n;
   if (n > BPE_CHUNK_BYTES) throw new RangeError('bpeCount: piece longer than BPE_CHUNK_BYTES');
   const { byteRank, twoByte, complete } = tables.pairs;
   let size = 0;
@@ -162,7 +162,9 @@ export function bpeCount(bytes: string, tables: BpeTables): number {
       if (merged >= 0) size = heapPush(size, (merged << POSITION_BITS) | before);
     }
   }
-  return parts;
+  // A piece that is a token is one token even where merging does not reach it (as in tiktoken);
+  // asked only now, because most pieces that merge to one part need no string hashed at all.
+  return parts > 1 && tables.ranks.has(bytes) ? 1 : parts;
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
