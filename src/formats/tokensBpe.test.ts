@@ -70,6 +70,8 @@ describe('bounded token counting (decision 100)', () => {
       }
     }
     expect(splits).toBeGreaterThan(400_000);
+    // Every o200k_base token is reached by merging its own bytes: no piece needs hashing.
+    expect(pairs.everyTokenMerges).toBe(true);
     const [a, b] = [ranks.get('qu') as number, ranks.get('xy') as number];
     expect(ranks.has('quxy')).toBe(false);
     expect(pairs.rankOf(a, b)).toBe(-1);

@@ -93,6 +93,16 @@ export function bpeCount(bytes: string, tables: BpeTables): number {
   const n = bytes.length;
   if (n <= 1) return n;
   if (n > BPE_CHUNK_BYTES) throw new RangeError('bpeCount: piece longer than BPE_CHUNK_BYTES');
+  const parts = mergedParts(bytes, tables);
+  // A piece that is a token is one token even where merging does not reach it (as in tiktoken);
+  // asked only when merging left several parts, and not at all once every token is known to be
+  // reached by merging its own bytes (o200k_base's are): hashing the piece cost more than merging.
+  return parts > 1 && !tables.pairs.everyTokenMerges && tables.ranks.has(bytes) ? 1 : parts;
+}
+
+/** Parts 2 to BPE_CHUNK_BYTES bytes merge into, whether or not they are a token themselves. */
+export function mergedParts(bytes: string, tables: BpeTables): number {
+  const n = bytes.length;
   const { byteRank, twoByte, complete } = tables.pairs;
   let size = 0;
   let code = bytes.charCodeAt(0);
@@ -162,9 +172,7 @@ export function bpeCount(bytes: string, tables: BpeTables): number {
       if (merged >= 0) size = heapPush(size, (merged << POSITION_BITS) | before);
     }
   }
-  // A piece that is a token is one token even where merging does not reach it (as in tiktoken);
-  // asked only now, because most pieces that merge to one part need no string hashed at all.
-  return parts > 1 && tables.ranks.has(bytes) ? 1 : parts;
+  return parts;
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point

@@ -22,6 +22,8 @@ export class PairIndex {
   private size = 0;
   /** Whether every split is indexed; until then a pair's absence means nothing. */
   complete = false;
+  /** Whether merging each token's own bytes is known to end in that token (checked after). */
+  everyTokenMerges = false;
 
   constructor(tokens: number) {
     // At most ~2.3 splits per token in o200k_base: a quarter full or less, short probes.

@@ -5,7 +5,7 @@
  * start does not block the event loop for the ~200 ms the 200,000-entry map takes (decision 100).
  */
 import { createRequire } from 'node:module';
-import type { BpeTables } from './tokensBpe.js';
+import { BPE_CHUNK_BYTES, type BpeTables, mergedParts } from './tokensBpe.js';
 import { PairIndexBuilder } from './tokensPairs.js';
 import { COUNT_SLICE_MS } from './tokensQueue.js';
 
@@ -137,23 +137,58 @@ async function inSlices(
 }
 
 /**
- * The tables for a rank map. Its pair index is filled afterwards in slices, in the background:
+ * The tables for a rank map. Its pair index is filled (then every token checked to be reached by
+ * merging its own bytes) afterwards in slices, in the background:
  * counting is exact before (merges are looked up by bytes) and faster once it is complete, and
  * the first count after a start waits no longer than the rank map takes (decision 100).
  */
 function tablesOf(file: RankFile, ranks: Map<string, number>): BpeTables {
   const builder = new PairIndexBuilder(ranks);
-  pairsIndexed = inSlices(
-    (count) => builder.step(count),
-    () => false,
-    true,
-  ).then(() => undefined);
-  return {
+  const built: BpeTables = {
     ranks,
     pairs: builder.index,
     pattern: file.pat_str,
     specialTokens: Object.keys(file.special_tokens),
   };
+  const check = new MergeCheck(built);
+  pairsIndexed = (async () => {
+    await inSlices(
+      (count) => builder.step(count),
+      () => false,
+      true,
+    );
+    await inSlices(
+      (count) => check.step(count),
+      () => false,
+      true,
+    );
+    built.pairs.everyTokenMerges = check.allMerge;
+  })();
+  return built;
+}
+
+/** Whether merging each token's own bytes ends in that token, a few tokens per step. */
+class MergeCheck {
+  allMerge = true;
+  private readonly entries: MapIterator<string>;
+
+  constructor(private readonly tables: BpeTables) {
+    this.entries = tables.ranks.keys();
+  }
+
+  step(tokens: number): boolean {
+    for (let done = 0; done < tokens; done++) {
+      const next = this.entries.next();
+      if (next.done) return true;
+      const bytes = next.value;
+      if (bytes.length < 2 || bytes.length > BPE_CHUNK_BYTES) continue;
+      if (mergedParts(bytes, this.tables) !== 1) {
+        this.allMerge = false;
+        return true;
+      }
+    }
+    return false;
+  }
 }
 
 /** The tables, built now if need be (blocks for the build on first use). */
