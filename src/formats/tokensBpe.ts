@@ -51,21 +51,25 @@ function heapPush(size: number, key: number): number {
   return size + 1;
 }
 
-function heapPop(size: number): number {
-  const last = size - 1;
-  const key = heap[last] as number;
-  let i = 0;
+/** Moves `key` down from `at` into place in a heap of `size` entries. */
+function siftDown(at: number, key: number, size: number): void {
+  let i = at;
   for (;;) {
     const left = 2 * i + 1;
-    if (left >= last) break;
+    if (left >= size) break;
     const right = left + 1;
-    const child = right < last && (heap[right] as number) < (heap[left] as number) ? right : left;
+    const child = right < size && (heap[right] as number) < (heap[left] as number) ? right : left;
     const down = heap[child] as number;
     if (down >= key) break;
     heap[i] = down;
     i = child;
   }
   heap[i] = key;
+}
+
+function heapPop(size: number): number {
+  const last = size - 1;
+  siftDown(0, heap[last] as number, last);
   return last;
 }
 
@@ -123,21 +127,7 @@ export function mergedParts(bytes: string, tables: BpeTables): number {
   pairRank[n - 1] = -1;
   nextOf[n] = -1;
   // Heapify in place (O(n)): the keys were written in position order.
-  for (let i = (size >> 1) - 1; i >= 0; i--) {
-    const key = heap[i] as number;
-    let at = i;
-    for (;;) {
-      const left = 2 * at + 1;
-      if (left >= size) break;
-      const right = left + 1;
-      const child = right < size && (heap[right] as number) < (heap[left] as number) ? right : left;
-      const down = heap[child] as number;
-      if (down >= key) break;
-      heap[at] = down;
-      at = child;
-    }
-    heap[at] = key;
-  }
+  for (let i = (size >> 1) - 1; i >= 0; i--) siftDown(i, heap[i] as number, size);
   let parts = n;
   while (size > 0) {
     const key = heap[0] as number;
