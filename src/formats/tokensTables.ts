@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { BPE_CHUNK_BYTES, type BpeTables, mergedParts } from './tokensBpe.js';
-import { PairIndexBuilder } from './tokensPairs.js';
+import { PairIndex, PairIndexBuilder } from './tokensPairs.js';
 import { COUNT_SLICE_MS } from './tokensQueue.js';
 
 interface RankFile {
@@ -137,26 +137,33 @@ async function inSlices(
 }
 
 /**
- * The tables for a rank map. Its pair index is filled (then every token checked to be reached by
- * merging its own bytes) afterwards in slices, in the background:
- * counting is exact before (merges are looked up by bytes) and faster once it is complete, and
- * the first count after a start waits no longer than the rank map takes (decision 100).
+ * The tables for a rank map, with an empty pair index: counting is exact without it (merges are
+ * looked up by bytes). `indexPairs` fills the real one (12 MB) only when a long text asks for it,
+ * so a process that counts only short texts never holds it (decision 100).
  */
 function tablesOf(file: RankFile, ranks: Map<string, number>): BpeTables {
-  const builder = new PairIndexBuilder(ranks);
-  const built: BpeTables = {
+  return {
     ranks,
-    pairs: builder.index,
+    pairs: new PairIndex(0),
     pattern: file.pat_str,
     specialTokens: Object.keys(file.special_tokens),
   };
-  const check = new MergeCheck(built);
-  pairsIndexed = (async () => {
+}
+
+/**
+ * Fills `built`'s pair index in slices in the background (then checks that every token is reached
+ * by merging its own bytes), once per process; counting gets faster once it is complete.
+ */
+function indexPairs(built: BpeTables): Promise<void> {
+  pairsIndexed ??= (async () => {
+    const builder = new PairIndexBuilder(built.ranks);
     await inSlices(
       (count) => builder.step(count),
       () => false,
       true,
     );
+    built.pairs = builder.index;
+    const check = new MergeCheck(built);
     await inSlices(
       (count) => check.step(count),
       () => false,
@@ -164,8 +171,16 @@ function tablesOf(file: RankFile, ranks: Map<string, number>): BpeTables {
     );
     built.pairs.everyTokenMerges = check.allMerge;
   })();
-  return built;
+  return pairsIndexed;
 }
+
+/** Starts the pair index for a text of `chars` characters when it is long enough to pay off. */
+export function indexPairsFor(chars: number, built: BpeTables): void {
+  if (chars >= PAIR_INDEX_FROM_CHARS) void indexPairs(built);
+}
+
+/** Texts from this long start the pair index: below, counting by bytes is fast enough. */
+const PAIR_INDEX_FROM_CHARS = 64 * 1024;
 
 /** Whether merging each token's own bytes ends in that token, a few tokens per step. */
 class MergeCheck {
@@ -222,7 +237,7 @@ export async function tablesComplete(): Promise<BpeTables> {
   // The background slices do not keep the process alive; whoever waits for them does.
   const keepAlive = setInterval(() => undefined, 1_000);
   try {
-    await pairsIndexed;
+    await indexPairs(complete);
   } finally {
     clearInterval(keepAlive);
   }
