@@ -4,7 +4,9 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { countTextTokens } from '../src/formats/tokens.js';
+import { tablesComplete } from '../src/formats/tokensTables.js';
 
-parentPort?.on('message', (message: { id: number; text: string }) => {
+parentPort?.on('message', async (message: { id: number; text: string }) => {
+  await tablesComplete();
   parentPort?.postMessage({ id: message.id, tokens: countTextTokens(message.text) });
 });

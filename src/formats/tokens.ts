@@ -7,7 +7,7 @@ import { imageSizeOfBase64, imageTokensOfSize } from './imageSize.js';
 import type { Conversation, Part } from './model.js';
 import { TokenCounter } from './tokensBpe.js';
 import { countInSlices } from './tokensQueue.js';
-import { tablesAsync, tablesNow } from './tokensTables.js';
+import { indexPairsFor, tablesAsync, tablesNow } from './tokensTables.js';
 import { parseRequest } from './translateRequest.js';
 import type { ApiFormat } from './types.js';
 
@@ -76,7 +76,9 @@ export async function countTextTokensAsync(text: string): Promise<number> {
   }
   const hit = cache.get(text);
   if (hit !== undefined) return hit;
-  const tokens = await countInSlices(new TokenCounter(text, await tablesAsync()));
+  const tables = await tablesAsync();
+  indexPairsFor(text.length, tables);
+  const tokens = await countInSlices(new TokenCounter(text, tables));
   return remember(text, tokens);
 }
 

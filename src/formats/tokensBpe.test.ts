@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { countTextTokens, countTextTokensAsync } from './tokens.js';
 import { BPE_CHUNK_BYTES, REGEX_WINDOW_CHARS } from './tokensBpe.js';
+import { tablesComplete } from './tokensTables.js';
 
 const require = createRequire(import.meta.url);
 const lite = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
@@ -42,6 +43,40 @@ describe('bounded token counting (decision 100)', () => {
     ]) {
       expect(countTextTokens(text), text.slice(0, 20)).toBe(exact(text));
     }
+  });
+
+  it('merges by rank pairs exactly as by bytes, on mixed alphabets up to one chunk', async () => {
+    expect((await tablesComplete()).pairs.complete).toBe(true);
+    const alphabets = ['ab', 'abcdefghijklmnopqrstuvwxyz', 'aAbBcC01', 'ACGT', '0123456789abcdef'];
+    for (let round = 0; round < 60; round++) {
+      const alphabet = alphabets[round % alphabets.length] as string;
+      const length = 1 + (randomBytes(2).readUInt16LE() % BPE_CHUNK_BYTES);
+      let text = '';
+      for (const byte of randomBytes(length)) text += alphabet[byte % alphabet.length];
+      expect(countTextTokens(text), text.slice(0, 20)).toBe(exact(text));
+    }
+  });
+
+  it('indexes every split of a token into two tokens, and nothing else', async () => {
+    const { ranks, pairs } = await tablesComplete();
+    let splits = 0;
+    for (const [bytes, rank] of ranks) {
+      for (let split = 1; split < bytes.length; split++) {
+        const left = ranks.get(bytes.slice(0, split));
+        const right = ranks.get(bytes.slice(split));
+        if (left === undefined || right === undefined) continue;
+        splits++;
+        if (pairs.rankOf(left, right) !== rank) expect([bytes, split]).toBe(rank);
+      }
+    }
+    expect(splits).toBeGreaterThan(400_000);
+    // Every o200k_base token is reached by merging its own bytes: no piece needs hashing.
+    expect(pairs.everyTokenMerges).toBe(true);
+    const [a, b] = [ranks.get('qu') as number, ranks.get('xy') as number];
+    expect(ranks.has('quxy')).toBe(false);
+    expect(pairs.rankOf(a, b)).toBe(-1);
+    expect(pairs.byteRank[0x61]).toBe(ranks.get('a'));
+    expect(pairs.twoByte[(0x69 << 8) | 0x6e]).toBe(ranks.get('in'));
   });
 
   it('is within 1 % on whitespace-free text longer than a chunk', () => {

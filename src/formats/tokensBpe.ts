@@ -2,129 +2,164 @@
  * o200k_base token counting in time linear in the text's length, for any text (decision 100).
  * js-tiktoken's merge loop is quadratic or worse in the length of one pre-token (10,000 × `x`
  * took 6.5 s); here a pre-token merges with a heap (O(n log n), same merges as tiktoken, ties
- * to the leftmost pair), pre-tokens longer than BPE_CHUNK_BYTES are merged in chunks, and the
- * pre-tokenizing regex runs over windows cut where a pre-token boundary is certain. A
- * `TokenCounter` does its work in steps, so a caller can yield between them.
+ * to the leftmost pair; a merge is looked up by the two parts' ranks in `tokensPairs.ts`), pre-tokens
+ * longer than BPE_CHUNK_BYTES are merged in chunks, and the pre-tokenizing regex runs over windows
+ * cut where a pre-token boundary is certain. A `TokenCounter` does its work in steps, so a caller
+ * can yield between them.
  */
+
+import { MAX_RANK_BITS, type PairIndex } from './tokensPairs.js';
 
 /** Longest pre-token merged in one piece; a longer one is merged in chunks of this size. */
 export const BPE_CHUNK_BYTES = 512;
 /** Characters the pre-tokenizing regex sees at once. */
 export const REGEX_WINDOW_CHARS = 16_384;
 
-/** What counting needs of an encoding: merge ranks keyed by latin1 byte strings, the split regex. */
+/**
+ * What counting needs of an encoding: merge ranks keyed by latin1 byte strings, the same ranks
+ * by integer pairs, the split regex.
+ */
 export interface BpeTables {
   ranks: Map<string, number>;
+  pairs: PairIndex;
   pattern: string;
   specialTokens: string[];
 }
 
 const HEAP_CAPACITY = BPE_CHUNK_BYTES * 3 + 8;
-const heap = new Float64Array(HEAP_CAPACITY);
+// Heap keys are rank << POSITION_BITS | start, ordering by rank, then leftmost (tiktoken's
+// choice on ties), in one int32: ranks have at most MAX_RANK_BITS bits (checked by the index).
+const POSITION_BITS = 31 - MAX_RANK_BITS;
+const POSITION_MASK = (1 << POSITION_BITS) - 1;
+const heap = new Int32Array(HEAP_CAPACITY);
 const nextOf = new Int32Array(BPE_CHUNK_BYTES + 1);
 const prevOf = new Int32Array(BPE_CHUNK_BYTES + 1);
-const pairRank = new Float64Array(BPE_CHUNK_BYTES + 1);
-// rank * POSITION_SPAN + start orders by rank, then leftmost: tiktoken's choice on ties.
-const POSITION_SPAN = 65_536;
+// Rank of the part starting at i (every part is a token), and of its merge with the next part.
+const partRank = new Int32Array(BPE_CHUNK_BYTES + 1);
+const pairRank = new Int32Array(BPE_CHUNK_BYTES + 1);
 
 function heapPush(size: number, key: number): number {
   let i = size;
-  heap[i] = key;
   while (i > 0) {
     const parent = (i - 1) >> 1;
     const up = heap[parent] as number;
     if (up <= key) break;
     heap[i] = up;
-    heap[parent] = key;
     i = parent;
   }
+  heap[i] = key;
   return size + 1;
+}
+
+/** Moves `key` down from `at` into place in a heap of `size` entries. */
+function siftDown(at: number, key: number, size: number): void {
+  let i = at;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= size) break;
+    const right = left + 1;
+    const child = right < size && (heap[right] as number) < (heap[left] as number) ? right : left;
+    const down = heap[child] as number;
+    if (down >= key) break;
+    heap[i] = down;
+    i = child;
+  }
+  heap[i] = key;
 }
 
 function heapPop(size: number): number {
   const last = size - 1;
-  const key = heap[last] as number;
-  let i = 0;
-  heap[0] = key;
-  for (;;) {
-    const left = 2 * i + 1;
-    if (left >= last) break;
-    const right = left + 1;
-    const child = right < last && (heap[right] as number) < (heap[left] as number) ? right : left;
-    const down = heap[child] as number;
-    if (down >= key) break;
-    heap[i] = down;
-    heap[child] = key;
-    i = child;
-  }
+  siftDown(0, heap[last] as number, last);
   return last;
 }
 
-// Ranks of every two-byte token, by (first byte << 8 | second byte): the first round of merges
-// needs no string keys.
-let pairTable: { ranks: Map<string, number>; table: Int32Array } | undefined;
-
-function pairRanksOf(ranks: Map<string, number>): Int32Array {
-  if (pairTable?.ranks !== ranks) {
-    const table = new Int32Array(65_536).fill(-1);
-    for (let first = 0; first < 256; first++) {
-      for (let second = 0; second < 256; second++) {
-        const rank = ranks.get(String.fromCharCode(first, second));
-        if (rank !== undefined) table[(first << 8) | second] = rank;
-      }
-    }
-    pairTable = { ranks, table };
-  }
-  return pairTable.table;
+/** Rank of the parts bytes[from, middle) and bytes[middle, to) merged, or -1. */
+function mergedRank(
+  tables: BpeTables,
+  bytes: string,
+  from: number,
+  to: number,
+  left: number,
+  right: number,
+): number {
+  // Before the pair index is complete, or for a byte missing from the ranks (no id to look the
+  // pair up by), the merged bytes are looked up.
+  if (left < 0 || right < 0 || !tables.pairs.complete)
+    return tables.ranks.get(bytes.slice(from, to)) ?? -1;
+  return tables.pairs.rankOf(left, right);
 }
 
 /**
  * Tokens of one byte string (latin1: one char per byte) of at most BPE_CHUNK_BYTES, merged as
  * tiktoken merges: repeatedly the adjacent pair of lowest rank, leftmost first.
  */
-export function bpeCount(bytes: string, ranks: Map<string, number>): number {
+export function bpeCount(bytes: string, tables: BpeTables): number {
   const n = bytes.length;
-  if (n <= 1 || ranks.has(bytes)) return n === 0 ? 0 : 1;
+  if (n <= 1) return n;
   if (n > BPE_CHUNK_BYTES) throw new RangeError('bpeCount: piece longer than BPE_CHUNK_BYTES');
+  const parts = mergedParts(bytes, tables);
+  // A piece that is a token is one token even where merging does not reach it (as in tiktoken);
+  // asked only when merging left several parts, and not at all once every token is known to be
+  // reached by merging its own bytes (o200k_base's are): hashing the piece cost more than merging.
+  return parts > 1 && !tables.pairs.everyTokenMerges && tables.ranks.has(bytes) ? 1 : parts;
+}
+
+/** Parts 2 to BPE_CHUNK_BYTES bytes merge into, whether or not they are a token themselves. */
+export function mergedParts(bytes: string, tables: BpeTables): number {
+  const n = bytes.length;
+  const { byteRank, twoByte, complete } = tables.pairs;
   let size = 0;
+  let code = bytes.charCodeAt(0);
   for (let i = 0; i < n; i++) {
     nextOf[i] = i + 1;
     prevOf[i] = i - 1;
-  }
-  nextOf[n] = -1;
-  const pairs = pairRanksOf(ranks);
-  for (let i = 0; i + 1 < n; i++) {
-    const rank = pairs[(bytes.charCodeAt(i) << 8) | bytes.charCodeAt(i + 1)] as number;
-    pairRank[i] = rank;
-    if (rank >= 0) size = heapPush(size, rank * POSITION_SPAN + i);
+    partRank[i] = byteRank[code] as number;
+    if (i + 1 < n) {
+      const following = bytes.charCodeAt(i + 1);
+      const rank = complete
+        ? (twoByte[(code << 8) | following] as number)
+        : (tables.ranks.get(bytes.slice(i, i + 2)) ?? -1);
+      pairRank[i] = rank;
+      if (rank >= 0) heap[size++] = (rank << POSITION_BITS) | i;
+      code = following;
+    }
   }
   pairRank[n - 1] = -1;
+  nextOf[n] = -1;
+  // Heapify in place (O(n)): the keys were written in position order.
+  for (let i = (size >> 1) - 1; i >= 0; i--) siftDown(i, heap[i] as number, size);
   let parts = n;
   while (size > 0) {
     const key = heap[0] as number;
     size = heapPop(size);
-    const start = key % POSITION_SPAN;
-    const rank = (key - start) / POSITION_SPAN;
+    const start = key & POSITION_MASK;
+    const rank = key >> POSITION_BITS;
     // Entries go stale when a neighbour merges; the current rank of each pair is in pairRank.
     if (pairRank[start] !== rank) continue;
     const right = nextOf[start] as number;
     const after = nextOf[right] as number;
     nextOf[start] = after;
-    if (after >= 0 && after <= n) prevOf[after] = start;
+    if (after < n) prevOf[after] = start;
     pairRank[right] = -1;
+    partRank[start] = rank;
     parts--;
-    const end = after;
-    const afterEnd = after < n ? (nextOf[after] as number) : -1;
-    if (afterEnd > 0) {
-      const merged = ranks.get(bytes.slice(start, afterEnd));
-      pairRank[start] = merged ?? -1;
-      if (merged !== undefined) size = heapPush(size, merged * POSITION_SPAN + start);
+    if (after < n) {
+      const merged = mergedRank(
+        tables,
+        bytes,
+        start,
+        nextOf[after] as number,
+        rank,
+        partRank[after] as number,
+      );
+      pairRank[start] = merged;
+      if (merged >= 0) size = heapPush(size, (merged << POSITION_BITS) | start);
     } else pairRank[start] = -1;
     const before = prevOf[start] as number;
     if (before >= 0) {
-      const merged = ranks.get(bytes.slice(before, end));
-      pairRank[before] = merged ?? -1;
-      if (merged !== undefined) size = heapPush(size, merged * POSITION_SPAN + before);
+      const merged = mergedRank(tables, bytes, before, after, partRank[before] as number, rank);
+      pairRank[before] = merged;
+      if (merged >= 0) size = heapPush(size, (merged << POSITION_BITS) | before);
     }
   }
   return parts;
@@ -219,7 +254,7 @@ export class TokenCounter {
     while (!this.done && spent < budgetChars) {
       if (this.longPieceAt < this.longPiece.length) {
         const chunk = this.longPiece.slice(this.longPieceAt, this.longPieceAt + BPE_CHUNK_BYTES);
-        this.tokens += bpeCount(chunk, this.tables.ranks);
+        this.tokens += bpeCount(chunk, this.tables);
         this.longPieceAt += BPE_CHUNK_BYTES;
         spent += chunk.length;
         continue;
@@ -263,7 +298,7 @@ export class TokenCounter {
         this.longPiece = bytes;
         this.longPieceAt = 0;
       } else {
-        this.tokens += bpeCount(bytes, this.tables.ranks);
+        this.tokens += bpeCount(bytes, this.tables);
         spent += piece.length;
       }
       this.cursor = this.windowStart + match.index + piece.length;

@@ -5,7 +5,8 @@
  * start does not block the event loop for the ~200 ms the 200,000-entry map takes (decision 100).
  */
 import { createRequire } from 'node:module';
-import type { BpeTables } from './tokensBpe.js';
+import { BPE_CHUNK_BYTES, type BpeTables, mergedParts } from './tokensBpe.js';
+import { PairIndex, PairIndexBuilder } from './tokensPairs.js';
 import { COUNT_SLICE_MS } from './tokensQueue.js';
 
 interface RankFile {
@@ -100,6 +101,7 @@ export function rankMapOf(file: RankFile): Map<string, number> {
 
 let tables: BpeTables | undefined;
 let loading: Promise<BpeTables> | undefined;
+let pairsIndexed: Promise<void> | undefined;
 
 function loadRankFile(): RankFile {
   const ranksPath = require.resolve('js-tiktoken/ranks/o200k_base');
@@ -109,8 +111,99 @@ function loadRankFile(): RankFile {
   return module.default ?? module;
 }
 
+/**
+ * Runs `step` (a bounded amount of work, true when finished) in slices of COUNT_SLICE_MS that
+ * yield; false if `stop()` turns true meanwhile. In the background, a slice waits on an
+ * unreferenced timer: it does not keep an otherwise idle process alive (an unreferenced
+ * `setImmediate` would not even wake the loop).
+ */
+async function inSlices(
+  step: (count: number) => boolean,
+  stop: () => boolean,
+  background = false,
+): Promise<boolean> {
+  // A step of the pair index (several lookups per token) costs more than one of the rank map.
+  const stepSize = background ? 200 : 1_000;
+  for (;;) {
+    // In the background, the first slice too waits for the next turn.
+    if (background) await new Promise<void>((resolve) => setTimeout(resolve, 0).unref());
+    const sliceStart = performance.now();
+    let done = false;
+    while (!done && performance.now() - sliceStart < COUNT_SLICE_MS) done = step(stepSize);
+    if (done) return true;
+    if (!background) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (stop()) return false;
+  }
+}
+
+/**
+ * The tables for a rank map, with an empty pair index: counting is exact without it (merges are
+ * looked up by bytes). `indexPairs` fills the real one (12 MB) only when a long text asks for it,
+ * so a process that counts only short texts never holds it (decision 100).
+ */
 function tablesOf(file: RankFile, ranks: Map<string, number>): BpeTables {
-  return { ranks, pattern: file.pat_str, specialTokens: Object.keys(file.special_tokens) };
+  return {
+    ranks,
+    pairs: new PairIndex(0),
+    pattern: file.pat_str,
+    specialTokens: Object.keys(file.special_tokens),
+  };
+}
+
+/**
+ * Fills `built`'s pair index in slices in the background (then checks that every token is reached
+ * by merging its own bytes), once per process; counting gets faster once it is complete.
+ */
+function indexPairs(built: BpeTables): Promise<void> {
+  pairsIndexed ??= (async () => {
+    const builder = new PairIndexBuilder(built.ranks);
+    await inSlices(
+      (count) => builder.step(count),
+      () => false,
+      true,
+    );
+    built.pairs = builder.index;
+    const check = new MergeCheck(built);
+    await inSlices(
+      (count) => check.step(count),
+      () => false,
+      true,
+    );
+    built.pairs.everyTokenMerges = check.allMerge;
+  })();
+  return pairsIndexed;
+}
+
+/** Starts the pair index for a text of `chars` characters when it is long enough to pay off. */
+export function indexPairsFor(chars: number, built: BpeTables): void {
+  if (chars >= PAIR_INDEX_FROM_CHARS) void indexPairs(built);
+}
+
+/** Texts from this long start the pair index: below, counting by bytes is fast enough. */
+const PAIR_INDEX_FROM_CHARS = 64 * 1024;
+
+/** Whether merging each token's own bytes ends in that token, a few tokens per step. */
+class MergeCheck {
+  allMerge = true;
+  private readonly entries: MapIterator<string>;
+
+  constructor(private readonly tables: BpeTables) {
+    this.entries = tables.ranks.keys();
+  }
+
+  step(tokens: number): boolean {
+    for (let done = 0; done < tokens; done++) {
+      const next = this.entries.next();
+      if (next.done) return true;
+      const bytes = next.value;
+      if (bytes.length < 2 || bytes.length > BPE_CHUNK_BYTES) continue;
+      if (mergedParts(bytes, this.tables) !== 1) {
+        this.allMerge = false;
+        return true;
+      }
+    }
+    return false;
+  }
 }
 
 /** The tables, built now if need be (blocks for the build on first use). */
@@ -128,15 +221,25 @@ export function tablesAsync(): Promise<BpeTables> {
   loading ??= (async () => {
     const file = loadRankFile();
     const builder = new RankMapBuilder(file.bpe_ranks);
-    for (;;) {
-      const sliceStart = performance.now();
-      let done = false;
-      while (!done && performance.now() - sliceStart < COUNT_SLICE_MS) done = builder.step(1_000);
-      if (done || tables) break;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    tables ??= tablesOf(file, builder.ranks);
-    return tables;
+    const built = await inSlices(
+      (count) => builder.step(count),
+      () => tables !== undefined,
+    );
+    if (built) tables ??= tablesOf(file, builder.ranks);
+    return tablesNow();
   })();
   return loading;
+}
+
+/** Resolves once the tables and their pair index are complete (benches and tests wait). */
+export async function tablesComplete(): Promise<BpeTables> {
+  const complete = await tablesAsync();
+  // The background slices do not keep the process alive; whoever waits for them does.
+  const keepAlive = setInterval(() => undefined, 1_000);
+  try {
+    await indexPairs(complete);
+  } finally {
+    clearInterval(keepAlive);
+  }
+  return complete;
 }
