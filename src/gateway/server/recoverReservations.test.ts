@@ -2,12 +2,13 @@ import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../log/index.js';
 import { startHarness } from '../testing/harness.js';
+import { logRow } from '../testing/storeContract.js';
 import { recoverReservations } from './recoverReservations.js';
 
 const HOUR = 3_600_000;
 
 describe('orphaned reservations', () => {
-  it('settles stale ones with the buyer-reported cost, or the whole reservation when unknown', async () => {
+  it('settles stale ones with the buyer-reported cost, or the whole reservation when unknown, and corrects their log rows', async () => {
     const h = await startHarness({ buyer: { costUsd: '0.000250' } });
     const buyer = new Pool(h.buyer.url);
     try {
@@ -31,6 +32,16 @@ describe('orphaned reservations', () => {
         maxAmountMicro: 1_000n,
         now,
       });
+      // The request path logged req_known when its cost could not be learned.
+      const unknownCost = {
+        requestId: 'req_known',
+        costMicro: 0n,
+        inputTokens: 0,
+        outputTokens: 0,
+        errorCode: 'spend_tracking_unavailable',
+      };
+      await h.store.insertLog(logRow(key.id, now - 2 * HOUR - 5, unknownCost));
+      await h.store.insertLog(logRow(key.id, now - 2 * HOUR - 4, { requestId: 'req_other' }));
       // The buyer served req_known before the gateway died.
       await fetch(`${h.buyer.url}/v1/chat/completions`, {
         method: 'POST',
@@ -46,6 +57,12 @@ describe('orphaned reservations', () => {
       });
       expect(settled).toBe(2);
       expect(await h.store.ledgerTotal(key.id)).toBe(250n + 1_000n);
+      const rows = await h.store.queryLogs({ keyId: key.id });
+      expect(rows.find((row) => row.requestId === 'req_known')).toMatchObject({
+        costMicro: 250n,
+        errorCode: null,
+      });
+      expect(rows.find((row) => row.requestId === 'req_other')).toMatchObject({ costMicro: 100n });
       expect((await h.store.listReservations(now + 1)).map((r) => r.id)).toEqual(['req_fresh']);
       const next = await h.store.reserve({
         reservationId: 'probe',

@@ -26,6 +26,12 @@ export interface RecoverOptions {
   logger: Logger;
 }
 
+/**
+ * A log row is stamped when its request arrives, before its body is read and its reservation
+ * made; the request timeout bounds the gap.
+ */
+const LOG_ROW_SLACK_MS = 10 * 60_000;
+
 const NO_TOKENS: TokenCounts = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
 
 /** Settles orphaned reservations; returns how many. */
@@ -59,6 +65,8 @@ export async function recoverReservations(options: RecoverOptions): Promise<numb
       costMicro: charge.costMicro,
       usage: charge.usage,
       now: options.now,
+      // The request's log row (written when it ended, at cost 0) shows what was charged.
+      correctLogSince: reservation.createdAt - LOG_ROW_SLACK_MS,
     });
     settled++;
     options.logger.warn(

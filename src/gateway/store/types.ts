@@ -144,6 +144,12 @@ export interface SettleInput {
   costMicro: MicroUsd;
   usage: TokenCounts;
   now: number;
+  /**
+   * Recovery settles after the request's log row was written (at cost 0): the row of
+   * `requestId` logged at or after `since` gets the charged cost and tokens, and loses
+   * `spend_tracking_unavailable`, in the same transaction.
+   */
+  correctLogSince?: number;
 }
 
 /** Spend per period of one scope at a moment. */

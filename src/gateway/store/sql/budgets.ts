@@ -228,6 +228,22 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
        SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
       [amount, cost, ...targets.params],
     );
+    if (input.correctLogSince !== undefined) {
+      await tx.run(
+        `UPDATE request_log SET cost = $1, input_tokens = $2, cached_input_tokens = $3,
+           output_tokens = $4, error_code = CASE WHEN error_code = 'spend_tracking_unavailable'
+           THEN NULL ELSE error_code END
+         WHERE request_id = $5 AND at >= $6`,
+        [
+          cost,
+          input.usage.inputTokens,
+          input.usage.cachedInputTokens,
+          input.usage.outputTokens,
+          input.requestId,
+          input.correctLogSince,
+        ],
+      );
+    }
     if (record) {
       const workspaceId = entries.find((e) => e.scope === 'workspace')?.scopeId ?? '';
       const memberId = entries.find((e) => e.scope === 'member')?.scopeId ?? null;
