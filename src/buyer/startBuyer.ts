@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { askThroughProxy } from '../audit/index.js';
 import { NO_REPUTATION, type ReputationSource } from '../catalog/index.js';
 import type { BuyerConfig } from '../config/index.js';
-import { answerClientError, SvcError } from '../errors/index.js';
+import { SvcError } from '../errors/index.js';
+import { API_INGRESS, boundIngress } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import type { PeerDirectory, PeerTransport } from '../network/index.js';
 import { BuyerService } from './BuyerService.js';
@@ -67,13 +68,12 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
     channels: options.channels ?? (() => []),
   });
   let url = '';
-  const server = createServer(
-    // A slow client holds a slot at most this long (README "Buyer proxy"): headers within 30 s,
-    // the whole request (body included, not the answer) within 120 s.
-    { keepAliveTimeout: 5_000, headersTimeout: 30_000, requestTimeout: 120_000 },
-    createHandler(service, () => url),
-  );
-  server.on('clientError', answerClientError);
+  // A slow client holds a slot at most this long (README "Buyer proxy"): headers within 30 s,
+  // the whole request (body included, not the answer) within 120 s.
+  const server = boundIngress(createServer(createHandler(service, () => url)), {
+    ...API_INGRESS,
+    keepAliveTimeoutMs: 5_000,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(

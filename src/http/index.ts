@@ -3,6 +3,7 @@
  * body reading, strict JSON bodies, replies.
  */
 export { header } from './header.js';
+export { API_INGRESS, boundIngress, type IngressTimeouts } from './ingress.js';
 export { parseJsonObject, parseJsonRequest } from './jsonBody.js';
 export { localUrl } from './localUrl.js';
 export { readBody } from './readBody.js';

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { localUrl } from '../http/index.js';
+import { boundIngress, localUrl } from '../http/index.js';
 import type { EncodedSnapshot } from './encodedSnapshot.js';
 import type { IndexerMetrics } from './IndexerMetrics.js';
 import type { RateLimiter } from './rateLimit.js';
@@ -112,9 +112,11 @@ export async function startIndexerHttp(options: IndexerHttpOptions): Promise<Ind
       else res.destroy();
     });
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 15_000;
-  server.keepAliveTimeout = 5_000;
+  boundIngress(server, {
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 15_000,
+    keepAliveTimeoutMs: 5_000,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { Hex } from 'viem';
 import type { NetworkConfig } from '../config/index.js';
 import { ForwardedTrust } from '../gateway/index.js';
-import { localUrl } from '../http/index.js';
+import { API_INGRESS, boundIngress, localUrl } from '../http/index.js';
 import type { PeerId } from '../identity/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
 import {
@@ -197,7 +197,8 @@ async function listenHttp(
   const server = createServer((req, res) => {
     void relayRequest(deps, req, res);
   });
-  server.keepAliveTimeout = 65_000;
+  // The relay is public: the gateway's own bounds on a client (README "Gateway").
+  boundIngress(server, API_INGRESS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

@@ -4,8 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { Pool } from 'undici';
 import type { GatewayConfig } from '../../config/index.js';
 import { handleConsole, isConsolePath } from '../../console/index.js';
-import { answerClientError } from '../../errors/index.js';
-import { localUrl } from '../../http/index.js';
+import { API_INGRESS, boundIngress, localUrl } from '../../http/index.js';
 import { IdentityStore } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseUsd } from '../../money/index.js';
@@ -55,10 +54,6 @@ const HOUR_MS = 3_600_000;
 export const BACKGROUND_CHECKPOINT_MS = 500;
 
 const RECOVER_EVERY_MS = 60_000;
-/** Time a client has to send its request headers. */
-export const HEADERS_TIMEOUT_MS = 30_000;
-/** Time a client has to send its whole request. */
-export const REQUEST_TIMEOUT_MS = 120_000;
 
 /** Starts the gateway on config.host:config.port (0 = a free port). */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
@@ -207,12 +202,9 @@ async function listen(deps: GatewayDeps, identities: IdentityStore): Promise<Ser
       void handleConsole(consoleDeps, req, res);
     else void handleRequest(deps, req, res);
   });
-  server.keepAliveTimeout = 65_000;
-  server.on('clientError', answerClientError);
   // A slow client holds a slot at most this long (README "Gateway"): headers within 30 s, the
   // whole request (body included, not the answer) within 120 s.
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  boundIngress(server, API_INGRESS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -9,6 +9,7 @@ import type { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { z } from 'zod';
 import { errorMessage } from '../../errors/index.js';
+import { boundIngress } from '../../http/index.js';
 import type { Logger } from '../../log/index.js';
 
 const MAX_BODY_BYTES = 256 * 1024;
@@ -58,8 +59,11 @@ export async function startFacilitatorServer(
     });
   });
   // Explicit: a slow client holds a slot at most this long (headers 30 s, whole request 120 s).
-  server.headersTimeout = 30_000;
-  server.requestTimeout = 120_000;
+  boundIngress(server, {
+    headersTimeoutMs: 30_000,
+    requestTimeoutMs: 120_000,
+    keepAliveTimeoutMs: 5_000,
+  });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
