@@ -20,7 +20,6 @@ import {
   createSellerPayments,
   decodeVoucherReply,
   encodeVoucherMessage,
-  type SellerPaymentService,
   type VoucherMessage,
   type VoucherReply,
 } from '../payments/index.js';
