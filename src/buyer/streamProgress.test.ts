@@ -17,6 +17,7 @@ import {
 } from './streamProgress.js';
 import type { SellerCall } from './testing/memoryNetwork.js';
 import { abortableSleep } from './testing/memoryNetwork.js';
+import { chatChunk } from './testing/sellerReplies.js';
 import { startTestBuyer, type TestBuyer } from './testing/testBuyer.js';
 
 let t: TestBuyer | undefined;
@@ -27,14 +28,7 @@ afterEach(async () => {
 
 const PRICING = { inputUsdPerMillion: 10, outputUsdPerMillion: 20 };
 
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-  `data: ${JSON.stringify({
-    id: 'chatcmpl-1',
-    object: 'chat.completion.chunk',
-    created: 1_700_000_000,
-    model: 'm',
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  })}\n\n`;
+const chunk = chatChunk;
 
 interface Journaled {
   record: RequestRecord;
