@@ -55,8 +55,8 @@ export class BuyerService {
   constructor(readonly deps: BuyerDependencies) {
     this.health = new HealthTracker(deps.clock);
     this.state = new RouteStateStore(deps.dataDir);
+    // Records a stopped buyer left open are closed by `startBuyer` before it serves.
     this.records = new RequestRecords(deps.dataDir, { clock: deps.clock });
-    this.records.closeOpen();
     this.controlSecret = new ControlSecret(deps.dataDir);
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);
     this.startedAt = deps.clock();

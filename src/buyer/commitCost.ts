@@ -14,15 +14,26 @@ import type { RequestRecord } from './requestRecords.js';
 /** The record fields deliver knows; commitCost adds id, attempts, latency and the cost. */
 export type RecordDraft = Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts' | 'costUsd'>;
 
-/** Writes the request's record to the journal (durable when this returns). */
-export function journal(ctx: ProxyContext, draft: RecordDraft, costMicro: MicroUsd): void {
-  ctx.service.records.put({
-    ...draft,
-    requestId: ctx.requestId,
-    latencyMs: ctx.service.deps.clock() - ctx.startedAt,
-    attempts: [...ctx.attempts],
-    costUsd: formatUsd(costMicro),
-  });
+/**
+ * Writes the request's record to the journal (durable when this returns), with a paid stream's
+ * progress while it is open (src/buyer/streamProgress.ts).
+ */
+export function journal(
+  ctx: ProxyContext,
+  draft: RecordDraft,
+  costMicro: MicroUsd,
+  progress?: string,
+): void {
+  ctx.service.records.put(
+    {
+      ...draft,
+      requestId: ctx.requestId,
+      latencyMs: ctx.service.deps.clock() - ctx.startedAt,
+      attempts: [...ctx.attempts],
+      costUsd: formatUsd(costMicro),
+    },
+    progress,
+  );
 }
 
 const capped = (amount: MicroUsd, cap: MicroUsd | undefined) =>

@@ -20,6 +20,7 @@ import { commitCost, journal } from './commitCost.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
 import { CostCap } from './costCap.js';
 import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
+import { ProgressJournal } from './streamProgress.js';
 import { StreamUsageScanner } from './usage.js';
 
 /**
@@ -104,6 +105,7 @@ async function pump(
   candidate: RouteCandidate,
   tap: SellerTap,
   cap: CostCap,
+  progress: ProgressJournal | undefined,
 ): Promise<SvcError | undefined> {
   const { res } = ctx;
   const translated = candidate.sellerProtocol !== ctx.route.protocol;
@@ -116,6 +118,7 @@ async function pump(
       // A translated chat error is followed by `[DONE]`, which must not reach the client.
       if (translated && isDoneChunk(chunk) && failed()) continue;
       if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      progress?.tick();
     }
   } catch (error) {
     if (!cap.reached) tap.thrown ??= error;
@@ -155,18 +158,35 @@ export async function deliverStream(
   });
   res.flushHeaders();
   const served = servedBy(candidate, true);
-  // Journaled as open: a buyer restarted mid-stream still knows the request (and that it
-  // committed nothing for it, since the final record is written before the voucher is signed).
-  journal(ctx, { ...served, status: ok.response.status, completed: false, usage: ZERO_USAGE }, 0n);
+  // Journaled as open: a buyer restarted mid-stream still knows the request, and pays what its
+  // journaled progress says was delivered (docs/decisions/154-late-voucher-after-a-crash.md).
+  const open = { ...served, status: ok.response.status, completed: false, usage: ZERO_USAGE };
+  journal(ctx, open, 0n);
+  // Already counted (memoised) when the request has a cap; not counted at all otherwise.
+  const inputTokens = ok.maxCostMicro === undefined ? 0 : await ok.inputTokens();
   const cap = new CostCap({
     maxCostMicro: ok.maxCostMicro,
     price: ok.price,
-    // Already counted (memoised) when the request has a cap; not counted at all otherwise.
-    inputTokens: ok.maxCostMicro === undefined ? 0 : await ok.inputTokens(),
+    inputTokens,
     sellerProtocol: candidate.sellerProtocol,
   });
+  const progress =
+    ok.paid && ok.maxCostMicro !== undefined
+      ? new ProgressJournal(
+          ctx,
+          open,
+          {
+            identity: ctx.access.identity,
+            peerId: candidate.offer.peerId,
+            price: ok.price,
+            maxCostMicro: ok.maxCostMicro,
+          },
+          inputTokens,
+          () => cap.outputTokens,
+        )
+      : undefined;
   const tap = new SellerTap(ok, candidate);
-  const failure = await pump(ctx, candidate, tap, cap).finally(() => ok.detach());
+  const failure = await pump(ctx, candidate, tap, cap, progress).finally(() => ok.detach());
   const cancelled = ctx.clientAbort.signal.aborted;
   if (cancelled || cap.reached) {
     ok.controller.abort(new Error(cancelled ? 'client cancelled' : 'cost cap reached'));

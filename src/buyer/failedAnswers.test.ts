@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BuyerPayments, CompleteInput } from './payments.js';
 import { jsonReply, type SellerScript, sseReply } from './testing/memoryNetwork.js';
+import { chatChunk } from './testing/sellerReplies.js';
 import { startTestBuyer, type TestBuyer } from './testing/testBuyer.js';
 
 /** Nothing is paid for a failed answer (docs/decisions/152-nothing-paid-for-failed-answers.md). */
@@ -26,14 +27,7 @@ function spyPayments() {
   return { payments, completed, released };
 }
 
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-  `data: ${JSON.stringify({
-    id: 'chatcmpl-1',
-    object: 'chat.completion.chunk',
-    created: 1_700_000_000,
-    model: 'm',
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  })}\n\n`;
+const chunk = chatChunk;
 
 /** A whole chat answer with no output: 50 input tokens, `finish` as its finish reason. */
 function emptyAnswer(finish: string | null) {

@@ -5,6 +5,7 @@ export {
   type BuyerPayments,
   type CompleteInput,
   type CompleteOutcome,
+  type LatePaymentInput,
   NO_PAYMENTS,
   type PrepareInput,
   UNPAID_DEV_PAYMENTS,

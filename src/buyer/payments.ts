@@ -38,6 +38,20 @@ export interface CompleteOutcome {
   amountMicro: MicroUsd;
 }
 
+/** A stream a crashed run of this buyer delivered and never paid (src/buyer/closeOpenRecords.ts). */
+export interface LatePaymentInput {
+  requestId: string;
+  identity: string;
+  peerId: PeerId;
+  sellerAddress: `0x${string}`;
+  /** What was delivered, at the seller's price, within the request's cap. */
+  amountMicro: MicroUsd;
+  /** The buyer's count of what was delivered (the channel's metering). */
+  usage: TokenUsage;
+  /** Called with the amount about to be committed, before the voucher is signed. */
+  onCommit: (amountMicro: MicroUsd) => void;
+}
+
 /** Implemented by the payments capability. */
 export interface BuyerPayments {
   /**
@@ -50,6 +64,12 @@ export interface BuyerPayments {
    * (undefined: nothing is paid, e.g. development without payments).
    */
   complete(input: CompleteInput): Promise<CompleteOutcome | undefined>;
+  /**
+   * Signs a cumulative voucher on the identity's channel with the seller for a stream delivered
+   * before a crash, and sends it (docs/decisions/154-late-voucher-after-a-crash.md); returns what it
+   * committed (undefined: nothing, e.g. no open channel with that seller).
+   */
+  payLate?(input: LatePaymentInput): Promise<CompleteOutcome | undefined>;
   /** Frees a prepared payment whose attempt delivered nothing (the seller's error, if any). */
   release?(
     requestId: string,

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RequestRecord, RequestRecords } from './requestRecords.js';
 
@@ -74,5 +75,25 @@ describe('the request journal', () => {
     expect(reopened.get('c')).toBeDefined();
     expect(reopened.journalSinceMs).toBe(5_001);
     reopened.close();
+  });
+
+  it('opens a journal written before streams journaled their progress', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-journal-'));
+    dirs.push(dir);
+    const old = new DatabaseSync(join(dir, 'requests.sqlite'));
+    old.exec(`CREATE TABLE requests (id TEXT PRIMARY KEY, at INTEGER NOT NULL, record TEXT NOT NULL);
+      CREATE TABLE journal_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);`);
+    const open = record('open', { completed: false, costUsd: '0.000000', at: 5 });
+    old
+      .prepare('INSERT INTO requests (id, at, record) VALUES (?, ?, ?)')
+      .run('open', 5, JSON.stringify(open));
+    old.close();
+    const journal = new RequestRecords(dir);
+    expect(journal.openWithProgress()).toEqual([{ record: open, progress: undefined }]);
+    journal.put(record('next', { completed: false }), '{"some":"progress"}');
+    expect(journal.openWithProgress().find((o) => o.record.requestId === 'next')?.progress).toBe(
+      '{"some":"progress"}',
+    );
+    journal.close();
   });
 });

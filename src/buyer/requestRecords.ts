@@ -20,9 +20,16 @@ export interface RequestJournalOptions {
 }
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS requests (
-  id TEXT PRIMARY KEY, at INTEGER NOT NULL, record TEXT NOT NULL);
+  id TEXT PRIMARY KEY, at INTEGER NOT NULL, record TEXT NOT NULL, progress TEXT);
 CREATE INDEX IF NOT EXISTS requests_at ON requests (at);
 CREATE TABLE IF NOT EXISTS journal_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);`;
+
+/** An open record, with its paid stream's progress when one was journaled. */
+export interface OpenRecord {
+  record: RequestRecord;
+  /** Text of src/buyer/streamProgress.ts, undefined when none was written. */
+  progress: string | undefined;
+}
 
 /** Prune at most this often (every write checks). */
 const PRUNE_EVERY_MS = 60_000;
@@ -53,6 +60,11 @@ export class RequestRecords {
       'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA cache_size = -512;',
     );
     db.exec(SCHEMA);
+    // A journal from before streams journaled their progress (docs/decisions/154-late-voucher-after-a-crash.md).
+    const columns = db.prepare('PRAGMA table_info(requests)').all();
+    if (!columns.some((column) => column.name === 'progress')) {
+      db.exec('ALTER TABLE requests ADD COLUMN progress TEXT');
+    }
     db.prepare('INSERT OR IGNORE INTO journal_meta (name, value) VALUES (?, ?)').run(
       'since',
       this.sinceMs,
@@ -60,13 +72,18 @@ export class RequestRecords {
     const since = db.prepare("SELECT value FROM journal_meta WHERE name = 'since'").get();
     this.sinceMs = Number(since?.value ?? this.sinceMs);
     this.db = db;
-    this.putStmt = db.prepare('INSERT OR REPLACE INTO requests (id, at, record) VALUES (?, ?, ?)');
+    this.putStmt = db.prepare(
+      'INSERT OR REPLACE INTO requests (id, at, record, progress) VALUES (?, ?, ?, ?)',
+    );
     this.getStmt = db.prepare('SELECT record FROM requests WHERE id = ?');
     this.prune();
   }
 
-  /** Stores (or replaces) a record; durable when this returns. */
-  put(record: RequestRecord): void {
+  /**
+   * Stores (or replaces) a record, with an open paid stream's `progress` (dropped by the next put
+   * without one); durable when this returns.
+   */
+  put(record: RequestRecord, progress?: string): void {
     const at = record.at ?? this.clock();
     const stamped = { ...record, at };
     this.recent.delete(record.requestId);
@@ -77,7 +94,7 @@ export class RequestRecords {
       if (oldest !== undefined) this.recent.delete(oldest);
     }
     if (!this.putStmt) return;
-    this.putStmt.run(record.requestId, at, encodeRequestRecord(stamped));
+    this.putStmt.run(record.requestId, at, encodeRequestRecord(stamped), progress ?? null);
     if (at - this.prunedAt > PRUNE_EVERY_MS) this.prune();
   }
 
@@ -95,15 +112,25 @@ export class RequestRecords {
 
   /** Records still open (their request was in flight when the buyer stopped). */
   open(): RequestRecord[] {
-    if (!this.db) return [...this.recent.values()].filter((r) => !r.completed && !r.errorCode);
+    return this.openWithProgress().map((open) => open.record);
+  }
+
+  /** Open records with their journaled stream progress (a record kept in memory only has none). */
+  openWithProgress(): OpenRecord[] {
+    if (!this.db) {
+      return [...this.recent.values()]
+        .filter((r) => !r.completed && !r.errorCode)
+        .map((record) => ({ record, progress: undefined }));
+    }
     const rows = this.db
-      .prepare(`SELECT record FROM requests WHERE record LIKE '%"completed":false%'`)
+      .prepare(`SELECT record, progress FROM requests WHERE record LIKE '%"completed":false%'`)
       .all();
-    const out: RequestRecord[] = [];
+    const out: OpenRecord[] = [];
     for (const row of rows) {
       try {
         const record = decodeRequestRecord(String(row.record));
-        if (!record.completed && !record.errorCode) out.push(record);
+        const progress = typeof row.progress === 'string' ? row.progress : undefined;
+        if (!record.completed && !record.errorCode) out.push({ record, progress });
       } catch {
         // an unreadable row is not a record
       }
@@ -112,14 +139,17 @@ export class RequestRecords {
   }
 
   /**
-   * At start: requests left open by a stopped buyer are over. Their voucher was never signed (the
-   * final record is written before signing), so they committed nothing: cost 0, `buyer_restarted`.
+   * Closes an open record a stopped buyer left (`buyer_restarted`) at what was committed for it:
+   * the late voucher's amount, or 0 (src/buyer/closeOpenRecords.ts).
    */
+  closeRestarted(record: RequestRecord, costUsd: string): void {
+    this.put({ ...record, costUsd, errorCode: 'buyer_restarted' });
+  }
+
+  /** Closes every open record at cost 0 (`buyer_restarted`); returns how many. */
   closeOpen(): number {
     const open = this.open();
-    for (const record of open) {
-      this.put({ ...record, costUsd: '0.000000', errorCode: 'buyer_restarted' });
-    }
+    for (const record of open) this.closeRestarted(record, '0.000000');
     return open.length;
   }
 

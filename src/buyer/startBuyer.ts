@@ -9,6 +9,7 @@ import { API_INGRESS, boundIngress } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import type { PeerDirectory, PeerTransport } from '../network/index.js';
 import { BuyerService } from './BuyerService.js';
+import { closeOpenRecords } from './closeOpenRecords.js';
 import { formatsTranslator } from './formatsTranslator.js';
 import { isLoopbackHost } from './http.js';
 import { type BuyerPayments, NO_PAYMENTS, UNPAID_DEV_PAYMENTS } from './payments.js';
@@ -67,6 +68,8 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
     version: options.version ?? '0.0.0',
     channels: options.channels ?? (() => []),
   });
+  // Before serving: what a stopped run left in flight is closed, its delivered streams paid.
+  await closeOpenRecords(service.records, payments, options.logger);
   let url = '';
   // A slow client holds a slot at most this long (README "Buyer proxy"): headers within 30 s,
   // the whole request (body included, not the answer) within 120 s.

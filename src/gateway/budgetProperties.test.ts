@@ -4,8 +4,9 @@
  * what it commits at `x-svc-max-cost-usd`), random key / member / workspace limits — over 1, 2 and
  * 3 gateways sharing one SQLite file or one PostgreSQL database, with a random kill -9 of a
  * gateway process mid-burst followed by a restart and recovery, and a random crash of the buyer
- * mid-burst (the stub's `crash`: connections cut, open records closed at cost 0 as the buyer's
- * journal does; src/node/crashedBuyer.e2e.test.ts kills the real buyer process). After every run:
+ * mid-burst (the stub's `crash`: connections cut, open records closed at what their streams
+ * delivered, as the restarted buyer pays them; src/node/crashedBuyer.e2e.test.ts kills the real
+ * buyer process). After every run:
  * spent <= limit on every key, member and workspace counter; counters = ledger; the ledger = the
  * sum of what the buyer committed per request (its request records); no reservation is left.
  * The figures are printed at the end (runs, requests, largest overspend, largest difference).

@@ -1,9 +1,10 @@
 /**
  * A buyer killed (-9) mid-stream, everything real: anvil, libp2p, a paid seller, `svc buyer start`
- * as a child process on the buyer's data dir, the gateway in front. The stream's reservation is not
- * charged: the gateway keeps it held while the buyer is down, the restarted buyer's journal closes
- * the request at what it committed in vouchers (nothing: the voucher is signed at the end), and
- * recovery settles the reservation with that — ledger = vouchers, and the key keeps working.
+ * as a child process on the buyer's data dir, the gateway in front. The key is charged what was
+ * delivered, not the reservation: the gateway keeps the reservation held while the buyer is down;
+ * the restarted buyer pays the stream's journaled progress with a late voucher and closes its
+ * record at that amount (docs/decisions/154-late-voucher-after-a-crash.md); recovery settles the
+ * reservation with it — ledger = the seller's voucher increment, and the key keeps working.
  */
 import OpenAI from 'openai';
 import { Pool } from 'undici';
@@ -16,6 +17,7 @@ import { createStore } from '../gateway/store/createStore.js';
 import type { GatewayStore } from '../gateway/store/types.js';
 import { IdentityStore } from '../identity/index.js';
 import { silentLogger } from '../log/index.js';
+import { costOfUsage, formatUsd } from '../money/index.js';
 import { decodeRequestRecord, requestRecordPath } from '../protocol/index.js';
 import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
 import { waitFor } from '../testing/index.js';
@@ -25,7 +27,7 @@ import {
   discoverFrom,
   startBuyerProcess,
 } from './testing/buyerProcess.js';
-import { PaidNetwork } from './testing/paidFixture.js';
+import { PaidNetwork, PRICE } from './testing/paidFixture.js';
 
 /** 400 words, one event each, 30 ms apart: a stream of about 12 s. */
 const LONG_TEXT = Array.from({ length: 400 }, (_, i) => `word${i}`).join(' ');
@@ -37,6 +39,8 @@ describe('a buyer killed mid-stream', () => {
   let gateway: RunningGateway;
   let store: GatewayStore;
   let peerId: string;
+  /** The seller's cumulative voucher amount on its channel with the buyer. */
+  let sellerVouchered: () => bigint;
   let keyId: string;
   let secret: string;
 
@@ -54,6 +58,8 @@ describe('a buyer killed mid-stream', () => {
     upstream = await startFakeUpstream({ text: LONG_TEXT, chunkDelayMs: 30 });
     const seller = await net.startSeller(await net.sellerOptions(upstream));
     peerId = seller.node.peerId;
+    sellerVouchered = () =>
+      seller.payments!.channels().reduce((sum, channel) => sum + channel.voucherMicro, 0n);
     // From here the buyer runs as `svc buyer start` on the same data dir, so it can be killed.
     await net.stopBuyer();
     configureBuyerDir(net);
@@ -82,8 +88,9 @@ describe('a buyer killed mid-stream', () => {
     await upstream?.close();
   });
 
-  it('does not charge the reservation: the key pays what the buyer committed', async () => {
+  it('charges what was delivered, not the reservation, and the seller is paid exactly that', async () => {
     const before = await signed(buyer!.url);
+    const sellerBefore = sellerVouchered();
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
@@ -99,16 +106,25 @@ describe('a buyer killed mid-stream', () => {
     const [held] = await store.listReservations(Date.now() + 1);
     expect(held?.id).toBe(requestId);
     const reservation = held!.amountMicro;
-    // Read part of the answer, then kill -9 the buyer in the middle of it.
+    // Read part of the answer, wait until the buyer journaled what it delivered (at most every
+    // 250 ms), then kill -9 it in the middle of the stream.
     const reader = response.body!.getReader();
     let received = '';
     const decoder = new TextDecoder();
-    while ((received.match(/word\d+/g) ?? []).length < 20) {
-      const step = await reader.read();
-      if (step.done) break;
-      received += decoder.decode(step.value);
-    }
+    const readWords = async (count: number) => {
+      while ((received.match(/word\d+/g) ?? []).length < count) {
+        const step = await reader.read();
+        if (step.done) break;
+        received += decoder.decode(step.value);
+      }
+    };
+    await readWords(20);
     expect(received).toContain('word19');
+    const journaled = await waitFor(async () => {
+      const lookup = await fetch(`${buyer!.url}${requestRecordPath(requestId)}`);
+      const record = decodeRequestRecord(await lookup.text());
+      return !record.completed && record.usage.outputTokens > 0 && record;
+    }, 10_000);
     await buyer!.kill();
     await reader.read().then(
       function drain(step): Promise<void> | undefined {
@@ -129,7 +145,17 @@ describe('a buyer killed mid-stream', () => {
     const lookup = await fetch(`${buyer.url}${requestRecordPath(requestId)}`);
     expect(lookup.status).toBe(200);
     const record = decodeRequestRecord(await lookup.text());
-    expect(record).toMatchObject({ errorCode: 'buyer_restarted', costUsd: '0.000000' });
+    // Paid what its journal said was delivered: the buyer's count at the seller's price.
+    expect(record.errorCode).toBe('buyer_restarted');
+    expect(record.usage.outputTokens).toBeGreaterThanOrEqual(journaled.usage.outputTokens);
+    const delivered = costOfUsage(record.usage, PRICE);
+    expect(delivered).toBeGreaterThan(0n);
+    expect(delivered).toBeLessThan(reservation);
+    expect(record.costUsd).toBe(formatUsd(delivered));
+    const after = await signed(buyer.url);
+    expect(after - before).toBe(delivered);
+    // The late voucher reaches the seller on `/svc/voucher/1`: its channel rises by exactly that.
+    await waitFor(() => sellerVouchered() - sellerBefore === delivered, 20_000, 'late voucher');
     const pool = new Pool(buyer.url);
     try {
       await recoverReservations({
@@ -144,11 +170,9 @@ describe('a buyer killed mid-stream', () => {
       await pool.close();
     }
     expect(await store.listReservations(Date.now() + 1)).toEqual([]);
-    // Charged what the buyer signed for the request (nothing), not the reservation.
-    const after = await signed(buyer.url);
-    expect(after - before).toBe(0n);
-    expect(await store.ledgerTotal(keyId)).toBe(after - before);
-    expect(reservation).toBeGreaterThan(0n);
+    // Charged what was delivered and signed for, not the reservation.
+    expect(await store.ledgerTotal(keyId)).toBe(delivered);
+    expect(await store.ledgerTotal(keyId)).toBe(sellerVouchered() - sellerBefore);
 
     // The key keeps working once the restarted buyer reaches the seller again.
     await discoverFrom(buyer.url, peerId);
@@ -164,7 +188,9 @@ describe('a buyer killed mid-stream', () => {
       10_000,
       'settled',
     );
-    expect(await store.ledgerTotal(keyId)).toBe((await signed(buyer.url)) - before);
-    expect(await store.ledgerTotal(keyId)).toBeGreaterThan(0n);
+    const total = await store.ledgerTotal(keyId);
+    expect(total).toBe((await signed(buyer.url)) - before);
+    expect(total).toBeGreaterThan(delivered);
+    await waitFor(() => sellerVouchered() - sellerBefore === total, 20_000, 'vouchers delivered');
   }, 180_000);
 });

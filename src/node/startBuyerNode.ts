@@ -145,14 +145,21 @@ async function startPayingBuyer(
   chain: PaymentsContract,
 ): Promise<PaidBuyerNode> {
   let node: RunningBuyerNode | undefined;
+  // Vouchers signed while the node starts (streams paid late after a crash, before the buyer
+  // serves: docs/decisions/154-late-voucher-after-a-crash.md) go out once it runs.
+  let started: (running: RunningBuyerNode | undefined) => void = () => undefined;
+  const running = new Promise<RunningBuyerNode | undefined>((resolve) => {
+    started = resolve;
+  });
   const reputation = chainReputation(options, chain, () => node);
   const payments = await startChannelPayments(options, chain, reputation);
   const adapter = new BuyerPaymentsAdapter({
     payments,
     logger: options.logger,
     deliver: async (peerId, voucher) => {
-      if (!node) throw new Error('buyer node not running');
-      return sendVoucher(node.node, node.directory, peerId, voucher);
+      const current = node ?? (await running);
+      if (!current) throw new Error('buyer node not running');
+      return sendVoucher(current.node, current.directory, peerId, voucher);
     },
   });
   try {
@@ -162,19 +169,22 @@ async function startPayingBuyer(
       reputation,
       channels: () => openChannels(payments.channels.list()),
     });
+    started(node);
   } catch (error) {
+    started(undefined);
+    await adapter.idle();
     await payments.stop();
     throw error;
   }
   reputation.start();
-  const running = node;
+  const paying = node;
   return {
-    ...running,
+    ...paying,
     payments,
     reputation,
     paymentsProblem: undefined,
     async stop() {
-      await running.stop();
+      await paying.stop();
       await adapter.idle();
       await reputation.stop();
       await payments.stop();

@@ -35,7 +35,9 @@ export type {
   CompleteArgs,
   CompleteResult,
   IdentitySource,
+  LatePayArgs,
   PrepareArgs,
+  SignedIncrement,
 } from './buyer/types.js';
 export { type Clock, systemClock } from './clock.js';
 export {

@@ -28,6 +28,21 @@ export function chatCompletion(
   });
 }
 
+/** One chat-completions stream event carrying `delta` (and `finish` as its finish reason). */
+export function chatChunk(
+  delta: Record<string, unknown>,
+  finish: string | null = null,
+  model: unknown = 'm',
+): string {
+  return `data: ${JSON.stringify({
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  })}\n\n`;
+}
+
 /** A streamed chat completion: one chunk per word, then a usage chunk and [DONE]. */
 export function chatStream(
   call: SellerCall,
@@ -35,13 +50,7 @@ export function chatStream(
   options: { delayMs?: number } = {},
 ): ScriptedResponse {
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    `data: ${JSON.stringify({
-      id: 'chatcmpl-1',
-      object: 'chat.completion.chunk',
-      created: 1_700_000_000,
-      model: call.json.model,
-      choices: [{ index: 0, delta, finish_reason: finish }],
-    })}\n\n`;
+    chatChunk(delta, finish, call.json.model);
   const events = [
     chunk({ role: 'assistant', content: '' }),
     ...words.map((word) => chunk({ content: word })),

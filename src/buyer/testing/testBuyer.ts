@@ -23,6 +23,8 @@ export interface TestBuyerOptions {
   reputation?: ReputationSource;
   payments?: BuyerPayments | 'unpaid-dev';
   network?: MemoryNetwork;
+  /** The buyer's clock (default `Date.now`). */
+  clock?: () => number;
 }
 
 /** A reputation that scores every seller `score` unless listed. */
@@ -45,6 +47,7 @@ export async function startTestBuyer(options: TestBuyerOptions = {}): Promise<Te
     transport: network.transport,
     reputation: options.reputation ?? scoreAll(80),
     ...(options.payments ? { payments: options.payments } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
     logger: silentLogger(),
     port: 0,
     version: 'test',

@@ -67,8 +67,9 @@ export interface StubBuyer {
   options: StubBuyerOptions;
   /**
    * A buyer killed (-9) and restarted on its journal: every connection is cut, requests arriving
-   * in the next `downMs` are refused, and records left open are closed at cost 0 with
-   * `buyer_restarted`, as the real buyer's journal does (it signs a voucher only at the end).
+   * in the next `downMs` are refused, and records left open are closed with `buyer_restarted` at
+   * what their streams delivered (the delivered fraction of the cost, capped; 0 when nothing
+   * was), as the real buyer pays them with a late voucher (src/buyer/closeOpenRecords.ts).
    * Resolves with how many requests it cut.
    */
   crash(downMs?: number): Promise<number>;
@@ -175,6 +176,8 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
   const startedAt = Date.now();
   const received: ReceivedRequest[] = [];
   const records = new Map<string, BuyerRecord>();
+  /** Streams under way: what each has delivered, for a crash to charge. */
+  const streaming = new Map<string, { sent: () => number; cost: (fraction: number) => bigint }>();
   let down = false;
   const server: Server = createServer(async (req, res) => {
     if (down) return void req.socket.destroy();
@@ -310,7 +313,14 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       'cache-control': 'no-cache',
     });
     let sent = 0;
+    if (keep) {
+      streaming.set(requestId, {
+        sent: () => sent,
+        cost: (fraction) => costFor(options, maxHeader, fraction),
+      });
+    }
     res.on('close', () => {
+      streaming.delete(requestId);
       if (record.completed || record.errorCode) return;
       // Client went away: the delivered part is still paid for.
       const fraction = sent / chunkCount;
@@ -366,7 +376,15 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
       let cut = 0;
       for (const record of records.values()) {
         if (!record.completed && !record.errorCode) {
-          Object.assign(record, { costUsd: '0.000000', errorCode: 'buyer_restarted' });
+          const stream = streaming.get(record.requestId);
+          const sent = stream?.sent() ?? 0;
+          const total = options.streamChunks ?? 3;
+          const cost = stream && sent > 0 ? stream.cost(sent / total) : 0n;
+          Object.assign(record, {
+            costUsd: formatUsd(cost),
+            errorCode: 'buyer_restarted',
+            usage: { ...record.usage, outputTokens: OUTPUT_PER_CHUNK * sent },
+          });
           cut++;
         }
       }

@@ -13,16 +13,24 @@ import { SvcError } from '../../errors/index.js';
 import { formatUsd, isFreePrice, type MicroUsd } from '../../money/index.js';
 import { maxBig, minBig } from '../amounts.js';
 import { type Clock, KeyedQueue, systemClock } from '../clock.js';
-import { channelIdOf, type PaymentsDomain, signReserve, signVoucher } from '../signatures.js';
-import type { PaymentObject, VoucherMessage } from '../wire.js';
+import { channelIdOf, type PaymentsDomain, signReserve } from '../signatures.js';
+import type { PaymentObject } from '../wire.js';
 import { BuyerChannels } from './BuyerChannels.js';
-import { billChannel } from './billChannel.js';
+import { billChannel, billLate } from './billChannel.js';
 import { type ClaimTolerance, checkClaim } from './checkClaim.js';
 import { claimToleranceFor } from './claimTolerance.js';
 import { DepositSweeper } from './DepositSweeper.js';
 import { paymentObjectOf } from './paymentObject.js';
+import { type SigningContext, signIncrement } from './signIncrement.js';
 import { type BuyerChannelRow, BuyerStore } from './store.js';
-import type { BuyerPaymentsOptions, CompleteArgs, CompleteResult, PrepareArgs } from './types.js';
+import type {
+  BuyerPaymentsOptions,
+  CompleteArgs,
+  CompleteResult,
+  LatePayArgs,
+  PrepareArgs,
+  SignedIncrement,
+} from './types.js';
 
 interface InFlight {
   channelId: Hex;
@@ -188,37 +196,13 @@ export class BuyerPaymentService {
       this.inFlight.delete(args.requestId);
       const channel = this.store.get(entry.channelId)!;
       const billed = billChannel(channel, claim, entry.lockMicro, this.clock.now());
-      const { amountMicro: amount, cumulativeMicro: cumulative, row: updated } = billed;
-      args.onCommit?.(amount);
-      let voucher: VoucherMessage | undefined;
-      if (amount > 0n) {
-        const signature = await signVoucher(account, this.domain, {
-          channelId: channel.channelId,
-          cumulativeAmount: cumulative,
-        });
-        updated.signedMicro = cumulative;
-        updated.voucherSignature = signature;
-        voucher = {
-          v: 1,
-          channelId: channel.channelId,
-          requestId: args.requestId,
-          amountMicro: amount.toString(),
-          cumulativeAmount: cumulative.toString(),
-          signature,
-        };
-      }
-      this.store.put(updated);
-      this.store.addVoucher({
-        requestId: args.requestId,
-        channelId: channel.channelId,
-        amountMicro: amount,
-        cumulativeMicro: updated.signedMicro,
+      args.onCommit?.(billed.amountMicro);
+      const signed = await signIncrement(this.signing(account), billed, args.requestId, {
         claimedMicro: claim.claimedMicro,
         estimatedMicro: claim.estimatedMicro,
         refused: !claim.accepted,
-        createdAtMs: this.clock.now(),
       });
-      return { claim, amountMicro: amount, cumulativeMicro: updated.signedMicro, voucher };
+      return { claim, ...signed };
     });
     if (!claim.accepted) {
       this.options.logger.warn(
@@ -235,6 +219,30 @@ export class BuyerPaymentService {
       });
     }
     return result;
+  }
+
+  /**
+   * Pays a stream a crashed run of this buyer delivered and never paid
+   * (docs/decisions/154-late-voucher-after-a-crash.md): the next cumulative voucher on the
+   * identity's open channel with the seller for `amountMicro` (within the lock), `onCommit` called
+   * before it is signed, serialised with every other use of that channel. Undefined when nothing
+   * is signed (no open channel, or no room left in its lock).
+   */
+  async payLate(args: LatePayArgs): Promise<SignedIncrement | undefined> {
+    const account = this.account(args.identity);
+    const seller = args.sellerAddress.toLowerCase() as Address;
+    return this.queue.run(pairKey(args.identity, seller), async () => {
+      const channel = this.store.findOpen(args.identity, seller);
+      if (!channel) return undefined;
+      const billed = billLate(channel, args.amountMicro, args.usage, this.clock.now());
+      if (billed.amountMicro === 0n) return undefined;
+      args.onCommit?.(billed.amountMicro);
+      return signIncrement(this.signing(account), billed, args.requestId, {
+        claimedMicro: 0n,
+        estimatedMicro: args.amountMicro,
+        refused: false,
+      });
+    });
   }
 
   /**
@@ -257,6 +265,10 @@ export class BuyerPaymentService {
         }
       });
     }
+  }
+
+  private signing(account: LocalAccount): SigningContext {
+    return { account, domain: this.domain, store: this.store, nowMs: this.clock.now() };
   }
 
   /** Identity keys are loaded once: signing must not read files on the request path. */

@@ -63,6 +63,28 @@ export interface CompleteArgs {
   onCommit?: (amountMicro: MicroUsd) => void;
 }
 
+/** A stream a crashed run of the buyer delivered and never paid (`BuyerPaymentService.payLate`). */
+export interface LatePayArgs {
+  requestId: string;
+  identity: string;
+  peerId: string;
+  sellerAddress: Address;
+  /** What was delivered at the seller's price, within the request's cap. */
+  amountMicro: MicroUsd;
+  /** The buyer's count of what was delivered. */
+  usage: TokenUsage;
+  /** Called with the amount about to be committed, before the voucher is signed. */
+  onCommit?: (amountMicro: MicroUsd) => void;
+}
+
+/** A signed (or, at 0, unsigned) voucher increment for one request. */
+export interface SignedIncrement {
+  amountMicro: MicroUsd;
+  cumulativeMicro: MicroUsd;
+  /** Send on `/svc/voucher/1` (also carried by the next request's payment object). */
+  voucher?: VoucherMessage;
+}
+
 export interface CompleteResult {
   claim: ClaimCheck;
   amountMicro: MicroUsd;

@@ -2,13 +2,14 @@
  * The payments service behind the buyer's `BuyerPayments` seam (decision 072): `prepare` opens or
  * reuses the identity's channel and returns the payment object; `complete` checks the seller's
  * claim against the buyer's own token count, signs the cumulative voucher and delivers it to the
- * seller on `/svc/voucher/1` (the next request's payment object carries it too); `release` frees
- * a request that delivered nothing.
+ * seller on `/svc/voucher/1` (the next request's payment object carries it too); `payLate` does
+ * the same for a stream delivered before a crash; `release` frees a request that delivered nothing.
  */
 import type {
   BuyerPayments as BuyerPaymentsSeam,
   CompleteInput,
   CompleteOutcome,
+  LatePaymentInput,
   PrepareInput,
 } from '../../buyer/index.js';
 import type { PeerId } from '../../identity/index.js';
@@ -49,15 +50,27 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
       ...(input.units ? { units: true } : {}),
       ...(input.onCommit ? { onCommit: input.onCommit } : {}),
     });
-    const outcome = { amountMicro: result.amountMicro };
+    if (result.voucher) this.send(input.peerId, input.requestId, result.voucher);
+    return { amountMicro: result.amountMicro };
+  }
+
+  /** Signs a stream delivered before a crash (docs/decisions/154-late-voucher-after-a-crash.md) and sends its voucher. */
+  async payLate(input: LatePaymentInput): Promise<CompleteOutcome | undefined> {
+    const result = await this.options.payments.payLate(input);
+    if (!result) return undefined;
+    if (result.voucher) this.send(input.peerId, input.requestId, result.voucher);
+    return { amountMicro: result.amountMicro };
+  }
+
+  /** Sends a signed voucher in the background; a failure is not fatal. */
+  private send(peerId: PeerId, requestId: string, voucher: VoucherMessage): void {
     const { deliver } = this.options;
-    if (!result.voucher || !deliver) return outcome;
-    const voucher = result.voucher;
-    const delivery = deliver(input.peerId, voucher)
+    if (!deliver) return;
+    const delivery = deliver(peerId, voucher)
       .then((reply) => {
         if (!reply.ok) {
           this.options.logger.warn(
-            { peerId: input.peerId, requestId: input.requestId, error: reply.error },
+            { peerId, requestId, error: reply.error },
             'seller refused the voucher',
           );
         }
@@ -65,7 +78,7 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
       .catch((error: unknown) => {
         // Not fatal: the next request's payment object carries the same voucher.
         this.options.logger.debug(
-          { peerId: input.peerId, err: String(error) },
+          { peerId, err: String(error) },
           'voucher delivery failed; it rides on the next request',
         );
       });
@@ -73,7 +86,6 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
     // seller) does not hold the answer. `idle()` waits for deliveries under way.
     this.deliveries.add(delivery);
     void delivery.finally(() => this.deliveries.delete(delivery));
-    return outcome;
   }
 
   release(
