@@ -5,6 +5,7 @@
  * start does not block the event loop for the ~200 ms the 200,000-entry map takes (decision 100).
  */
 import { createRequire } from 'node:module';
+import { readTextFile } from '../config/index.js';
 import { BPE_CHUNK_BYTES, type BpeTables, mergedParts } from './tokensBpe.js';
 import { PairIndex, PairIndexBuilder } from './tokensPairs.js';
 import { COUNT_SLICE_MS } from './tokensQueue.js';
@@ -103,12 +104,14 @@ let tables: BpeTables | undefined;
 let loading: Promise<BpeTables> | undefined;
 let pairsIndexed: Promise<void> | undefined;
 
+/**
+ * The rank file's data, parsed from its text (`module.exports = {…JSON…};`) rather than loaded as
+ * a module: a required module stays referenced (its parent's `children`, its compiled script), and
+ * with it the 2.3 MB rank text, which is not needed once the map is built.
+ */
 function loadRankFile(): RankFile {
-  const ranksPath = require.resolve('js-tiktoken/ranks/o200k_base');
-  const module = require(ranksPath) as { default?: RankFile } & RankFile;
-  // The 2.3 MB rank text is not needed once the map is built: let it be collected.
-  delete require.cache[ranksPath];
-  return module.default ?? module;
+  const text = readTextFile(require.resolve('js-tiktoken/ranks/o200k_base'));
+  return JSON.parse(text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)) as RankFile;
 }
 
 /**

@@ -3,10 +3,9 @@
  * once. Records are re-verified on load (signature and schema, not freshness: the background
  * refresh replaces them); anything that fails is dropped.
  */
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
-import { ensureDir, writeFileAtomic } from '../config/index.js';
+import { ensureDir, readTextFile, writeFileAtomic } from '../config/index.js';
 import { jsonText, textSlices } from '../http/index.js';
 import { verifyMetadata } from './metadata/index.js';
 import type { KnownPeer } from './types.js';
@@ -30,7 +29,7 @@ export async function loadPeerCache(dataDir: string): Promise<CachedPeer[]> {
   if (!existsSync(path)) return [];
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readText(path));
+    parsed = JSON.parse(readTextFile(path));
   } catch {
     return [];
   }
@@ -64,26 +63,4 @@ export function savePeerCache(dataDir: string, peers: CachedPeer[]): void {
   ensureDir(join(dataDir, 'network'));
   const text = `${jsonText({ version: FILE_VERSION, peers }, 2)}\n`;
   writeFileAtomic(peerCachePath(dataDir), textSlices(text));
-}
-
-const READ_PIECE_BYTES = 64 * 1024;
-
-/**
- * The file's text, read 64 KiB at a time. `readFileSync` reads a 6 MB cache of 1,000 sellers into
- * one native block; freeing it raises glibc's mmap threshold to 6 MB for the rest of the process,
- * and the buffers of later large answers then stay resident once freed
- * (docs/decisions/155-buyer-memory-with-many-peers.md).
- */
-function readText(path: string): string {
-  const fd = openSync(path, 'r');
-  try {
-    const buffer = Buffer.allocUnsafe(READ_PIECE_BYTES);
-    const decoder = new StringDecoder('utf8');
-    let text = '';
-    for (let read = readSync(fd, buffer); read > 0; read = readSync(fd, buffer))
-      text += decoder.write(buffer.subarray(0, read));
-    return text + decoder.end();
-  } finally {
-    closeSync(fd);
-  }
 }
