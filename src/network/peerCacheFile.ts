@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureDir, readTextFile, writeFileAtomic } from '../config/index.js';
 import { jsonText, textSlices } from '../http/index.js';
-import { verifyMetadata } from './metadata/index.js';
+import { shareRecordParts, verifyMetadata } from './metadata/index.js';
 import type { KnownPeer } from './types.js';
 
 /** A cached peer plus the libp2p id needed to dial it. */
@@ -41,6 +41,8 @@ export async function loadPeerCache(dataDir: string): Promise<CachedPeer[]> {
     if (typeof entry?.libp2pPeerId !== 'string' || typeof entry.lastSeenAt !== 'number') continue;
     const verdict = await verifyMetadata(entry.metadata, { now: entry.metadata?.timestamp });
     if (!verdict.ok) continue;
+    // The file's records are this function's own parse: their repeated parts can be shared.
+    shareRecordParts(verdict.metadata);
     out.push({
       metadata: verdict.metadata,
       reachable: entry.reachable === true,
