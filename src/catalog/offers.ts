@@ -27,7 +27,7 @@ export interface Offer {
   /** Cleaned readable name (`claude-sonnet-4`). */
   modelName: string;
   /** Every name this seller announces for the model (its cheapest one is `serviceId`). */
-  aliases: string[];
+  aliases: readonly string[];
   type: ModelType;
   protocols: ApiProtocol[];
   pricing: TokenPricing;
@@ -46,16 +46,28 @@ export interface Offer {
   displayName: string;
 }
 
+interface NameInfo {
+  key: string;
+  clean: string;
+  /** `[serviceId]`, shared by every offer with this one name (most offers): 1,000 sellers of 20
+   * models held 20,000 one-element arrays (decision 155). */
+  alone: readonly string[];
+}
+
 /** Names repeat across the network: normalise each spelling once. */
-const NAME_CACHE = new Map<string, { key: string; clean: string }>();
+const NAME_CACHE = new Map<string, NameInfo>();
 const PRICE_CACHE = new Map<string, PriceInfo>();
 const CACHE_LIMIT = 50_000;
 
-function nameInfo(serviceId: string): { key: string; clean: string } {
+function nameInfo(serviceId: string): NameInfo {
   let info = NAME_CACHE.get(serviceId);
   if (!info) {
     if (NAME_CACHE.size >= CACHE_LIMIT) NAME_CACHE.clear();
-    info = { key: normalizeModelName(serviceId), clean: cleanModelName(serviceId) };
+    info = {
+      key: normalizeModelName(serviceId),
+      clean: cleanModelName(serviceId),
+      alone: Object.freeze([serviceId]),
+    };
     NAME_CACHE.set(serviceId, info);
   }
   return info;
@@ -126,7 +138,7 @@ export function offersOfPeer(peer: KnownPeer): Offer[] {
           serviceId,
           modelKey: names.key,
           modelName: names.clean,
-          aliases: [serviceId],
+          aliases: names.alone,
           type,
           protocols,
           pricing,
@@ -151,7 +163,7 @@ export function offersOfPeer(peer: KnownPeer): Offer[] {
         offer.aliases = [...existing.aliases, serviceId];
         byKey.set(offer.modelKey, offer);
       } else {
-        existing.aliases.push(serviceId);
+        existing.aliases = [...existing.aliases, serviceId];
       }
     }
   }

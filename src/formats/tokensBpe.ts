@@ -9,6 +9,7 @@
  */
 
 import { MAX_RANK_BITS, type PairIndex } from './tokensPairs.js';
+import type { RankTable } from './tokensRankTable.js';
 
 /** Longest pre-token merged in one piece; a longer one is merged in chunks of this size. */
 export const BPE_CHUNK_BYTES = 512;
@@ -20,7 +21,7 @@ export const REGEX_WINDOW_CHARS = 16_384;
  * by integer pairs, the split regex.
  */
 export interface BpeTables {
-  ranks: Map<string, number>;
+  ranks: RankTable;
   pairs: PairIndex;
   pattern: string;
   specialTokens: string[];

@@ -5,6 +5,8 @@
  * hashing, and a pair absent from the table is known not to merge. Built once per rank map, a
  * bounded number of tokens per step so it can yield.
  */
+import type { RankTable } from './tokensRankTable.js';
+
 /** Bits of a rank: `bpeCount` packs a rank and a position (10 bits) into one int32. */
 export const MAX_RANK_BITS = 21;
 const MAX_RANK = 2 ** MAX_RANK_BITS - 1;
@@ -83,9 +85,9 @@ export class PairIndex {
  */
 export class PairIndexBuilder {
   readonly index: PairIndex;
-  private readonly entries: MapIterator<[string, number]>;
+  private readonly entries: Iterator<[string, number]>;
 
-  constructor(private readonly ranks: Map<string, number>) {
+  constructor(private readonly ranks: RankTable) {
     for (const rank of ranks.values())
       if (rank > MAX_RANK) throw new RangeError('PairIndexBuilder: rank beyond the heap key range');
     this.index = new PairIndex(ranks.size);

@@ -5,9 +5,11 @@
  * start does not block the event loop for the ~200 ms the 200,000-entry map takes (decision 100).
  */
 import { createRequire } from 'node:module';
+import { readTextFile } from '../config/index.js';
 import { BPE_CHUNK_BYTES, type BpeTables, mergedParts } from './tokensBpe.js';
 import { PairIndex, PairIndexBuilder } from './tokensPairs.js';
 import { COUNT_SLICE_MS } from './tokensQueue.js';
+import { RankTable } from './tokensRankTable.js';
 
 interface RankFile {
   pat_str: string;
@@ -27,14 +29,20 @@ for (let i = 0; i < BASE64.length; i++) BASE64_VALUE[BASE64.charCodeAt(i)] = i;
  * 140 MiB of RSS for o200k_base; this builds only the ranks.
  */
 class RankMapBuilder {
-  readonly ranks = new Map<string, number>();
+  readonly ranks: RankTable;
   private readonly bytes = new Uint8Array(256);
   private line = 0;
   private lineEnd = -1;
   private cursor = 0;
   private rank = 0;
 
-  constructor(private readonly text: string) {}
+  constructor(private readonly text: string) {
+    // Sized once (at most one token per space, 3 bytes per 4 base64 characters): a table that
+    // grew would free multi-megabyte arrays, which raises glibc's mmap threshold (decision 155).
+    let spaces = 0;
+    for (let at = text.indexOf(' '); at >= 0; at = text.indexOf(' ', at + 1)) spaces++;
+    this.ranks = new RankTable(spaces, Math.ceil((text.length * 3) / 4));
+  }
 
   /** Adds up to `tokens` more entries; true once the whole text is read. */
   step(tokens: number): boolean {
@@ -93,7 +101,7 @@ class RankMapBuilder {
 }
 
 /** The merge ranks of a js-tiktoken rank file (`tokens.test` checks it equals js-tiktoken's). */
-export function rankMapOf(file: RankFile): Map<string, number> {
+export function rankMapOf(file: RankFile): RankTable {
   const builder = new RankMapBuilder(file.bpe_ranks);
   builder.step(Number.POSITIVE_INFINITY);
   return builder.ranks;
@@ -103,12 +111,14 @@ let tables: BpeTables | undefined;
 let loading: Promise<BpeTables> | undefined;
 let pairsIndexed: Promise<void> | undefined;
 
+/**
+ * The rank file's data, parsed from its text (`module.exports = {…JSON…};`) rather than loaded as
+ * a module: a required module stays referenced (its parent's `children`, its compiled script), and
+ * with it the 2.3 MB rank text, which is not needed once the map is built.
+ */
 function loadRankFile(): RankFile {
-  const ranksPath = require.resolve('js-tiktoken/ranks/o200k_base');
-  const module = require(ranksPath) as { default?: RankFile } & RankFile;
-  // The 2.3 MB rank text is not needed once the map is built: let it be collected.
-  delete require.cache[ranksPath];
-  return module.default ?? module;
+  const text = readTextFile(require.resolve('js-tiktoken/ranks/o200k_base'));
+  return JSON.parse(text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)) as RankFile;
 }
 
 /**
@@ -141,7 +151,7 @@ async function inSlices(
  * looked up by bytes). `indexPairs` fills the real one (12 MB) only when a long text asks for it,
  * so a process that counts only short texts never holds it (decision 100).
  */
-function tablesOf(file: RankFile, ranks: Map<string, number>): BpeTables {
+function tablesOf(file: RankFile, ranks: RankTable): BpeTables {
   return {
     ranks,
     pairs: new PairIndex(0),
@@ -185,7 +195,7 @@ const PAIR_INDEX_FROM_CHARS = 64 * 1024;
 /** Whether merging each token's own bytes ends in that token, a few tokens per step. */
 class MergeCheck {
   allMerge = true;
-  private readonly entries: MapIterator<string>;
+  private readonly entries: Iterator<string>;
 
   constructor(private readonly tables: BpeTables) {
     this.entries = tables.ranks.keys();

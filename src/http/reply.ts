@@ -2,21 +2,47 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { type ErrorStyle, renderBothStyles, renderError, type SvcError } from '../errors/index.js';
+import { jsonText, SLICE_CHARS, textSlices } from './jsonText.js';
 
-/** Sends a JSON body with its length. */
+/** Sends a JSON body with its length (a long one in slices: see jsonText.ts). */
 export function sendJson(
   res: ServerResponse,
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  const text = JSON.stringify(body);
+  const text = jsonText(body);
   res.writeHead(status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(text),
     ...headers,
   });
-  res.end(text);
+  if (text.length <= SLICE_CHARS) {
+    res.end(text);
+    return;
+  }
+  writeSlices(res, textSlices(text));
+}
+
+/**
+ * Writes the slices of a long body as the client takes them: one more on each `drain`, so at most
+ * one slice waits in memory beside what the socket holds.
+ */
+function writeSlices(res: ServerResponse, slices: Iterator<string>): void {
+  for (;;) {
+    if (res.destroyed) return;
+    const next = slices.next();
+    if (next.done) {
+      res.end();
+      return;
+    }
+    // A string, not a Buffer: node frees its copy as soon as the socket took it, where a Buffer's
+    // memory would wait for a garbage collection.
+    if (!res.write(next.value)) {
+      res.once('drain', () => writeSlices(res, slices));
+      return;
+    }
+  }
 }
 
 /**

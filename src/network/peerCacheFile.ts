@@ -3,10 +3,11 @@
  * once. Records are re-verified on load (signature and schema, not freshness: the background
  * refresh replaces them); anything that fails is dropped.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureDir, writeFileAtomic } from '../config/index.js';
-import { verifyMetadata } from './metadata/index.js';
+import { ensureDir, readTextFile, writeFileAtomic } from '../config/index.js';
+import { jsonText, textSlices } from '../http/index.js';
+import { shareRecordParts, verifyMetadata } from './metadata/index.js';
 import type { KnownPeer } from './types.js';
 
 /** A cached peer plus the libp2p id needed to dial it. */
@@ -28,7 +29,7 @@ export async function loadPeerCache(dataDir: string): Promise<CachedPeer[]> {
   if (!existsSync(path)) return [];
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(readTextFile(path));
   } catch {
     return [];
   }
@@ -40,6 +41,8 @@ export async function loadPeerCache(dataDir: string): Promise<CachedPeer[]> {
     if (typeof entry?.libp2pPeerId !== 'string' || typeof entry.lastSeenAt !== 'number') continue;
     const verdict = await verifyMetadata(entry.metadata, { now: entry.metadata?.timestamp });
     if (!verdict.ok) continue;
+    // The file's records are this function's own parse: their repeated parts can be shared.
+    shareRecordParts(verdict.metadata);
     out.push({
       metadata: verdict.metadata,
       reachable: entry.reachable === true,
@@ -57,11 +60,9 @@ export async function loadPeerCache(dataDir: string): Promise<CachedPeer[]> {
   return out;
 }
 
-/** Writes the cache atomically. */
+/** Writes the cache atomically (built and written in pieces, as it is read). */
 export function savePeerCache(dataDir: string, peers: CachedPeer[]): void {
   ensureDir(join(dataDir, 'network'));
-  writeFileAtomic(
-    peerCachePath(dataDir),
-    `${JSON.stringify({ version: FILE_VERSION, peers }, null, 2)}\n`,
-  );
+  const text = `${jsonText({ version: FILE_VERSION, peers }, 2)}\n`;
+  writeFileAtomic(peerCachePath(dataDir), textSlices(text));
 }

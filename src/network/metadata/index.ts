@@ -7,6 +7,7 @@ export {
   MAX_SERVICES,
   peerMetadataSchema,
 } from './schema.js';
+export { shareRecordParts } from './shareParts.js';
 export {
   canonicalMetadataBytes,
   encodeMetadata,

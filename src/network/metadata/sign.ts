@@ -15,6 +15,7 @@ import {
   MAX_METADATA_FUTURE_MS,
   peerMetadataSchema,
 } from './schema.js';
+import { shareRecordParts } from './shareParts.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -141,5 +142,13 @@ export async function verifyMetadata(
       `signed by ${peerIdFromAddress(signer)}, not ${metadata.peerId}`,
     );
   }
-  return { ok: true, metadata };
+  // The received value itself, not zod's copy: the strict schema has no transforms or defaults, so
+  // both hold the same fields, and the value is what the signature covers. The copy builds its
+  // 20-key records one key at a time (dictionary-mode objects): about 3 MiB more per 1,000 cached
+  // sellers of 20 services, plus the garbage of a second copy of every record at load
+  // (docs/decisions/155-buyer-memory-with-many-peers.md).
+  const verified = value as PeerMetadata;
+  // Parsed here from bytes, so nobody else holds its parts.
+  if (input instanceof Uint8Array) shareRecordParts(verified);
+  return { ok: true, metadata: verified };
 }
