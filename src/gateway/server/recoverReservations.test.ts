@@ -2,7 +2,7 @@ import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../log/index.js';
 import { startHarness } from '../testing/harness.js';
-import { logRow } from '../testing/storeContract.js';
+import { logRow } from '../testing/logRow.js';
 import { recoverReservations } from './recoverReservations.js';
 
 const HOUR = 3_600_000;

@@ -1,7 +1,8 @@
 /** The console's rows on every store (sessions, one-time links, audit, daily spend, key edits). */
 import { describe, expect, it } from 'vitest';
 import type { GatewayStore } from '../store/types.js';
-import { fixture, logRow } from './storeContract.js';
+import { logRow } from './logRow.js';
+import { fixture } from './storeContract.js';
 
 const T0 = Date.UTC(2026, 2, 18, 12, 0, 0);
 const DAY = 86_400_000;

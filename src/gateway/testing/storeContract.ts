@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { periodStart } from '../budget/periods.js';
 import { MIGRATIONS } from '../store/migrations.js';
-import { type GatewayStore, type LogRow, type NewKey, NO_LIMITS } from '../store/types.js';
+import { type GatewayStore, type NewKey, NO_LIMITS } from '../store/types.js';
+import { logRow } from './logRow.js';
 
 const T0 = Date.UTC(2026, 2, 18, 12, 0, 0); // Wednesday 18 March 2026, 12:00 UTC
 const USAGE = { inputTokens: 10, cachedInputTokens: 2, outputTokens: 5 };
@@ -60,37 +61,6 @@ async function spend(store: GatewayStore, keyId: string, max: bigint, cost: bigi
     now,
   });
   return result;
-}
-
-/** A request log row of `keyId` at `at`. */
-export function logRow(keyId: string | null, at: number, extra: Partial<LogRow> = {}): LogRow {
-  return {
-    id: unique('log'),
-    at,
-    requestId: unique('req'),
-    keyId,
-    workspaceId: 'ws_x',
-    memberId: null,
-    endUser: null,
-    clientAddress: '127.0.0.1',
-    method: 'POST',
-    route: '/v1/chat/completions',
-    requestedModel: 'gpt-x',
-    servedModel: 'gpt-x',
-    peerId: null,
-    provider: null,
-    serviceId: null,
-    status: 200,
-    errorCode: null,
-    inputTokens: 1,
-    cachedInputTokens: 0,
-    outputTokens: 2,
-    costMicro: 100n,
-    latencyMs: 5,
-    ttfbMs: 2,
-    streamed: false,
-    ...extra,
-  };
 }
 
 /** Runs the suite against stores made by `open` (each call may share one database). */

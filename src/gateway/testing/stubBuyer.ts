@@ -20,6 +20,16 @@ import {
   type RequestRecord,
   SVC_HEADER,
 } from '../../protocol/index.js';
+import {
+  anthropicMessage,
+  anthropicStreamStart,
+  CACHED_TOKENS,
+  chunkEvent,
+  INPUT_TOKENS,
+  OUTPUT_PER_CHUNK,
+  openAiCompletion,
+  streamEnd,
+} from './stubAnswers.js';
 
 export interface StubBuyerOptions {
   /** Cost of a complete answer, USD string (default "0.000100"). */
@@ -77,9 +87,6 @@ export interface StubBuyer {
 }
 
 export const STUB_PEER_ID = 'ab'.repeat(20);
-const INPUT_TOKENS = 12;
-const CACHED_TOKENS = 2;
-const OUTPUT_PER_CHUNK = 5;
 
 function costFor(options: StubBuyerOptions, maxHeader: string | undefined, fraction = 1): bigint {
   const full = parseUsd(options.costUsd ?? '0.000100');
@@ -89,84 +96,6 @@ function costFor(options: StubBuyerOptions, maxHeader: string | undefined, fract
     if (cost > max) cost = max;
   }
   return cost;
-}
-
-function openAiCompletion(model: string, requestId: string, outputTokens: number) {
-  return {
-    id: `chatcmpl-${requestId}`,
-    object: 'chat.completion',
-    created: 1_700_000_000,
-    model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: 'hello' },
-        finish_reason: 'stop',
-        logprobs: null,
-      },
-    ],
-    usage: {
-      prompt_tokens: INPUT_TOKENS,
-      completion_tokens: outputTokens,
-      total_tokens: INPUT_TOKENS + outputTokens,
-    },
-  };
-}
-
-function anthropicMessage(model: string, requestId: string, outputTokens: number) {
-  return {
-    id: `msg_${requestId}`,
-    type: 'message',
-    role: 'assistant',
-    model,
-    content: [{ type: 'text', text: 'hello' }],
-    stop_reason: 'end_turn',
-    stop_sequence: null,
-    usage: { input_tokens: INPUT_TOKENS, output_tokens: outputTokens },
-  };
-}
-
-function chunkEvent(path: string, model: string, requestId: string, index: number): string {
-  if (path === '/v1/messages') {
-    const delta = {
-      type: 'content_block_delta',
-      index: 0,
-      delta: { type: 'text_delta', text: `part${index} ` },
-    };
-    return `event: content_block_delta\ndata: ${JSON.stringify(delta)}\n\n`;
-  }
-  const chunk = {
-    id: `chatcmpl-${requestId}`,
-    object: 'chat.completion.chunk',
-    created: 1_700_000_000,
-    model,
-    choices: [{ index: 0, delta: { content: `part${index} ` }, finish_reason: null }],
-  };
-  return `data: ${JSON.stringify(chunk)}\n\n`;
-}
-
-function anthropicStreamStart(model: string, requestId: string): string {
-  const start = {
-    type: 'message_start',
-    message: { ...anthropicMessage(model, requestId, 0), content: [], stop_reason: null },
-  };
-  const block = {
-    type: 'content_block_start',
-    index: 0,
-    content_block: { type: 'text', text: '' },
-  };
-  return `event: message_start\ndata: ${JSON.stringify(start)}\n\nevent: content_block_start\ndata: ${JSON.stringify(block)}\n\n`;
-}
-
-function streamEnd(path: string, outputTokens: number): string {
-  if (path === '/v1/messages') {
-    return [
-      `event: content_block_stop\ndata: ${JSON.stringify({ type: 'content_block_stop', index: 0 })}\n\n`,
-      `event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: outputTokens } })}\n\n`,
-      `event: message_stop\ndata: ${JSON.stringify({ type: 'message_stop' })}\n\n`,
-    ].join('');
-  }
-  return 'data: [DONE]\n\n';
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
