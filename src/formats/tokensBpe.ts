@@ -9,6 +9,7 @@
  */
 
 import { MAX_RANK_BITS, type PairIndex } from './tokensPairs.js';
+import { PIECE_CACHE_CHARS, pieceCache } from './tokensPieceCache.js';
 import type { RankTable } from './tokensRankTable.js';
 
 /** Longest pre-token merged in one piece; a longer one is merged in chunks of this size. */
@@ -226,9 +227,8 @@ export class TokenCounter {
     private readonly tables: BpeTables,
   ) {
     this.split = new RegExp(tables.pattern, 'gu');
-    this.special = tables.specialTokens.length
-      ? new RegExp(tables.specialTokens.map(escapeRegex).join('|'), 'g')
-      : undefined;
+    const special = specialPattern(tables);
+    this.special = special ? new RegExp(special, 'g') : undefined;
     this.nextSegment();
   }
 
@@ -294,6 +294,12 @@ export class TokenCounter {
         this.split.lastIndex++;
         continue;
       }
+      if (piece.length <= PIECE_CACHE_CHARS) {
+        this.tokens += this.countShort(piece);
+        spent += piece.length;
+        this.cursor = this.windowStart + match.index + piece.length;
+        continue;
+      }
       const bytes = bytesOf(piece);
       if (bytes.length > BPE_CHUNK_BYTES) {
         this.longPiece = bytes;
@@ -306,8 +312,31 @@ export class TokenCounter {
     }
     return this.done;
   }
+
+  /** Tokens of a pre-token of at most PIECE_CACHE_CHARS characters, remembered. */
+  private countShort(piece: string): number {
+    if (piece.length === 1 && piece.charCodeAt(0) < 0x80) return 1;
+    let count = pieceCache.get(piece, this.tables);
+    if (count < 0) {
+      count = bpeCount(bytesOf(piece), this.tables);
+      pieceCache.remember(piece, count);
+    }
+    return count;
+  }
 }
 
 function escapeRegex(text: string): string {
   return text.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&');
+}
+
+// Per tables, the special tokens' alternation (built once: a counter is made per text).
+const specialPatterns = new WeakMap<BpeTables, string>();
+
+function specialPattern(tables: BpeTables): string {
+  let pattern = specialPatterns.get(tables);
+  if (pattern === undefined) {
+    pattern = tables.specialTokens.map(escapeRegex).join('|');
+    specialPatterns.set(tables, pattern);
+  }
+  return pattern;
 }
