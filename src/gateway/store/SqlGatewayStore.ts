@@ -11,6 +11,7 @@ import * as logs from './sql/logs.js';
 import * as members from './sql/members.js';
 import * as presets from './sql/presets.js';
 import type { SqlDb } from './sql/SqlDb.js';
+import { SettleQueue } from './sql/settleQueue.js';
 import { SqlTopupLedger } from './sql/topups.js';
 import * as workspaces from './sql/workspaces.js';
 import type {
@@ -40,17 +41,21 @@ export class SqlGatewayStore implements GatewayStore {
   readonly kind: 'sqlite' | 'postgres';
   private readonly db: SqlDb;
   private readonly now: () => number;
+  /** SQLite: settlements share transactions (decision 156); PostgreSQL settles one by one. */
+  private readonly settles: SettleQueue | null;
 
   constructor(db: SqlDb, now: () => number = Date.now) {
     this.db = db;
     this.kind = db.dialect;
     this.now = now;
+    this.settles = db.dialect === 'sqlite' ? new SettleQueue(db) : null;
   }
 
   migrate(): Promise<number> {
     return migrate(this.db, this.now());
   }
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    await this.settles?.flush();
     return this.db.close();
   }
   topupLedger(): TopupLedger {
@@ -173,10 +178,17 @@ export class SqlGatewayStore implements GatewayStore {
   }
 
   reserve(input: ReserveInput): Promise<ReserveResult> {
-    return budgets.reserve(this.db, input);
+    const { settles } = this;
+    if (!settles) return budgets.reserve(this.db, input);
+    return settles.withPending((first) => budgets.reserve(this.db, input, first));
   }
   settle(input: SettleInput): Promise<void> {
+    if (this.settles) return this.settles.settle(input);
     return budgets.settle(this.db, input, true);
+  }
+  /** Reads of spend see every settlement this process has made. */
+  private async settled(): Promise<void> {
+    await this.settles?.flush();
   }
   release(reservationId: string): Promise<void> {
     return budgets.settle(
@@ -191,18 +203,22 @@ export class SqlGatewayStore implements GatewayStore {
       false,
     );
   }
-  listReservations(
+  async listReservations(
     before: number,
   ): Promise<Array<{ id: string; keyId: string; amountMicro: MicroUsd; createdAt: number }>> {
+    await this.settled();
     return budgets.listReservations(this.db, before);
   }
-  periodSpend(level: BudgetLevel, scopeId: string, now: number): Promise<PeriodSpend> {
+  async periodSpend(level: BudgetLevel, scopeId: string, now: number): Promise<PeriodSpend> {
+    await this.settled();
     return budgets.periodSpend(this.db, level, scopeId, now);
   }
-  keyUsage(keyId: string): Promise<KeyUsage> {
+  async keyUsage(keyId: string): Promise<KeyUsage> {
+    await this.settled();
     return budgets.keyUsage(this.db, keyId);
   }
   async ledgerTotal(keyId: string): Promise<MicroUsd> {
+    await this.settled();
     return (await budgets.keyUsage(this.db, keyId)).spentMicro;
   }
 

@@ -133,9 +133,15 @@ async function lockCounters(
  * creates missing counter rows and locks all of them (PostgreSQL `ON CONFLICT DO UPDATE` takes
  * row locks; SQLite holds the database write lock from `BEGIN IMMEDIATE`).
  */
-export async function reserve(db: SqlDb, input: ReserveInput): Promise<ReserveResult> {
+export async function reserve(
+  db: SqlDb,
+  input: ReserveInput,
+  first?: (tx: SqlExecutor) => Promise<void>,
+): Promise<ReserveResult> {
   const minimum = input.minAmountMicro ?? 1n;
   return db.transaction(async (tx) => {
+    // Settlements waiting for a transaction are applied first (decision 156).
+    if (first) await first(tx);
     const scopes = await scopesOf(tx, input.keyId);
     if (!scopes) throw new Error(`unknown key ${input.keyId}`);
     const starts = PERIODS.map((period) => periodStart(period, input.now));
@@ -208,62 +214,69 @@ export async function reserve(db: SqlDb, input: ReserveInput): Promise<ReserveRe
  * what the buyer paid, since nothing told the buyer to stop at the estimate.
  */
 export async function settle(db: SqlDb, input: SettleInput, record: boolean): Promise<void> {
-  await db.transaction(async (tx) => {
-    const rows = await tx.query(
-      `DELETE FROM reservations WHERE id = $1 RETURNING key_id, amount, entries, limited`,
-      [input.reservationId],
-    );
-    const reservation = rows[0];
-    if (!reservation) return;
-    const amount = bigintOf(reservation.amount);
-    const capped = numberOf(reservation.limited) !== 0 && input.costMicro > amount;
-    const cost = capped ? amount : input.costMicro < 0n ? 0n : input.costMicro;
-    const entries = JSON.parse(textOf(reservation.entries)) as Entry[];
-    // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
-    // the rows exist, so it only ever updates.
-    const targets = tuples(entries, 3);
+  await db.transaction((tx) => settleIn(tx, input, record));
+}
+
+/** `settle` inside a transaction the caller holds. */
+export async function settleIn(
+  tx: SqlExecutor,
+  input: SettleInput,
+  record: boolean,
+): Promise<void> {
+  const rows = await tx.query(
+    `DELETE FROM reservations WHERE id = $1 RETURNING key_id, amount, entries, limited`,
+    [input.reservationId],
+  );
+  const reservation = rows[0];
+  if (!reservation) return;
+  const amount = bigintOf(reservation.amount);
+  const capped = numberOf(reservation.limited) !== 0 && input.costMicro > amount;
+  const cost = capped ? amount : input.costMicro < 0n ? 0n : input.costMicro;
+  const entries = JSON.parse(textOf(reservation.entries)) as Entry[];
+  // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
+  // the rows exist, so it only ever updates.
+  const targets = tuples(entries, 3);
+  await tx.run(
+    `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
+     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
+     SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
+    [amount, cost, ...targets.params],
+  );
+  if (input.correctLogSince !== undefined) {
     await tx.run(
-      `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
-       ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
-       SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
-      [amount, cost, ...targets.params],
+      `UPDATE request_log SET cost = $1, input_tokens = $2, cached_input_tokens = $3,
+         output_tokens = $4, error_code = CASE WHEN error_code = 'spend_tracking_unavailable'
+         THEN NULL ELSE error_code END
+       WHERE request_id = $5 AND at >= $6`,
+      [
+        cost,
+        input.usage.inputTokens,
+        input.usage.cachedInputTokens,
+        input.usage.outputTokens,
+        input.requestId,
+        input.correctLogSince,
+      ],
     );
-    if (input.correctLogSince !== undefined) {
-      await tx.run(
-        `UPDATE request_log SET cost = $1, input_tokens = $2, cached_input_tokens = $3,
-           output_tokens = $4, error_code = CASE WHEN error_code = 'spend_tracking_unavailable'
-           THEN NULL ELSE error_code END
-         WHERE request_id = $5 AND at >= $6`,
-        [
-          cost,
-          input.usage.inputTokens,
-          input.usage.cachedInputTokens,
-          input.usage.outputTokens,
-          input.requestId,
-          input.correctLogSince,
-        ],
-      );
-    }
-    if (record) {
-      const workspaceId = entries.find((e) => e.scope === 'workspace')?.scopeId ?? '';
-      const memberId = entries.find((e) => e.scope === 'member')?.scopeId ?? null;
-      await tx.run(
-        `INSERT INTO ledger (request_id, key_id, member_id, workspace_id, cost, input_tokens,
-           cached_input_tokens, output_tokens, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          input.requestId,
-          textOf(reservation.key_id),
-          memberId,
-          workspaceId,
-          cost,
-          input.usage.inputTokens,
-          input.usage.cachedInputTokens,
-          input.usage.outputTokens,
-          input.now,
-        ],
-      );
-    }
-  });
+  }
+  if (record) {
+    const workspaceId = entries.find((e) => e.scope === 'workspace')?.scopeId ?? '';
+    const memberId = entries.find((e) => e.scope === 'member')?.scopeId ?? null;
+    await tx.run(
+      `INSERT INTO ledger (request_id, key_id, member_id, workspace_id, cost, input_tokens,
+         cached_input_tokens, output_tokens, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        input.requestId,
+        textOf(reservation.key_id),
+        memberId,
+        workspaceId,
+        cost,
+        input.usage.inputTokens,
+        input.usage.cachedInputTokens,
+        input.usage.outputTokens,
+        input.now,
+      ],
+    );
+  }
 }
 
 /** Settled spend of one scope in each period containing `now`. */
