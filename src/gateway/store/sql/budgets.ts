@@ -18,6 +18,14 @@ import {
   type ReserveResult,
   type SettleInput,
 } from '../types.js';
+import {
+  amountOf,
+  counterMap,
+  lockCounters,
+  reserveAtOnce,
+  roomOf,
+  type Scope,
+} from './reserveCounters.js';
 import { limitsOf } from './rows.js';
 import {
   bigintOf,
@@ -35,8 +43,6 @@ interface Entry {
   period: (typeof PERIODS)[number];
   periodStart: number;
 }
-
-type Scope = { scope: BudgetLevel; scopeId: string; limits: Limits };
 
 const LIMIT_COLUMNS = (alias: string, prefix = '') =>
   PERIODS.map((p) => `${alias}.${prefix}${p}_limit AS ${alias}_${prefix}${p}_limit`).join(', ');
@@ -95,50 +101,19 @@ function tuples(entries: Entry[], first: number): { sql: string; params: SqlPara
   return { sql, params };
 }
 
-const rowKey = (scope: unknown, scopeId: unknown, period: unknown, start: unknown) =>
-  `${String(scope)}|${String(scopeId)}|${String(period)}|${String(start)}`;
-
-/**
- * Every counter row of `values`, created when missing and locked. PostgreSQL: one upsert, whose
- * `ON CONFLICT DO UPDATE` takes the row locks. SQLite already holds the database write lock
- * (`BEGIN IMMEDIATE`), so existing rows are only read — the usual case — which writes nothing;
- * the upsert runs only when a row is missing (a new period or scope).
- */
-async function lockCounters(
-  db: SqlDb,
-  tx: SqlExecutor,
-  values: { sql: string; params: SqlParam[] },
-): Promise<SqlRow[]> {
-  const count = values.params.length / 4;
-  if (db.dialect === 'sqlite') {
-    const rows = await tx.query(
-      `SELECT scope, scope_id, period, period_start, spent, reserved FROM budget_usage
-       WHERE (scope, scope_id, period, period_start) IN (VALUES ${values.sql})`,
-      values.params,
-    );
-    if (rows.length === count) return rows;
-  }
-  return tx.query(
-    `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values.sql}
-     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE SET spent = budget_usage.spent
-     RETURNING scope, scope_id, period, period_start, spent, reserved`,
-    values.params,
-  );
-}
-
 /**
  * Reserves min(maxAmount, smallest room) on every counter of the key, atomically; refuses when
  * the smallest room is below `minAmountMicro` (a request sized to its own maximum cost reserves
- * all of it or nothing, docs/decisions/121-reservations-sized-to-the-request.md). One upsert
- * creates missing counter rows and locks all of them (PostgreSQL `ON CONFLICT DO UPDATE` takes
- * row locks; SQLite holds the database write lock from `BEGIN IMMEDIATE`).
+ * all of it or nothing, docs/decisions/121-reservations-sized-to-the-request.md). PostgreSQL: one
+ * upsert creates missing counter rows and locks all of them (`ON CONFLICT DO UPDATE` takes row
+ * locks). SQLite holds the database write lock from `BEGIN IMMEDIATE` and reserves in one update
+ * when the rows exist (`reserveAtOnce`).
  */
 export async function reserve(
   db: SqlDb,
   input: ReserveInput,
   first?: (tx: SqlExecutor) => Promise<void>,
 ): Promise<ReserveResult> {
-  const minimum = input.minAmountMicro ?? 1n;
   return db.transaction(async (tx) => {
     // Settlements waiting for a transaction are applied first (decision 156).
     if (first) await first(tx);
@@ -148,41 +123,24 @@ export async function reserve(
     const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
       PERIODS.map((period, index) => ({ scope, scopeId, period, periodStart: starts[index]! })),
     );
-    const values = tuples(entries, 1);
-    const locked = await lockCounters(db, tx, values);
-    const counters = new Map(
-      locked.map((row) => [rowKey(row.scope, row.scope_id, row.period, row.period_start), row]),
-    );
-    let room: MicroUsd | null = null;
-    for (const { scope, scopeId, limits } of scopes) {
-      for (const [index, period] of PERIODS.entries()) {
-        const limit = limits[period];
-        if (limit === null) continue;
-        const row = counters.get(rowKey(scope, scopeId, period, starts[index]));
-        const spent = bigintOf(row?.spent);
-        const committed = spent + bigintOf(row?.reserved);
-        const left = limit - committed;
-        if (left < minimum || left <= 0n) {
-          const refusal: BudgetRefusal = {
-            level: scope,
-            period,
-            limitMicro: limit,
-            spentMicro: spent,
-            committedMicro: committed,
-            resetsAt: periodResetsAt(period, input.now),
-          };
-          return { ok: false, refusal };
-        }
-        if (room === null || left < room) room = left;
-      }
-    }
-    const amount = room !== null && room < input.maxAmountMicro ? room : input.maxAmountMicro;
     const targets = tuples(entries, 2);
-    await tx.run(
-      `UPDATE budget_usage SET reserved = reserved + $1
-       WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
-      [amount, ...targets.params],
-    );
+    // SQLite: add the most at once and check the counters it returns (decision 156), else (a
+    // counter row missing, or PostgreSQL) lock the rows first.
+    let outcome =
+      db.dialect === 'sqlite' ? await reserveAtOnce(tx, scopes, starts, input, targets) : null;
+    if (outcome === null) {
+      const locked = await lockCounters(db, tx, tuples(entries, 1));
+      outcome = roomOf(scopes, starts, counterMap(locked), input, 0n);
+      if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
+      await tx.run(
+        `UPDATE budget_usage SET reserved = reserved + $1
+         WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
+        [amountOf(outcome.room, input), ...targets.params],
+      );
+    }
+    if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
+    const { room } = outcome;
+    const amount = amountOf(room, input);
     await tx.run(
       `INSERT INTO reservations (id, key_id, amount, entries, created_at, limited)
        VALUES ($1, $2, $3, $4, $5, $6)`,
