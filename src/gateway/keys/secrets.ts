@@ -1,5 +1,5 @@
 /** Key ids and secrets: `key_<id>`, `svc_<secret>` with 256 random bits, SHA-256 stored. */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const SECRET_PATTERN = /^svc_[A-Za-z0-9_-]{43}$/;
 
@@ -13,9 +13,9 @@ export function newSecret(): string {
   return `svc_${randomBytes(32).toString('base64url')}`;
 }
 
-/** The only thing stored about a secret. */
+/** The only thing stored about a secret (one-shot SHA-256: no Hash object per request). */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Constant-time equality of two hex hashes. */

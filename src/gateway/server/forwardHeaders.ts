@@ -24,11 +24,12 @@ export function forwardHeaders(
   control: Record<string, string>,
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(incoming)) {
+  for (const name in incoming) {
+    const value = incoming[name];
     if (value === undefined || DROPPED.has(name) || name.startsWith(SVC_HEADER_PREFIX)) continue;
     out[name] = value;
   }
-  return { ...out, ...control };
+  return Object.assign(out, control);
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'trailer']);
@@ -38,7 +39,8 @@ export function responseHeaders(
   headers: Record<string, string | string[] | undefined>,
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
   }
   return out;
