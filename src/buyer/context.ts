@@ -118,7 +118,11 @@ function noteForAudits(
   audits.noteAnswer(timing.peerId, timing.modelKey, cost);
 }
 
-/** Stores the request record and updates metrics. */
+/**
+ * Stores the request record and updates metrics. The record is journaled soon, not at once: a
+ * voucher's record was journaled before it was signed (src/buyer/commitCost.ts), and one with a
+ * stream's progress is replaced at once (docs/decisions/157-buyer-cpu-per-request.md).
+ */
 export function finishRequest(
   ctx: ProxyContext,
   record: Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts'>,
@@ -131,7 +135,7 @@ export function finishRequest(
     attempts: [...ctx.attempts],
   };
   const { metrics, records } = ctx.service;
-  records.put(full);
+  records.putSoon(full);
   noteForAudits(ctx, record);
   recordSpeed(ctx, record.completed, record.usage.outputTokens);
   logRequestLine(ctx.service.deps.logger, {
