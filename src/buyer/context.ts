@@ -1,5 +1,5 @@
 /** Per-request context of a proxied request, and the record/metrics written when it finishes. */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AUDIT_HEADER } from '../audit/index.js';
 import type { ErrorStyle } from '../errors/index.js';
@@ -40,6 +40,21 @@ export interface ProxyContext {
   answerTiming?: { peerId: PeerId; modelKey: string; sentAt: number; headAt: number };
 }
 
+const ID_BYTES = 12;
+/** Random bytes for request ids, filled 256 ids at a time: one system call instead of one each. */
+const idPool = Buffer.alloc(ID_BYTES * 256);
+let idOffset = idPool.length;
+
+function newRequestId(): string {
+  if (idOffset === idPool.length) {
+    randomFillSync(idPool);
+    idOffset = 0;
+  }
+  const id = idPool.toString('hex', idOffset, idOffset + ID_BYTES);
+  idOffset += ID_BYTES;
+  return `req_${id}`;
+}
+
 /**
  * The context of a request on a proxied route (text or media): caller, request id (the gateway's
  * when it sent one) and an abort signal for a client that goes away.
@@ -61,7 +76,7 @@ export function openProxyContext(
     req,
     res,
     route,
-    requestId: requestId ?? `req_${randomBytes(12).toString('hex')}`,
+    requestId: requestId ?? newRequestId(),
     startedAt,
     body: {},
     bodyBytes: 0,
