@@ -77,6 +77,9 @@ export function gatewayAccessOf(
     : { access };
 }
 
+/** The last max-cost header parsed: a gateway sends the same amount request after request. */
+let lastMaxCost: { text: string; micro: MicroUsd } | undefined;
+
 /** The gateway's routing policy and cost cap; both honoured only from an authenticated gateway. */
 export function gatewayLimitsOf(
   access: GatewayAccess,
@@ -86,9 +89,12 @@ export function gatewayLimitsOf(
   const control = decodeControlHeaders(headers);
   const policy = control.routingPolicy ? decodeRoutingPolicy(control.routingPolicy) : undefined;
   let maxCostMicro: MicroUsd | undefined;
-  if (control.maxCostUsd) {
+  if (control.maxCostUsd && lastMaxCost?.text === control.maxCostUsd) {
+    maxCostMicro = lastMaxCost.micro;
+  } else if (control.maxCostUsd) {
     try {
       maxCostMicro = parseUsd(control.maxCostUsd);
+      lastMaxCost = { text: control.maxCostUsd, micro: maxCostMicro };
     } catch {
       throw new SvcError('invalid_request', {
         message: `${SVC_HEADER.maxCostUsd} must be a USD amount like "0.123456".`,
