@@ -56,7 +56,11 @@ export class BuyerService {
     this.health = new HealthTracker(deps.clock);
     this.state = new RouteStateStore(deps.dataDir);
     // Records a stopped buyer left open are closed by `startBuyer` before it serves.
-    this.records = new RequestRecords(deps.dataDir, { clock: deps.clock });
+    this.records = new RequestRecords(deps.dataDir, {
+      clock: deps.clock,
+      onFlushError: (error) =>
+        deps.logger.warn({ err: error }, 'writing request records failed; retried with the next'),
+    });
     this.controlSecret = new ControlSecret(deps.dataDir);
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);
     this.startedAt = deps.clock();

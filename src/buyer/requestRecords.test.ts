@@ -160,6 +160,22 @@ describe('the request journal', () => {
       journal.close();
     });
 
+    it('survive a failed batch: reported, kept waiting, written with the next write', async () => {
+      const dir = journalDir();
+      const errors: unknown[] = [];
+      const journal = new RequestRecords(dir, { onFlushError: (error) => errors.push(error) });
+      const other = new DatabaseSync(join(dir, 'requests.sqlite'));
+      other.exec('ALTER TABLE requests RENAME TO requests_away');
+      journal.putSoon(record('kept'));
+      await new Promise((resolve) => setTimeout(resolve, SOON_MS * 3));
+      expect(errors).toHaveLength(1);
+      expect(journal.get('kept')?.requestId).toBe('kept');
+      other.exec('ALTER TABLE requests_away RENAME TO requests');
+      other.close();
+      journal.close();
+      expect(durable(dir).get('kept')?.record.requestId).toBe('kept');
+    });
+
     it('are journaled when the journal closes', () => {
       const dir = journalDir();
       const journal = new RequestRecords(dir);

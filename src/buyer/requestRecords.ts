@@ -18,6 +18,8 @@ export interface RequestJournalOptions {
   /** At most this many records are kept (default 200,000). */
   maxRecords?: number;
   clock?: () => number;
+  /** A batched write that failed (its records stay waiting and go with the next write). */
+  onFlushError?: (error: unknown) => void;
 }
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS requests (
@@ -44,7 +46,7 @@ const SOON_MAX = 256;
 const waiting = new Set<RequestRecords>();
 let exitHooked = false;
 function flushAllOnExit(): void {
-  for (const records of waiting) records.flush();
+  for (const records of waiting) records.flushQuietly();
 }
 
 /** Request records: a small memory cache over a durable journal (or memory only, for tests). */
@@ -56,6 +58,7 @@ export class RequestRecords {
   private readonly retentionMs: number;
   private readonly maxRecords: number;
   private readonly clock: () => number;
+  private readonly onFlushError: (error: unknown) => void;
   private sinceMs: number;
   private prunedAt = 0;
   /** Records put with `putSoon`, not yet in the journal (latest version per id). */
@@ -67,6 +70,7 @@ export class RequestRecords {
   /** `dataDir` undefined: memory only (the last 10,000 records, lost on restart). */
   constructor(dataDir?: string, options: RequestJournalOptions = {}) {
     this.clock = options.clock ?? Date.now;
+    this.onFlushError = options.onFlushError ?? (() => {});
     this.retentionMs = options.retentionMs ?? 7 * 86_400_000;
     this.maxRecords = options.maxRecords ?? 200_000;
     this.sinceMs = this.clock();
@@ -140,7 +144,7 @@ export class RequestRecords {
       return;
     }
     if (this.pendingTimer) return;
-    this.pendingTimer = setTimeout(() => this.flush(), SOON_MS);
+    this.pendingTimer = setTimeout(() => this.flushQuietly(), SOON_MS);
     this.pendingTimer.unref();
     waiting.add(this);
     if (!exitHooked) {
@@ -165,6 +169,15 @@ export class RequestRecords {
       throw error;
     }
     this.pruneWhenDue();
+  }
+
+  /** `flush` off the request path: a failure is reported, not thrown (the records stay waiting). */
+  flushQuietly(): void {
+    try {
+      this.flush();
+    } catch (error) {
+      this.onFlushError(error);
+    }
   }
 
   private remember(record: RequestRecord): RequestRecord {
