@@ -48,6 +48,8 @@ export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export class AuditStore {
   readonly path: string;
   private day: string;
+  /** Epoch ms of `day`'s start: most calls need no date formatting. */
+  private dayStartMs: number;
   private auditSpent = 0n;
   private ownSpent = 0n;
   private readonly sellers = new Map<string, AuditEvidence[]>();
@@ -59,6 +61,7 @@ export class AuditStore {
   ) {
     this.path = join(dataDir, 'buyer', 'audits.json');
     this.day = dayOf(clock());
+    this.dayStartMs = Date.parse(this.day);
     if (!existsSync(this.path)) return;
     try {
       const file = fileSchema.parse(JSON.parse(readFileSync(this.path, 'utf8')));
@@ -76,7 +79,10 @@ export class AuditStore {
   }
 
   private rollDay(): void {
-    const today = dayOf(this.clock());
+    const now = this.clock();
+    if (now >= this.dayStartMs && now - this.dayStartMs < 86_400_000) return;
+    const today = dayOf(now);
+    this.dayStartMs = Date.parse(today);
     if (today === this.day) return;
     this.day = today;
     this.auditSpent = 0n;

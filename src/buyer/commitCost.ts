@@ -14,6 +14,16 @@ import type { RequestRecord } from './requestRecords.js';
 /** The record fields deliver knows; commitCost adds id, attempts, latency and the cost. */
 export type RecordDraft = Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts' | 'costUsd'>;
 
+function recordOf(ctx: ProxyContext, draft: RecordDraft, costMicro: MicroUsd): RequestRecord {
+  return {
+    ...draft,
+    requestId: ctx.requestId,
+    latencyMs: ctx.service.deps.clock() - ctx.startedAt,
+    attempts: [...ctx.attempts],
+    costUsd: formatUsd(costMicro),
+  };
+}
+
 /**
  * Writes the request's record to the journal (durable when this returns), with a paid stream's
  * progress while it is open (src/buyer/streamProgress.ts).
@@ -24,16 +34,16 @@ export function journal(
   costMicro: MicroUsd,
   progress?: string,
 ): void {
-  ctx.service.records.put(
-    {
-      ...draft,
-      requestId: ctx.requestId,
-      latencyMs: ctx.service.deps.clock() - ctx.startedAt,
-      attempts: [...ctx.attempts],
-      costUsd: formatUsd(costMicro),
-    },
-    progress,
-  );
+  ctx.service.records.put(recordOf(ctx, draft, costMicro), progress);
+}
+
+/**
+ * Writes an open stream's record: at once when it is paid, soon otherwise — an unpaid stream
+ * has no voucher and journals no progress (docs/decisions/157-buyer-cpu-per-request.md).
+ */
+export function journalOpen(ctx: ProxyContext, draft: RecordDraft, paid: boolean): void {
+  if (paid) journal(ctx, draft, 0n);
+  else ctx.service.records.putSoon(recordOf(ctx, draft, 0n));
 }
 
 const capped = (amount: MicroUsd, cap: MicroUsd | undefined) =>

@@ -5,8 +5,8 @@
  * with the client format's error event and the request is recorded as failed, at the cost of
  * what was delivered (docs/decisions/110-truthful-stream-failures.md). A seller that goes past the
  * request's cost cap is cut the same way, with `max_cost_reached` (src/buyer/costCap.ts). The
- * request is journaled as open before the first event, and paid before its cost is written
- * (src/buyer/commitCost.ts).
+ * request is journaled as open before the first event (soon, when unpaid), and paid before its
+ * cost is written (src/buyer/commitCost.ts).
  */
 import { once } from 'node:events';
 import { SvcError } from '../errors/index.js';
@@ -16,7 +16,7 @@ import { encodeUsageComment } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import { rememberSeller, sellerHeaders, servedBy, settleUsage, trailerOf } from './answerParts.js';
 import type { AttemptOk } from './attempt.js';
-import { commitCost, journal } from './commitCost.js';
+import { commitCost, journalOpen } from './commitCost.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
 import { CostCap } from './costCap.js';
 import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
@@ -161,7 +161,7 @@ export async function deliverStream(
   // Journaled as open: a buyer restarted mid-stream still knows the request, and pays what its
   // journaled progress says was delivered (docs/decisions/154-late-voucher-after-a-crash.md).
   const open = { ...served, status: ok.response.status, completed: false, usage: ZERO_USAGE };
-  journal(ctx, open, 0n);
+  journalOpen(ctx, open, ok.paid);
   // Already counted (memoised) when the request has a cap; not counted at all otherwise.
   const inputTokens = ok.maxCostMicro === undefined ? 0 : await ok.inputTokens();
   const cap = new CostCap({

@@ -4,9 +4,10 @@
  * policy, max-cost and request-id headers are honoured only with a valid secret.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
+import { FileChanges } from '../config/index.js';
 import { SvcError } from '../errors/index.js';
 import { DEFAULT_IDENTITY } from '../identity/index.js';
 import { type MicroUsd, parseUsd } from '../money/index.js';
@@ -23,24 +24,28 @@ export interface GatewayAccess {
   authenticated: boolean;
 }
 
-/** Reads the control secret (cached by mtime). */
+/** Reads the control secret (cached by mtime, stat'ed when a watch says it may have changed). */
 export class ControlSecret {
   readonly path: string;
+  private readonly changes: FileChanges;
   private cached: { mtimeMs: number; secret: Buffer } | undefined;
 
   constructor(dataDir: string) {
     this.path = join(dataDir, 'gateway', 'control.secret');
+    this.changes = new FileChanges(this.path, true);
   }
 
   current(): Buffer | undefined {
-    // No exception for a missing file: this runs on every request.
-    const stats = statSync(this.path, { throwIfNoEntry: false });
-    if (!stats) return undefined;
-    const mtimeMs = stats.mtimeMs;
+    const mtimeMs = this.changes.mtimeMs();
+    if (mtimeMs === undefined) return undefined;
     if (this.cached?.mtimeMs !== mtimeMs) {
       this.cached = { mtimeMs, secret: Buffer.from(readFileSync(this.path, 'utf8').trim()) };
     }
     return this.cached.secret;
+  }
+
+  close(): void {
+    this.changes.close();
   }
 
   /** Decides identity and authentication for one request; 401 `gateway_auth_required` when needed. */
@@ -72,6 +77,9 @@ export function gatewayAccessOf(
     : { access };
 }
 
+/** The last max-cost header parsed: a gateway sends the same amount request after request. */
+let lastMaxCost: { text: string; micro: MicroUsd } | undefined;
+
 /** The gateway's routing policy and cost cap; both honoured only from an authenticated gateway. */
 export function gatewayLimitsOf(
   access: GatewayAccess,
@@ -81,9 +89,12 @@ export function gatewayLimitsOf(
   const control = decodeControlHeaders(headers);
   const policy = control.routingPolicy ? decodeRoutingPolicy(control.routingPolicy) : undefined;
   let maxCostMicro: MicroUsd | undefined;
-  if (control.maxCostUsd) {
+  if (control.maxCostUsd && lastMaxCost?.text === control.maxCostUsd) {
+    maxCostMicro = lastMaxCost.micro;
+  } else if (control.maxCostUsd) {
     try {
       maxCostMicro = parseUsd(control.maxCostUsd);
+      lastMaxCost = { text: control.maxCostUsd, micro: maxCostMicro };
     } catch {
       throw new SvcError('invalid_request', {
         message: `${SVC_HEADER.maxCostUsd} must be a USD amount like "0.123456".`,

@@ -5,8 +5,21 @@ import { SVC_HEADER_PREFIX } from '../protocol/index.js';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
+/** Host headers already judged: a client sends the same one on every request. */
+const judged = new Map<string, boolean>();
+
 /** True for loopback host names (with or without port). */
 export function isLoopbackHost(hostHeader: string): boolean {
+  const known = judged.get(hostHeader);
+  if (known !== undefined) return known;
+  const loopback = judgeHost(hostHeader);
+  // Bounded: a client sending ever new names is judged afresh once 64 are remembered.
+  if (judged.size >= 64) judged.clear();
+  if (hostHeader.length <= 256) judged.set(hostHeader, loopback);
+  return loopback;
+}
+
+function judgeHost(hostHeader: string): boolean {
   let host = hostHeader.trim().toLowerCase();
   if (host.startsWith('[')) host = host.slice(0, host.indexOf(']') + 1);
   else if (host.includes(':') && host.split(':').length === 2) host = host.split(':')[0]!;

@@ -14,7 +14,7 @@ import {
   type RoutePlan,
   type RoutingTarget,
   requestRouting,
-  resolveTarget,
+  resolveTargetCached,
   selectRoute,
   withoutRoutingFields,
 } from '../routing/index.js';
@@ -66,7 +66,7 @@ function routeModel(ctx: ProxyContext, model: string | undefined): RoutedTextMod
   const { deps } = service;
   const state = service.state.read();
   const pinHeader = headerValue(ctx.req.headers, SVC_HEADER.pinPeer);
-  const resolved = resolveTarget({
+  const resolved = resolveTargetCached({
     model,
     ...(pinHeader ? { pinHeader } : {}),
     ...(state.sessionPin ? { sessionPin: state.sessionPin } : {}),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RequestRecord, RequestRecords } from './requestRecords.js';
+import { type RequestRecord, RequestRecords, SOON_MS } from './requestRecords.js';
 
 const DAY = 86_400_000;
 const dirs: string[] = [];
@@ -95,5 +95,93 @@ describe('the request journal', () => {
       '{"some":"progress"}',
     );
     journal.close();
+  });
+
+  describe('records written soon (no voucher depends on them)', () => {
+    /** What a crash would leave: the journal's rows as another connection reads them. */
+    function durable(dir: string): Map<string, { record: RequestRecord; progress: unknown }> {
+      const db = new DatabaseSync(join(dir, 'requests.sqlite'));
+      try {
+        const rows = db.prepare('SELECT id, record, progress FROM requests').all();
+        return new Map(
+          rows.map((row) => [
+            String(row.id),
+            { record: JSON.parse(String(row.record)) as RequestRecord, progress: row.progress },
+          ]),
+        );
+      } finally {
+        db.close();
+      }
+    }
+    function journalDir(): string {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-journal-'));
+      dirs.push(dir);
+      return dir;
+    }
+
+    it('are answered at once and journaled together shortly after', async () => {
+      const dir = journalDir();
+      const journal = new RequestRecords(dir);
+      journal.putSoon(record('a'));
+      journal.putSoon(record('b', { costUsd: '0.000000' }));
+      expect(journal.get('b')).toMatchObject({ requestId: 'b', costUsd: '0.000000' });
+      expect(durable(dir).size).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, SOON_MS * 3));
+      expect([...durable(dir).keys()].sort()).toEqual(['a', 'b']);
+      journal.close();
+    });
+
+    it('are journaled by a durable put, which an older version never overwrites', async () => {
+      const dir = journalDir();
+      const journal = new RequestRecords(dir);
+      journal.putSoon(record('free'));
+      journal.putSoon(record('paid', { completed: false, costUsd: '0.000000' }));
+      journal.put(record('paid', { costUsd: '0.000005' }));
+      const rows = durable(dir);
+      expect(rows.get('free')?.record.completed).toBe(true);
+      expect(rows.get('paid')?.record).toMatchObject({ completed: true, costUsd: '0.000005' });
+      await new Promise((resolve) => setTimeout(resolve, SOON_MS * 3));
+      expect(durable(dir).get('paid')?.record.costUsd).toBe('0.000005');
+      journal.close();
+    });
+
+    it("replace a row with a paid stream's progress at once: a crash cannot leave it open", () => {
+      const dir = journalDir();
+      const journal = new RequestRecords(dir);
+      journal.put(record('stream', { completed: false, costUsd: '0.000000' }), '{"p":1}');
+      journal.putSoon(record('stream', { costUsd: '0.000000', errorCode: 'seller_error' }));
+      const row = durable(dir).get('stream');
+      expect(row?.record.errorCode).toBe('seller_error');
+      expect(row?.progress).toBeNull();
+      // A restart on this journal (without closing the first: a crash) finds nothing open.
+      const restarted = new RequestRecords(dir);
+      expect(restarted.openWithProgress()).toEqual([]);
+      restarted.close();
+      journal.close();
+    });
+
+    it('survive a failed batch: reported, kept waiting, written with the next write', async () => {
+      const dir = journalDir();
+      const errors: unknown[] = [];
+      const journal = new RequestRecords(dir, { onFlushError: (error) => errors.push(error) });
+      const other = new DatabaseSync(join(dir, 'requests.sqlite'));
+      other.exec('ALTER TABLE requests RENAME TO requests_away');
+      journal.putSoon(record('kept'));
+      await new Promise((resolve) => setTimeout(resolve, SOON_MS * 3));
+      expect(errors).toHaveLength(1);
+      expect(journal.get('kept')?.requestId).toBe('kept');
+      other.exec('ALTER TABLE requests_away RENAME TO requests');
+      other.close();
+      journal.close();
+      expect(durable(dir).get('kept')?.record.requestId).toBe('kept');
+    });
+
+    it('are journaled when the journal closes', () => {
+      const dir = journalDir();
+      const journal = new RequestRecords(dir);
+      journal.putSoon(record('late'));
+      journal.close();
+      expect(durable(dir).get('late')?.record.requestId).toBe('late');
+    });
   });
 });

@@ -2,7 +2,8 @@
  * The buyer's request records, journaled to `<data-dir>/requests.sqlite` so that
  * `GET /_svc/requests/<id>` answers after a restart (docs/decisions/122-request-journal.md).
  * A record is written before the buyer signs the voucher for its request, so a voucher never
- * exists without its record. Retention is bounded by age and count.
+ * exists without its record. Records no voucher depends on are written in short batches
+ * (docs/decisions/157-buyer-cpu-per-request.md). Retention is bounded by age and count.
  */
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
@@ -17,6 +18,8 @@ export interface RequestJournalOptions {
   /** At most this many records are kept (default 200,000). */
   maxRecords?: number;
   clock?: () => number;
+  /** A batched write that failed (its records stay waiting and go with the next write). */
+  onFlushError?: (error: unknown) => void;
 }
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS requests (
@@ -34,6 +37,18 @@ export interface OpenRecord {
 /** Prune at most this often (every write checks). */
 const PRUNE_EVERY_MS = 60_000;
 
+/** A record put with `putSoon` is journaled at most this long after (with the others due). */
+export const SOON_MS = 20;
+/** …or at once when this many are waiting. */
+const SOON_MAX = 256;
+
+/** Journals with records waiting: written when the process exits (not when it is killed). */
+const waiting = new Set<RequestRecords>();
+let exitHooked = false;
+function flushAllOnExit(): void {
+  for (const records of waiting) records.flushQuietly();
+}
+
 /** Request records: a small memory cache over a durable journal (or memory only, for tests). */
 export class RequestRecords {
   private readonly recent = new Map<string, RequestRecord>();
@@ -43,12 +58,19 @@ export class RequestRecords {
   private readonly retentionMs: number;
   private readonly maxRecords: number;
   private readonly clock: () => number;
+  private readonly onFlushError: (error: unknown) => void;
   private sinceMs: number;
   private prunedAt = 0;
+  /** Records put with `putSoon`, not yet in the journal (latest version per id). */
+  private readonly pending = new Map<string, RequestRecord>();
+  private pendingTimer: NodeJS.Timeout | undefined;
+  /** Ids whose journaled row carries a paid stream's progress (src/buyer/streamProgress.ts). */
+  private readonly withProgress = new Set<string>();
 
   /** `dataDir` undefined: memory only (the last 10,000 records, lost on restart). */
   constructor(dataDir?: string, options: RequestJournalOptions = {}) {
     this.clock = options.clock ?? Date.now;
+    this.onFlushError = options.onFlushError ?? (() => {});
     this.retentionMs = options.retentionMs ?? 7 * 86_400_000;
     this.maxRecords = options.maxRecords ?? 200_000;
     this.sinceMs = this.clock();
@@ -81,11 +103,85 @@ export class RequestRecords {
 
   /**
    * Stores (or replaces) a record, with an open paid stream's `progress` (dropped by the next put
-   * without one); durable when this returns.
+   * without one); durable when this returns, together with every record waiting from `putSoon`.
    */
   put(record: RequestRecord, progress?: string): void {
-    const at = record.at ?? this.clock();
-    const stamped = { ...record, at };
+    const stamped = this.remember(record);
+    if (!this.putStmt || !this.db) return;
+    this.pending.delete(record.requestId);
+    if (progress === undefined) this.withProgress.delete(record.requestId);
+    else this.withProgress.add(record.requestId);
+    if (this.pending.size === 0) {
+      this.write(stamped, progress);
+    } else {
+      this.db.exec('BEGIN');
+      try {
+        this.writePending();
+        this.write(stamped, progress);
+        this.db.exec('COMMIT');
+      } catch (error) {
+        this.db.exec('ROLLBACK');
+        throw error;
+      }
+    }
+    this.pruneWhenDue();
+  }
+
+  /**
+   * Stores a record that no voucher depends on (docs/decisions/157-buyer-cpu-per-request.md):
+   * `get` answers it at once, the journal gets it within SOON_MS in one transaction with the
+   * others. A record replacing a journaled row with a paid stream's progress is written at once:
+   * otherwise a crash could leave that open row for the restart to pay again.
+   */
+  putSoon(record: RequestRecord): void {
+    if (!this.db || this.withProgress.has(record.requestId)) {
+      this.put(record);
+      return;
+    }
+    this.pending.set(record.requestId, this.remember(record));
+    if (this.pending.size >= SOON_MAX) {
+      this.flush();
+      return;
+    }
+    if (this.pendingTimer) return;
+    this.pendingTimer = setTimeout(() => this.flushQuietly(), SOON_MS);
+    this.pendingTimer.unref();
+    waiting.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.once('exit', flushAllOnExit);
+    }
+  }
+
+  /** Journals the records waiting from `putSoon` (one transaction). */
+  flush(): void {
+    if (this.pendingTimer) clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
+    waiting.delete(this);
+    const db = this.db;
+    if (!db || this.pending.size === 0) return;
+    db.exec('BEGIN');
+    try {
+      this.writePending();
+      db.exec('COMMIT');
+    } catch (error) {
+      db.exec('ROLLBACK');
+      throw error;
+    }
+    this.pruneWhenDue();
+  }
+
+  /** `flush` off the request path: a failure is reported, not thrown (the records stay waiting). */
+  flushQuietly(): void {
+    try {
+      this.flush();
+    } catch (error) {
+      this.onFlushError(error);
+    }
+  }
+
+  private remember(record: RequestRecord): RequestRecord {
+    const stamped = record.at === undefined ? { ...record, at: this.clock() } : record;
     this.recent.delete(record.requestId);
     this.recent.set(record.requestId, stamped);
     // With a journal the cache only spares reads of recent records; memory only, it is the store.
@@ -93,13 +189,29 @@ export class RequestRecords {
       const oldest = this.recent.keys().next().value;
       if (oldest !== undefined) this.recent.delete(oldest);
     }
-    if (!this.putStmt) return;
-    this.putStmt.run(record.requestId, at, encodeRequestRecord(stamped), progress ?? null);
-    if (at - this.prunedAt > PRUNE_EVERY_MS) this.prune();
+    return stamped;
+  }
+
+  private writePending(): void {
+    for (const record of this.pending.values()) this.write(record, undefined);
+    this.pending.clear();
+  }
+
+  private write(stamped: RequestRecord, progress: string | undefined): void {
+    this.putStmt?.run(
+      stamped.requestId,
+      stamped.at ?? 0,
+      encodeRequestRecord(stamped),
+      progress ?? null,
+    );
+  }
+
+  private pruneWhenDue(): void {
+    if (this.clock() - this.prunedAt > PRUNE_EVERY_MS) this.prune();
   }
 
   get(requestId: string): RequestRecord | undefined {
-    const cached = this.recent.get(requestId);
+    const cached = this.recent.get(requestId) ?? this.pending.get(requestId);
     if (cached || !this.getStmt) return cached;
     const row = this.getStmt.get(requestId);
     if (!row) return undefined;
@@ -122,6 +234,7 @@ export class RequestRecords {
         .filter((r) => !r.completed && !r.errorCode)
         .map((record) => ({ record, progress: undefined }));
     }
+    this.flush();
     const rows = this.db
       .prepare(`SELECT record, progress FROM requests WHERE record LIKE '%"completed":false%'`)
       .all();
@@ -163,6 +276,7 @@ export class RequestRecords {
   }
 
   close(): void {
+    this.flush();
     this.db?.close();
   }
 

@@ -321,6 +321,15 @@ describe('bad input', () => {
     expect(await status({ host: 'evil.example.com' })).toBe(403);
     expect(await status({ host: 'localhost:8377', origin: 'https://evil.example.com' })).toBe(403);
     expect(await status({ host: 'localhost:8377', origin: 'http://localhost:3000' })).toBe(200);
+    // Host headers are judged once and remembered: the same answers the next times.
+    for (const host of [
+      'localhost:8377',
+      'evil.example.com',
+      '127.0.0.1:8377',
+      'evil.example.com',
+    ]) {
+      expect(await status({ host })).toBe(host.startsWith('evil') ? 403 : 200);
+    }
   });
 
   it('answers 413 while reading a chunked body that grows past the cap', async () => {

@@ -31,11 +31,21 @@ function decodedModelId(escaped: string): string {
   }
 }
 
+const BASE = 'http://127.0.0.1';
+
+/** A path of plain segments (letters, digits, `_`, `-`): URL parsing would return it unchanged. */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+\/*$/;
+
+/** The request's path without trailing slashes; a URL is parsed only when the path is not plain. */
+function pathOf(target: string): string {
+  const pathname = PLAIN_PATH.test(target) ? target : new URL(target, BASE).pathname;
+  return pathname.replace(/\/+$/, '') || '/';
+}
+
 /** Builds the per-request handler of one buyer. */
 export function createHandler(service: BuyerService, url: () => string) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const parsed = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const path = parsed.pathname.replace(/\/+$/, '') || '/';
+    const path = pathOf(req.url ?? '/');
     const method = req.method ?? 'GET';
     const style: ErrorStyle = errorStyleForPath(path);
     try {
@@ -47,7 +57,8 @@ export function createHandler(service: BuyerService, url: () => string) {
           // A gateway key limited to certain models sees only those.
           const { access } = gatewayAccessOf(service.controlSecret, req.headers);
           const allowedModels = gatewayLimitsOf(access, req.headers).policy?.allowedModels;
-          listModels(service, parsed.searchParams, res, allowedModels);
+          const query = new URL(req.url ?? '/', BASE).searchParams;
+          listModels(service, query, res, allowedModels);
         } else getModel(service, decodedModelId(path.slice('/v1/models/'.length)), res);
         return;
       }

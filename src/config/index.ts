@@ -3,6 +3,7 @@ export { writeFileAtomic } from './atomicWrite.js';
 export { ConfigError } from './ConfigError.js';
 export { ensureDir, resolveDataDir } from './dataDir.js';
 export { ENV_OVERRIDES } from './env.js';
+export { FileChanges } from './fileChanges.js';
 export {
   configPathFor,
   type LoadConfigOptions,

@@ -4,7 +4,7 @@
  * one (Claude Code's `metadata.user_id` carries its session; Codex sends `session_id` /
  * `conversation_id` headers), else a hash of the system prompt and the first user turn.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { PeerId } from '../identity/index.js';
 
 const SESSION_HEADERS = [
@@ -58,7 +58,8 @@ export function conversationKey(
     }
   }
   if (!firstUser) return undefined;
-  return `c:${createHash('sha256').update(system).update('\u0000').update(firstUser).digest('base64url').slice(0, 22)}`;
+  // One-shot hash: no Hash object per request (the same digest as updating with each part).
+  return `c:${hash('sha256', `${system}\u0000${firstUser}`, 'base64url').slice(0, 22)}`;
 }
 
 /** Remembers which seller served a conversation (bounded, oldest forgotten first). */

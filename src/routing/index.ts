@@ -47,5 +47,6 @@ export {
   type ResolveTargetInput,
   type RoutingTarget,
   resolveTarget,
+  resolveTargetCached,
   splitModelVariant,
 } from './target.js';

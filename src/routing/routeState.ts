@@ -1,12 +1,13 @@
 /**
  * Persisted routing state in `<data-dir>/buyer/state.json`: the default route that model `svc`
  * follows (the headless form of a desktop selection) and the session pin. Both survive restarts;
- * a running buyer re-reads the file when it changes, so CLI edits apply at once.
+ * a running buyer re-reads the file when a watch says it changed, so CLI edits apply at once
+ * (src/config/fileChanges.ts).
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ensureDir, writeFileAtomic } from '../config/index.js';
+import { ensureDir, FileChanges, writeFileAtomic } from '../config/index.js';
 import { SvcError } from '../errors/index.js';
 import { type PeerId, parsePeerId } from '../identity/index.js';
 
@@ -24,18 +25,18 @@ export interface RouteState {
 /** Reads and writes the routing state of one data directory. */
 export class RouteStateStore {
   readonly path: string;
+  private readonly changes: FileChanges;
   private cached: { mtimeMs: number; state: RouteState } | undefined;
 
   constructor(dataDir: string) {
     this.path = join(dataDir, 'buyer', 'state.json');
+    this.changes = new FileChanges(this.path, true);
   }
 
   /** The current state (cached until the file changes). */
   read(): RouteState {
-    // No exception for a missing file: this runs on every request.
-    const stats = statSync(this.path, { throwIfNoEntry: false });
-    if (!stats) return {};
-    const mtimeMs = stats.mtimeMs;
+    const mtimeMs = this.changes.mtimeMs();
+    if (mtimeMs === undefined) return {};
     if (this.cached?.mtimeMs === mtimeMs) return this.cached.state;
     const parsed = stateSchema.safeParse(JSON.parse(readFileSync(this.path, 'utf8')));
     if (!parsed.success) {
@@ -57,5 +58,10 @@ export class RouteStateStore {
     writeFileAtomic(this.path, `${JSON.stringify(next, null, 2)}\n`);
     this.cached = undefined;
     return next;
+  }
+
+  /** Stops watching the file. */
+  close(): void {
+    this.changes.close();
   }
 }

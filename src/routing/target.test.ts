@@ -3,7 +3,7 @@ import { peerIdFor } from '../catalog/testing/peerRecord.js';
 import { isSvcError } from '../errors/index.js';
 import { removeTempDir, tempDir } from '../testing/index.js';
 import { RouteStateStore } from './routeState.js';
-import { type ResolveTargetInput, resolveTarget } from './target.js';
+import { type ResolveTargetInput, resolveTarget, resolveTargetCached } from './target.js';
 
 const P1 = peerIdFor('p1');
 const P2 = peerIdFor('p2');
@@ -23,6 +23,34 @@ function code(fn: () => unknown): string {
   }
   return 'no error';
 }
+
+describe('resolveTargetCached', () => {
+  it('answers equal inputs with one frozen result, keyed on every input', () => {
+    const input = { model: '@preset/coder', presets };
+    const first = resolveTargetCached(input);
+    expect(first).toEqual(resolveTarget(input));
+    expect(resolveTargetCached({ ...input })).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.target)).toBe(true);
+    const pinned = resolveTargetCached({ ...input, pinHeader: P1 });
+    expect(pinned.target).toMatchObject({ kind: 'pinned', peerId: P1 });
+    expect(resolveTargetCached({ ...input, sessionPin: P2 }).target).toMatchObject({
+      peerId: P2,
+    });
+    expect(resolveTargetCached({ model: 'svc', presets, defaultRoute: 'o3' }).target).toEqual({
+      kind: 'automatic',
+      model: 'o3',
+    });
+    // Other presets: resolved afresh.
+    const other = { coder: { model: 'gpt-4o', params: {} } };
+    expect(resolveTargetCached({ model: '@preset/coder', presets: other }).target).toEqual({
+      kind: 'automatic',
+      model: 'gpt-4o',
+    });
+    // Errors are never remembered.
+    expect(code(() => resolveTargetCached({ model: 'svc', presets }))).toBe('no_default_route');
+    expect(code(() => resolveTargetCached({ model: 'svc', presets }))).toBe('no_default_route');
+  });
+});
 
 describe('resolveTarget', () => {
   it('routes a plain model automatically', () => {

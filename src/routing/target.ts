@@ -139,3 +139,30 @@ export function resolveTarget(input: ResolveTargetInput): ResolvedTarget {
   if (!model) throw new SvcError('missing_routing_target');
   return withPreset({ kind: 'automatic', model });
 }
+
+/** Resolved targets by input, per presets object: the same few model names arrive again and again. */
+const resolvedByPresets = new WeakMap<object, Map<string, ResolvedTarget>>();
+const RESOLVED_MAX = 1_000;
+
+/**
+ * `resolveTarget`, remembered for equal inputs (the result is frozen and shared); a target that
+ * cannot be resolved throws every time.
+ */
+export function resolveTargetCached(input: ResolveTargetInput): ResolvedTarget {
+  const key = `${input.model ?? ''}\u0000${input.pinHeader ?? ''}\u0000${input.sessionPin ?? ''}\u0000${input.defaultRoute ?? ''}`;
+  if (key.length > 1_024) return resolveTarget(input);
+  let known = resolvedByPresets.get(input.presets);
+  if (!known) {
+    known = new Map();
+    resolvedByPresets.set(input.presets, known);
+  }
+  const hit = known.get(key);
+  if (hit) return hit;
+  const resolved = resolveTarget(input);
+  Object.freeze(resolved.target);
+  if (resolved.preset) Object.freeze(resolved.preset);
+  Object.freeze(resolved);
+  if (known.size >= RESOLVED_MAX) known.clear();
+  known.set(key, resolved);
+  return resolved;
+}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ReputationSource, staticReputation } from '../../catalog/index.js';
 import { type BuyerConfig, deepMerge, defaultConfig } from '../../config/index.js';
-import { silentLogger } from '../../log/index.js';
+import { type Logger, silentLogger } from '../../log/index.js';
 import type { BuyerPayments } from '../payments.js';
 import { type RunningBuyer, startBuyer } from '../startBuyer.js';
 import { MemoryNetwork } from './memoryNetwork.js';
@@ -25,6 +25,8 @@ export interface TestBuyerOptions {
   network?: MemoryNetwork;
   /** The buyer's clock (default `Date.now`). */
   clock?: () => number;
+  /** Default: silent. */
+  logger?: Logger;
 }
 
 /** A reputation that scores every seller `score` unless listed. */
@@ -48,7 +50,7 @@ export async function startTestBuyer(options: TestBuyerOptions = {}): Promise<Te
     reputation: options.reputation ?? scoreAll(80),
     ...(options.payments ? { payments: options.payments } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     port: 0,
     version: 'test',
   });
