@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import type { NoiseComponents } from '@chainsafe/libp2p-noise';
+import { generateKeyPair } from '@libp2p/crypto/keys';
+import type { MessageStream } from '@libp2p/interface';
+import { peerIdFromPrivateKey } from '@libp2p/peer-id';
+import { streamPair } from '@libp2p/utils';
+import type { Uint8ArrayList } from 'uint8arraylist';
+import { describe, expect, it } from 'vitest';
+import { noiseCrypto } from './noiseCrypto.js';
+import { quietNoise } from './noiseFraming.js';
+import { quietComponentLogger } from './quietLogger.js';
+
+async function components(): Promise<NoiseComponents> {
+  const privateKey = await generateKeyPair('Ed25519');
+  return {
+    privateKey,
+    peerId: peerIdFromPrivateKey(privateKey),
+    logger: quietComponentLogger,
+    upgrader: {} as NoiseComponents['upgrader'],
+  };
+}
+
+/** Everything `stream` receives until `bytes` have arrived. */
+function received(stream: MessageStream, bytes: number): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const parts: Buffer[] = [];
+    let length = 0;
+    stream.addEventListener('message', (event) => {
+      const data = event.data instanceof Uint8Array ? event.data : event.data.subarray();
+      parts.push(Buffer.from(data));
+      length += data.byteLength;
+      if (length >= bytes) resolve(Buffer.concat(parts));
+    });
+  });
+}
+
+/** A secured pair whose outbound side reports the Noise messages it writes. */
+async function securedPair() {
+  const [a, b] = await streamPair();
+  const [left, right] = await Promise.all([components(), components()]);
+  const [outbound, inbound] = await Promise.all([
+    quietNoise({ crypto: noiseCrypto })(left).secureOutbound(a, {
+      remotePeer: right.peerId,
+      skipStreamMuxerNegotiation: true,
+    }),
+    quietNoise({ crypto: noiseCrypto })(right).secureInbound(b, {
+      skipStreamMuxerNegotiation: true,
+    }),
+  ]);
+  // Noise messages are [u16 length][ciphertext]: count them in what reaches the wire.
+  const wire: Buffer[] = [];
+  const send = a.send.bind(a);
+  a.send = (data: Uint8Array | Uint8ArrayList) => {
+    wire.push(Buffer.from(data instanceof Uint8Array ? data : data.subarray()));
+    return send(data);
+  };
+  const messages = () => {
+    const bytes = Buffer.concat(wire);
+    let count = 0;
+    for (let offset = 0; offset < bytes.byteLength; offset += 2 + bytes.readUInt16BE(offset)) {
+      count++;
+    }
+    return count;
+  };
+  return { outbound: outbound.connection, inbound: inbound.connection, messages };
+}
+
+const nextPhase = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('noise writes batched per event-loop phase', () => {
+  it('encrypts the sends of one phase as one message, bytes and order intact', async () => {
+    const { outbound, inbound, messages } = await securedPair();
+    const sent = [1, 12, 40, 300, 1199, 1300].map((size) => randomBytes(size));
+    const total = sent.reduce((sum, part) => sum + part.byteLength, 0);
+    const arriving = received(inbound, total);
+    for (const part of sent.slice(0, 3)) expect(outbound.send(part)).toBe(true);
+    // Sends made a few promise hops later in the same phase join the same message.
+    await Promise.resolve();
+    for (const part of sent.slice(3)) outbound.send(part);
+    expect(messages()).toBe(0);
+    await nextPhase();
+    expect(messages()).toBe(1);
+    expect((await arriving).equals(Buffer.concat(sent))).toBe(true);
+    await Promise.all([outbound.close(), inbound.close()]);
+  });
+
+  it('sends one message per phase, large sends at once, and what is queued on close', async () => {
+    const { outbound, inbound, messages } = await securedPair();
+    const first = randomBytes(100);
+    const second = randomBytes(100);
+    const large = randomBytes(70_000);
+    const last = randomBytes(10);
+    const total = first.byteLength + second.byteLength + large.byteLength + last.byteLength;
+    const arriving = received(inbound, total);
+    outbound.send(first);
+    await nextPhase();
+    outbound.send(second);
+    await nextPhase();
+    expect(messages()).toBe(2);
+    // More than one message's worth: encrypted and written in the same call (two messages).
+    outbound.send(large);
+    expect(messages()).toBe(4);
+    outbound.send(last);
+    await outbound.close();
+    expect(messages()).toBe(5);
+    expect((await arriving).equals(Buffer.concat([first, second, large, last]))).toBe(true);
+    await inbound.close();
+  });
+});
