@@ -4,7 +4,6 @@ import { generateKeyPair } from '@libp2p/crypto/keys';
 import type { MessageStream } from '@libp2p/interface';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import { streamPair } from '@libp2p/utils';
-import type { Uint8ArrayList } from 'uint8arraylist';
 import { describe, expect, it } from 'vitest';
 import { noiseCrypto } from './noiseCrypto.js';
 import { quietNoise } from './noiseFraming.js';
@@ -50,7 +49,7 @@ async function securedPair() {
   // Noise messages are [u16 length][ciphertext]: count them in what reaches the wire.
   const wire: Buffer[] = [];
   const send = a.send.bind(a);
-  a.send = (data: Uint8Array | Uint8ArrayList) => {
+  a.send = (data: Parameters<typeof a.send>[0]) => {
     wire.push(Buffer.from(data instanceof Uint8Array ? data : data.subarray()));
     return send(data);
   };
