@@ -21,6 +21,7 @@ import {
 } from './frames.js';
 import { peerIdFromLibp2p } from './keys.js';
 import type { SvcNode } from './node.js';
+import { preNegotiatedProtocols, takeOwedEcho } from './preNegotiated.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
 import { frameLimit, parseFrame, type RequestHead, requestHeadSchema } from './requestWire.js';
 import type { SellerTrailer } from './types.js';
@@ -103,11 +104,42 @@ async function readRequest(
   return { head, body };
 }
 
-async function sendReply(stream: Stream, reply: OutboundReply, signal: AbortSignal): Promise<void> {
+/**
+ * The multistream-select echo a pre-negotiated stream still owes the buyer (preNegotiated.ts):
+ * `take` hands it out once, to lead the first write; `send` writes it on its own.
+ */
+interface OwedEcho {
+  take(): Uint8Array | undefined;
+  send(): void;
+}
+
+function owedEcho(stream: Stream): OwedEcho {
+  let echo = takeOwedEcho(stream);
+  const take = () => {
+    const taken = echo;
+    echo = undefined;
+    return taken;
+  };
+  return {
+    take,
+    send() {
+      const taken = take();
+      if (taken !== undefined) stream.send(taken);
+    },
+  };
+}
+
+async function sendReply(
+  stream: Stream,
+  reply: OutboundReply,
+  signal: AbortSignal,
+  echo: OwedEcho,
+): Promise<void> {
   const head = encodeFrame(
     FrameType.head,
     jsonPayload({ status: reply.status, headers: reply.headers }),
   );
+  const owed = echo.take();
   if (
     reply.body === undefined ||
     (reply.body instanceof Uint8Array && reply.body.byteLength <= DATA_FRAME_BYTES)
@@ -115,7 +147,7 @@ async function sendReply(stream: Stream, reply: OutboundReply, signal: AbortSign
     // A small whole answer: head, body and trailer in one write (one muxer frame, one
     // encryption, one packet) — this is most non-streaming answers.
     const trailer = (await reply.trailer?.()) ?? {};
-    const frames = [head];
+    const frames = owed === undefined ? [head] : [owed, head];
     if (reply.body !== undefined && reply.body.byteLength > 0)
       frames.push(encodeFrame(FrameType.data, reply.body));
     frames.push(encodeFrame(FrameType.trailer, jsonPayload(trailer)));
@@ -123,7 +155,7 @@ async function sendReply(stream: Stream, reply: OutboundReply, signal: AbortSign
     await stream.close({ signal });
     return;
   }
-  await writeBytes(stream, head, signal);
+  await writeBytes(stream, owed === undefined ? head : Buffer.concat([owed, head]), signal);
   let bodyError: Error | undefined;
   try {
     if (reply.body instanceof Uint8Array) await writeData(stream, reply.body, signal);
@@ -175,9 +207,12 @@ export async function serveRequests(
     },
     { maxInboundStreams: options.maxInboundStreams ?? 1024 },
   );
+  const preNegotiated = preNegotiatedProtocols.get(node.libp2p);
+  preNegotiated?.add(protocol);
   return {
     active: () => served.live.size,
     async stop() {
+      preNegotiated?.delete(protocol);
       await node.libp2p.unhandle(protocol).catch(() => undefined);
       for (const controller of served.live)
         controller.abort(new FrameError('aborted', 'seller stopping'));
@@ -201,9 +236,11 @@ async function serveStream(served: Served, stream: Stream, connection: Connectio
   const controller = new AbortController();
   served.live.add(controller);
   const total = guardStream(served, stream, controller);
-  const reader = new FrameReader(stream);
+  const echo = owedEcho(stream);
+  // A large body only follows once the buyer has the echo: send it before waiting for bytes.
+  const reader = new FrameReader(stream, undefined, echo.send);
   try {
-    await answerRequest(served, stream, connection, reader, controller.signal);
+    await answerRequest(served, stream, connection, reader, controller.signal, echo);
   } catch (error) {
     if (!controller.signal.aborted) controller.abort(asError(error));
     served.node.logger.debug({ err: asError(error).message }, 'request stream failed');
@@ -245,6 +282,7 @@ async function answerRequest(
   connection: Connection,
   reader: FrameReader,
   signal: AbortSignal,
+  echo: OwedEcho,
 ): Promise<void> {
   const buyer = peerIdFromLibp2p(connection.remotePeer);
   if (buyer === undefined) throw new FrameError('protocol', 'remote key is not secp256k1');
@@ -255,7 +293,7 @@ async function answerRequest(
     receiving.signal,
   ).finally(receiving.clear);
   if ('tooLarge' in request) {
-    await sendReply(stream, tooLargeReply(served.options.uploadLimitBytes()), signal);
+    await sendReply(stream, tooLargeReply(served.options.uploadLimitBytes()), signal, echo);
     return;
   }
   const { head, body } = request;
@@ -268,7 +306,7 @@ async function answerRequest(
     ...(head.payment !== undefined ? { payment: head.payment } : {}),
     signal,
   });
-  await sendReply(stream, reply, signal);
+  await sendReply(stream, reply, signal, echo);
 }
 
 function tooLargeReply(uploadLimitBytes: number): OutboundReply {

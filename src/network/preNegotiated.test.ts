@@ -1,0 +1,93 @@
+import type { Stream } from '@libp2p/interface';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeFrame, FrameType, jsonPayload } from './frames.js';
+import type { SvcNode } from './node.js';
+import { REQUEST_PROTOCOL } from './protocols.js';
+import { type RequestServer, serveRequests } from './requestServer.js';
+import { openRequestStream } from './requestStream.js';
+import { startLoopbackNode } from './testing/loopback.js';
+
+const text = new TextEncoder();
+
+/** The stream's received chunks, as the 'message' events delivered them. */
+function deliveries(stream: Stream): Buffer[] {
+  const chunks: Buffer[] = [];
+  stream.addEventListener('message', (event) => {
+    chunks.push(Buffer.from(event.data instanceof Uint8Array ? event.data : event.data.subarray()));
+  });
+  return chunks;
+}
+
+async function until(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('request streams opened with their proposal', () => {
+  let seller: SvcNode;
+  let buyer: SvcNode;
+  let server: RequestServer;
+  const plain = '/svc/test-plain/1';
+
+  beforeAll(async () => {
+    seller = await startLoopbackNode('seller');
+    buyer = await startLoopbackNode('buyer');
+    await buyer.libp2p.dial(seller.libp2p.getMultiaddrs());
+    server = await serveRequests(
+      seller,
+      async (request) => {
+        // Slower than a round trip: an echo sent on its own would arrive well before this.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return { status: 200, headers: {}, body: text.encode(`got ${request.path}`) };
+      },
+      { uploadLimitBytes: () => 1024 * 1024 },
+    );
+    // A protocol served by a plain libp2p handler: libp2p negotiates and echoes it as before.
+    await seller.libp2p.handle(plain, (stream) => {
+      stream.addEventListener('message', (event) => {
+        stream.send(event.data);
+        void stream.close();
+      });
+    });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await buyer?.stop();
+    await seller?.stop();
+  });
+
+  it('get the echo in the same delivery as the answer', async () => {
+    const signal = AbortSignal.timeout(5000);
+    const opened = await openRequestStream(buyer, seller.libp2pPeerId, REQUEST_PROTOCOL, signal);
+    const received = deliveries(opened.stream);
+    const head = jsonPayload({ method: 'POST', path: '/x', headers: {}, bodyLength: 0 });
+    opened.stream.send(
+      Buffer.concat([
+        opened.proposal,
+        encodeFrame(FrameType.head, head),
+        encodeFrame(FrameType.end, new Uint8Array(0)),
+      ]),
+    );
+    await until(() => Buffer.concat(received).includes('got /x'));
+    // The first bytes the buyer gets are the echo (its proposal) followed by the answer.
+    const first = received[0]!;
+    expect(first.subarray(0, opened.proposal.byteLength).equals(opened.proposal)).toBe(true);
+    expect(first.byteLength).toBeGreaterThan(opened.proposal.byteLength);
+    expect(first.subarray(opened.proposal.byteLength)[0]).toBe(FrameType.head);
+  });
+
+  it('leave protocols served by other handlers to libp2p', async () => {
+    const signal = AbortSignal.timeout(5000);
+    const opened = await openRequestStream(buyer, seller.libp2pPeerId, plain, signal);
+    const received = deliveries(opened.stream);
+    opened.stream.send(Buffer.concat([opened.proposal, Buffer.from('ping')]));
+    await until(() => Buffer.concat(received).includes('ping'));
+    expect(
+      Buffer.concat(received).equals(Buffer.concat([opened.proposal, Buffer.from('ping')])),
+    ).toBe(true);
+  });
+});
