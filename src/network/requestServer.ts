@@ -7,7 +7,6 @@
 import type { Connection, Stream } from '@libp2p/interface';
 import { asError } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
-import { deadline } from './deadline.js';
 import {
   DATA_FRAME_BYTES,
   encodeFrame,
@@ -237,10 +236,14 @@ async function serveStream(served: Served, stream: Stream, connection: Connectio
   served.live.add(controller);
   const total = guardStream(served, stream, controller);
   const echo = owedEcho(stream);
+  const receiving = receiveDeadline(served.receiveTimeoutMs, controller);
   // A large body only follows once the buyer has the echo: send it before waiting for bytes.
-  const reader = new FrameReader(stream, undefined, echo.send);
+  const reader = new FrameReader(stream, undefined, () => {
+    echo.send();
+    receiving.arm();
+  });
   try {
-    await answerRequest(served, stream, connection, reader, controller.signal, echo);
+    await answerRequest(served, stream, connection, reader, controller, echo, receiving);
   } catch (error) {
     if (!controller.signal.aborted) controller.abort(asError(error));
     served.node.logger.debug({ err: asError(error).message }, 'request stream failed');
@@ -249,6 +252,35 @@ async function serveStream(served: Served, stream: Stream, connection: Connectio
     clearTimeout(total);
     served.live.delete(controller);
   }
+}
+
+/**
+ * The time allowed to receive the request, counted from the first time reading it has to wait
+ * for bytes: a request that arrived whole with its stream (most do) never needs a timer, an
+ * AbortController and listeners of its own (decision 158). Running out aborts the stream.
+ */
+interface ReceiveDeadline {
+  arm(): void;
+  clear(): void;
+}
+
+function receiveDeadline(ms: number, controller: AbortController): ReceiveDeadline {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let done = false;
+  return {
+    arm() {
+      if (timer !== undefined || done) return;
+      timer = setTimeout(
+        () => controller.abort(new FrameError('timeout', 'request not received in time')),
+        ms,
+      );
+      timer.unref();
+    },
+    clear() {
+      done = true;
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
 }
 
 /**
@@ -281,17 +313,16 @@ async function answerRequest(
   stream: Stream,
   connection: Connection,
   reader: FrameReader,
-  signal: AbortSignal,
+  controller: AbortController,
   echo: OwedEcho,
+  receiving: ReceiveDeadline,
 ): Promise<void> {
+  const signal = controller.signal;
   const buyer = peerIdFromLibp2p(connection.remotePeer);
   if (buyer === undefined) throw new FrameError('protocol', 'remote key is not secp256k1');
-  const receiving = deadline(signal, served.receiveTimeoutMs);
-  const request = await readRequest(
-    reader,
-    served.options.uploadLimitBytes(),
-    receiving.signal,
-  ).finally(receiving.clear);
+  const request = await readRequest(reader, served.options.uploadLimitBytes(), signal).finally(
+    receiving.clear,
+  );
   if ('tooLarge' in request) {
     await sendReply(stream, tooLargeReply(served.options.uploadLimitBytes()), signal, echo);
     return;
