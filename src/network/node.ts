@@ -21,7 +21,7 @@ import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
 import { quietNoise } from './noiseFraming.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
-import { preNegotiatedProtocols, preNegotiating } from './preNegotiated.js';
+import { type PreNegotiation, preNegotiatedProtocols, preNegotiating } from './preNegotiated.js';
 import { skipRepeatedProtocolMerges } from './protocolMerges.js';
 import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
@@ -73,8 +73,9 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   const { config, role } = options;
   const logger = options.logger ?? silentLogger();
   installLazyWindowUpdates();
-  const preNegotiated = new Set<string>();
+  const preNegotiated: PreNegotiation = { handlers: new Map() };
   const libp2p = await createLibp2p<SvcServices>(libp2pInit(options, preNegotiated));
+  preNegotiated.connections = () => libp2p.getConnections();
   preNegotiatedProtocols.set(libp2p, preNegotiated);
   skipRepeatedProtocolMerges(libp2p);
   const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
@@ -105,7 +106,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
 /** The libp2p configuration of a node: transports, limits and the services every role runs. */
 function libp2pInit(
   options: CreateSvcNodeOptions,
-  preNegotiated: Set<string>,
+  preNegotiated: PreNegotiation,
 ): Libp2pOptions<SvcServices> {
   const { config, role } = options;
   const serveDht = role === 'seller' || role === 'bootstrap';

@@ -91,3 +91,56 @@ describe('request streams opened with their proposal', () => {
     ).toBe(true);
   });
 });
+
+describe('pre-negotiated request streams over the stream limit', () => {
+  it('are reset as libp2p resets them, and the ones within it are served', async () => {
+    const seller = await startLoopbackNode('seller');
+    const buyer = await startLoopbackNode('buyer');
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await serveRequests(
+      seller,
+      async (request) => {
+        await held;
+        return { status: 200, headers: {}, body: text.encode(`got ${request.path}`) };
+      },
+      { uploadLimitBytes: () => 1024 * 1024, maxInboundStreams: 1 },
+    );
+    try {
+      await buyer.libp2p.dial(seller.libp2p.getMultiaddrs());
+      const send = async (path: string) => {
+        const signal = AbortSignal.timeout(5000);
+        const opened = await openRequestStream(
+          buyer,
+          seller.libp2pPeerId,
+          REQUEST_PROTOCOL,
+          signal,
+        );
+        const received = deliveries(opened.stream);
+        const head = jsonPayload({ method: 'POST', path, headers: {}, bodyLength: 0 });
+        opened.stream.send(
+          Buffer.concat([
+            opened.proposal,
+            encodeFrame(FrameType.head, head),
+            encodeFrame(FrameType.end, new Uint8Array(0)),
+          ]),
+        );
+        return { stream: opened.stream, received };
+      };
+      const first = await send('/first');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const second = await send('/second');
+      await until(() => second.stream.status !== 'open');
+      expect(second.stream.status).toBe('reset');
+      release();
+      await until(() => Buffer.concat(first.received).includes('got /first'));
+    } finally {
+      release();
+      await server.stop();
+      await buyer.stop();
+      await seller.stop();
+    }
+  });
+});

@@ -13,7 +13,7 @@
  * this node does not serve (whose proposal must be answered `na`) or a proposal split over
  * frames, takes libp2p's path as before (decision 158).
  */
-import type { Stream, StreamMuxer, StreamMuxerFactory } from '@libp2p/interface';
+import type { Connection, Stream, StreamMuxer, StreamMuxerFactory } from '@libp2p/interface';
 
 const MULTISTREAM_LINE = new TextEncoder().encode('\x13/multistream/1.0.0\n');
 const DATA_FRAME = 0;
@@ -36,10 +36,41 @@ interface FrameLike {
 interface YamuxInternals {
   handleStreamMessage(frame: FrameLike): void;
   onRemoteStream(stream: Stream): void;
+  /** `AbstractStreamMuxer`'s list of open streams and the listener that drops closed ones. */
+  streams: Stream[];
+  cleanUpStream(stream: Stream): void;
+}
+
+/** A protocol served with an owed echo (`serveRequests`). */
+export interface PreNegotiatedHandler {
+  handler(stream: Stream, connection: Connection): void;
+  maxInboundStreams: number;
+}
+
+/** One node's pre-negotiated protocols, and how to find the connection of a muxer. */
+export interface PreNegotiation {
+  readonly handlers: Map<string, PreNegotiatedHandler>;
+  /** The node's connections (set once its libp2p exists). */
+  connections?: () => Connection[];
+}
+
+const connectionOfMuxer = new WeakMap<object, Connection>();
+
+function connectionOf(muxer: object, negotiation: PreNegotiation): Connection | undefined {
+  const known = connectionOfMuxer.get(muxer);
+  if (known !== undefined) return known;
+  const found = negotiation
+    .connections?.()
+    .find((connection) => (connection as Connection & { muxer?: unknown }).muxer === muxer);
+  if (found !== undefined) connectionOfMuxer.set(muxer, found);
+  return found;
 }
 
 /** The protocol id of a whole proposal at the start of `data` and its length, if there is one. */
-function proposalIn(data: NonNullable<FrameLike['data']>, served: Set<string>) {
+function proposalIn(
+  data: NonNullable<FrameLike['data']>,
+  served: Map<string, PreNegotiatedHandler>,
+) {
   const headerLength = MULTISTREAM_LINE.byteLength;
   if (data.byteLength < headerLength + 3) return undefined;
   const start = data.subarray(0, Math.min(data.byteLength, headerLength + 1 + MAX_SHORT_LINE));
@@ -58,7 +89,8 @@ function proposalIn(data: NonNullable<FrameLike['data']>, served: Set<string>) {
 }
 
 /** Makes `muxer` hand streams that open with a proposal for a served protocol pre-negotiated. */
-function preNegotiate(muxer: StreamMuxer, served: Set<string>): void {
+function preNegotiate(muxer: StreamMuxer, negotiation: PreNegotiation): void {
+  const served = negotiation.handlers;
   const internals = muxer as unknown as Partial<YamuxInternals>;
   const handleStreamMessage = internals.handleStreamMessage;
   const onRemoteStream = internals.onRemoteStream;
@@ -85,30 +117,55 @@ function preNegotiate(muxer: StreamMuxer, served: Set<string>): void {
       pending = undefined;
     }
   };
+  const direct = (stream: Stream, protocol: string): boolean => {
+    const entry = served.get(protocol);
+    const connection = entry === undefined ? undefined : connectionOf(muxer, negotiation);
+    if (
+      entry === undefined ||
+      connection === undefined ||
+      connection.limits !== undefined ||
+      !Array.isArray(internals.streams) ||
+      typeof internals.cleanUpStream !== 'function' ||
+      internals.streams.length >= entry.maxInboundStreams
+    ) {
+      return false;
+    }
+    // What the muxer does before its 'stream' event, then the handler: libp2p's own inbound
+    // path (a 10 s AbortSignal.timeout per stream, a peer-store merge, the middleware chain)
+    // has nothing left to do for a stream negotiated here. On a limited (relayed) connection,
+    // or near the stream limit, libp2p's path applies its rules. The handler runs once the
+    // frame's bytes are on the stream.
+    internals.streams.push(stream);
+    internals.cleanUpStream(stream);
+    queueMicrotask(() => entry.handler(stream, connection));
+    return true;
+  };
   internals.onRemoteStream = (stream) => {
-    if (pending !== undefined) {
-      stream.protocol = pending.protocol;
-      owedEchoes.set(stream, pending.echo);
-      pending = undefined;
+    const proposal = pending;
+    pending = undefined;
+    if (proposal !== undefined) {
+      stream.protocol = proposal.protocol;
+      owedEchoes.set(stream, proposal.echo);
+      if (direct(stream, proposal.protocol)) return;
     }
     onRemoteStream.call(muxer, stream);
   };
 }
 
 /**
- * `makeFactory` (e.g. `yamux(init)`) whose muxers pre-negotiate the protocols in `served` (the
- * node's set: `serveRequests` adds to it what it serves).
+ * `makeFactory` (e.g. `yamux(init)`) whose muxers pre-negotiate the protocols of `negotiation`
+ * (the node's: `serveRequests` adds what it serves).
  */
 export function preNegotiating<C>(
   makeFactory: (components: C) => StreamMuxerFactory,
-  served: Set<string>,
+  negotiation: PreNegotiation,
 ): (components: C) => StreamMuxerFactory {
   return (components) => {
     const factory = makeFactory(components);
     const createStreamMuxer = factory.createStreamMuxer.bind(factory);
     factory.createStreamMuxer = (maConn) => {
       const muxer = createStreamMuxer(maConn);
-      preNegotiate(muxer, served);
+      preNegotiate(muxer, negotiation);
       return muxer;
     };
     return factory;
@@ -116,7 +173,7 @@ export function preNegotiating<C>(
 }
 
 /** The protocols each node pre-negotiates (see `preNegotiating`), by its libp2p instance. */
-export const preNegotiatedProtocols = new WeakMap<object, Set<string>>();
+export const preNegotiatedProtocols = new WeakMap<object, PreNegotiation>();
 
 /**
  * The multistream-select echo `stream`'s handler owes the buyer, once: `undefined` when libp2p

@@ -196,18 +196,17 @@ export async function serveRequests(
     live: new Set<AbortController>(),
   };
   const protocol = options.protocol ?? REQUEST_PROTOCOL;
-  await node.libp2p.handle(
-    protocol,
-    (stream, connection) => {
-      serveStream(served, stream, connection).catch((error: unknown) => {
-        node.logger.error({ err: asError(error).message }, 'request handler crashed');
-        stream.abort(asError(error));
-      });
-    },
-    { maxInboundStreams: options.maxInboundStreams ?? 1024 },
-  );
-  const preNegotiated = preNegotiatedProtocols.get(node.libp2p);
-  preNegotiated?.add(protocol);
+  const maxInboundStreams = options.maxInboundStreams ?? 1024;
+  const serve = (stream: Stream, connection: Connection) => {
+    serveStream(served, stream, connection).catch((error: unknown) => {
+      node.logger.error({ err: asError(error).message }, 'request handler crashed');
+      stream.abort(asError(error));
+    });
+  };
+  await node.libp2p.handle(protocol, serve, { maxInboundStreams });
+  // Streams that open with their proposal come straight here (preNegotiated.ts).
+  const preNegotiated = preNegotiatedProtocols.get(node.libp2p)?.handlers;
+  preNegotiated?.set(protocol, { handler: serve, maxInboundStreams });
   return {
     active: () => served.live.size,
     async stop() {
