@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
 import { type RequestServer, serveRequests } from './requestServer.js';
-import { startLoopbackNode } from './testing/loopback.js';
+import { startLoopbackNode, waitFor } from './testing/loopback.js';
 import { LibP2pTransport } from './transport.js';
 import type { SellerResponse } from './types.js';
 
@@ -15,13 +15,7 @@ async function finish(response: SellerResponse): Promise<string> {
   return Buffer.concat(chunks).toString();
 }
 
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+const until = (check: () => boolean, ms = 5000) => waitFor(check, ms);
 
 describe("the buyer's finished request streams", () => {
   let seller: SvcNode;

@@ -5,7 +5,7 @@ import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
 import { type RequestServer, serveRequests } from './requestServer.js';
 import { openRequestStream } from './requestStream.js';
-import { startLoopbackNode } from './testing/loopback.js';
+import { startLoopbackNode, waitFor } from './testing/loopback.js';
 
 const text = new TextEncoder();
 
@@ -18,12 +18,14 @@ function deliveries(stream: Stream): Buffer[] {
   return chunks;
 }
 
-async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+const until = (check: () => boolean) => waitFor(check, 5000);
+
+/** Resolves once `stream` is closed, reset or aborted. */
+function closeOf(stream: Stream): Promise<string> {
+  return new Promise((resolve) => {
+    if (stream.status !== 'open') resolve(stream.status);
+    stream.addEventListener('close', () => resolve(stream.status));
+  });
 }
 
 describe('request streams opened with their proposal', () => {
@@ -31,6 +33,7 @@ describe('request streams opened with their proposal', () => {
   let buyer: SvcNode;
   let server: RequestServer;
   const plain = '/svc/test-plain/1';
+  const handled: string[] = [];
 
   beforeAll(async () => {
     seller = await startLoopbackNode('seller');
@@ -39,11 +42,12 @@ describe('request streams opened with their proposal', () => {
     server = await serveRequests(
       seller,
       async (request) => {
+        handled.push(request.path);
         // Slower than a round trip: an echo sent on its own would arrive well before this.
         await new Promise((resolve) => setTimeout(resolve, 50));
         return { status: 200, headers: {}, body: text.encode(`got ${request.path}`) };
       },
-      { uploadLimitBytes: () => 1024 * 1024 },
+      { uploadLimitBytes: () => 1024 * 1024, receiveTimeoutMs: 100 },
     );
     // A protocol served by a plain libp2p handler: libp2p negotiates and echoes it as before.
     await seller.libp2p.handle(plain, (stream) => {
@@ -60,18 +64,24 @@ describe('request streams opened with their proposal', () => {
     await seller?.stop();
   });
 
-  it('get the echo in the same delivery as the answer', async () => {
-    const signal = AbortSignal.timeout(5000);
-    const opened = await openRequestStream(buyer, seller.libp2pPeerId, REQUEST_PROTOCOL, signal);
+  const open = () =>
+    openRequestStream(buyer, seller.libp2pPeerId, REQUEST_PROTOCOL, AbortSignal.timeout(5000));
+
+  /** Opens a request stream and sends the proposal, a head for `path` and `frames`. */
+  const start = async (path: string, bodyLength: number, frames: Uint8Array[]) => {
+    const opened = await open();
     const received = deliveries(opened.stream);
-    const head = jsonPayload({ method: 'POST', path: '/x', headers: {}, bodyLength: 0 });
+    const head = jsonPayload({ method: 'POST', path, headers: {}, bodyLength });
     opened.stream.send(
-      Buffer.concat([
-        opened.proposal,
-        encodeFrame(FrameType.head, head),
-        encodeFrame(FrameType.end, new Uint8Array(0)),
-      ]),
+      Buffer.concat([opened.proposal, encodeFrame(FrameType.head, head), ...frames]),
     );
+    return { opened, received };
+  };
+
+  it('get the echo in the same delivery as the answer', async () => {
+    const { opened, received } = await start('/x', 0, [
+      encodeFrame(FrameType.end, new Uint8Array(0)),
+    ]);
     await until(() => Buffer.concat(received).includes('got /x'));
     // The first bytes the buyer gets are the echo (its proposal) followed by the answer.
     const first = received[0]!;
@@ -89,6 +99,20 @@ describe('request streams opened with their proposal', () => {
     expect(
       Buffer.concat(received).equals(Buffer.concat([opened.proposal, Buffer.from('ping')])),
     ).toBe(true);
+  });
+
+  it('are reset when the body stops coming within the receive time', async () => {
+    const { opened } = await start('/partial', 10, [
+      encodeFrame(FrameType.data, new Uint8Array(4)),
+    ]);
+    expect(await closeOf(opened.stream)).toBe('reset');
+    expect(handled).not.toContain('/partial');
+  });
+
+  it('are reset when nothing but the proposal comes within the receive time', async () => {
+    const opened = await open();
+    opened.stream.send(opened.proposal);
+    expect(await closeOf(opened.stream)).toBe('reset');
   });
 });
 
