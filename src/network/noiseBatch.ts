@@ -8,7 +8,8 @@
  * share one in any way: here the frames sent while the event loop runs one phase are queued and
  * encrypted together once it is done (`setImmediate`, when the TCP socket's corked writes
  * left before, see corkedTcp.ts), and the resulting messages leave in one write. A queue that
- * reaches one Noise message's size, a connection waiting for drain and `close` are sent at once;
+ * reaches one Noise message's size, a connection waiting for drain and a `close` (of the secured
+ * connection or of the one under it) are sent at once;
  * the bytes, their order and backpressure are unchanged (decision 158).
  */
 import type { Uint8ArrayList } from 'uint8arraylist';
@@ -84,5 +85,14 @@ export function batchNoiseWrites(connection: unknown): boolean {
     flush();
     return close.call(queue, options);
   };
+  // libp2p closes a connection through its raw one (after the muxer's FINs): those go first.
+  const underlying = queue.stream as { close?: (options?: unknown) => Promise<void> } | undefined;
+  const closeUnderlying = underlying?.close;
+  if (underlying !== undefined && typeof closeUnderlying === 'function') {
+    underlying.close = (options) => {
+      flush();
+      return closeUnderlying.call(underlying, options);
+    };
+  }
   return true;
 }

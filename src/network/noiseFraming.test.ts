@@ -92,7 +92,7 @@ async function securedPair() {
     }
     return count;
   };
-  return { outbound: outbound.connection, inbound: inbound.connection, messages };
+  return { raw: a, outbound: outbound.connection, inbound: inbound.connection, messages };
 }
 
 const nextPhase = () => new Promise((resolve) => setImmediate(resolve));
@@ -135,5 +135,14 @@ describe('noise writes batched per event-loop phase', () => {
     expect(messages()).toBe(5);
     expect((await arriving).equals(Buffer.concat([first, second, large, last]))).toBe(true);
     await inbound.close();
+  });
+
+  it('sends what is queued when the connection under it is closed (as libp2p closes one)', async () => {
+    const { raw, inbound, outbound } = await securedPair();
+    const last = randomBytes(50);
+    const arriving = received(inbound, last.byteLength);
+    outbound.send(last);
+    await raw.close();
+    expect((await arriving).equals(last)).toBe(true);
   });
 });

@@ -5,13 +5,15 @@
  * line through a length-prefixed reader, echoed each line as its own write (a message of its
  * own, before the upstream is even called: the buyer had to wake for it), and pushed the rest
  * back onto the stream. Here a yamux stream whose opening data frame starts with exactly that
- * proposal, for a protocol this node serves with `serveRequests`, is handed to libp2p already
- * negotiated (the path libp2p takes for transports that negotiate protocols themselves), minus
- * the proposal's bytes; the request server owes the buyer the echo, exactly the proposal's
- * bytes, and sends it in front of its first write, or as soon as it has to wait for more of the
- * request (a large body is only sent once the buyer has the echo). Anything else, a protocol
- * this node does not serve (whose proposal must be answered `na`) or a proposal split over
- * frames, takes libp2p's path as before (decision 158).
+ * proposal, for a protocol this node serves with `serveRequests`, goes minus the proposal's
+ * bytes straight to the request server, past libp2p's inbound path too; on a limited
+ * connection or near the protocol's stream limit it is handed to libp2p as pre-negotiated (the
+ * path libp2p takes for transports that negotiate protocols themselves), which applies its
+ * rules. The request server owes the buyer the echo, exactly the proposal's bytes, and sends it
+ * in front of its first write, or as soon as it has to wait for more of the request (a large
+ * body is only sent once the buyer has the echo). Anything else, a protocol this node does not
+ * serve (whose proposal must be answered `na`) or a proposal split over frames, takes libp2p's
+ * path as before (decision 158).
  */
 import type { Connection, Stream, StreamMuxer, StreamMuxerFactory } from '@libp2p/interface';
 
@@ -99,7 +101,10 @@ function preNegotiate(muxer: StreamMuxer, negotiation: PreNegotiation): void {
   internals.handleStreamMessage = (frame) => {
     const { type, flag } = frame.header;
     const proposal =
-      type === DATA_FRAME && (flag & SYN) === SYN && frame.data !== undefined && served.size > 0
+      type === DATA_FRAME &&
+      (flag & SYN) === SYN &&
+      served.size > 0 &&
+      typeof frame.data?.sublist === 'function'
         ? proposalIn(frame.data, served)
         : undefined;
     if (proposal === undefined) {
