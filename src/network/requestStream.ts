@@ -11,7 +11,6 @@
  */
 import type { Connection, PeerId as Libp2pPeerId, Stream } from '@libp2p/interface';
 import type { FrameReader } from './frames.js';
-import { closePending } from './lazyClose.js';
 import type { SvcNode } from './node.js';
 import { isRelayed } from './reachability.js';
 
@@ -39,8 +38,6 @@ export class ProtocolRejected extends Error {
 
 export interface RequestStream {
   stream: Stream;
-  /** The connection the stream runs on. */
-  connection: Connection;
   /** Bytes to send before the first frame (empty when the stream is already negotiated). */
   proposal: Uint8Array;
   /** Reads and checks the seller's answer to `proposal` (a no-op when there was none). */
@@ -74,17 +71,10 @@ export async function openRequestStream(
   // After hole punching a peer has a relayed and a direct connection: use the direct one.
   const connection =
     usable.find((c) => !isRelayed(c)) ?? usable[0] ?? (await node.libp2p.dial(peer, { signal }));
-  // Finished streams' FINs leave with this request's write (lazyClose.ts).
-  closePending(connection);
   const muxer = muxerOf(connection);
   if (muxer === undefined) {
     const stream = await connection.newStream(protocol, { signal, maxOutboundStreams: 1024 });
-    return {
-      stream,
-      connection,
-      proposal: new Uint8Array(0),
-      acknowledged: async () => undefined,
-    };
+    return { stream, proposal: new Uint8Array(0), acknowledged: async () => undefined };
   }
   const stream = await muxer.createStream({ signal });
   stream.protocol = protocol;
@@ -92,7 +82,6 @@ export async function openRequestStream(
   const answer = mssMessage(protocol);
   return {
     stream,
-    connection,
     proposal: Buffer.concat([header, answer]),
     async acknowledged(reader, ackSignal) {
       const echoed = await reader.readRaw(header.byteLength, ackSignal);

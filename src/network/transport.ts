@@ -19,7 +19,6 @@ import {
   writeBytes,
   writeData,
 } from './frames.js';
-import { closeLater } from './lazyClose.js';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
 import { openRequestStream, ProtocolRejected, type RequestStream } from './requestStream.js';
@@ -83,7 +82,7 @@ export class LibP2pTransport implements PeerTransport {
     opened.stream.inactivityTimeout = this.idleTimeoutMs;
     const reader = new FrameReader(opened.stream);
     const head = await this.exchangeHead(call, request, opened, reader);
-    const { body, trailer } = responseBody(call, opened, reader);
+    const { body, trailer } = responseBody(call, opened.stream, reader);
     return { status: head.status, headers: head.headers, body, trailer };
   }
 
@@ -321,10 +320,9 @@ async function readResponseHead(
 /** The body chunks, pulled by the consumer, and the trailer they end with. */
 function responseBody(
   call: Call,
-  opened: RequestStream,
+  stream: Stream,
   reader: FrameReader,
 ): Pick<SellerResponse, 'body' | 'trailer'> {
-  const { stream } = opened;
   const trailer = Promise.withResolvers<SellerTrailer | undefined>();
   let consumed = false;
   async function* body(): AsyncGenerator<Uint8Array> {
@@ -341,8 +339,7 @@ function responseBody(
           if (frame.type === FrameType.trailer) {
             trailer.resolve(parseFrame(trailerSchema, frame.payload, 'trailer', quickTrailer));
             finished = true;
-            // Our FIN leaves with the next request on this connection (lazyClose.ts).
-            closeLater(opened.connection, stream);
+            await stream.close().catch(() => undefined);
             return;
           }
           if (frame.type !== FrameType.data)
