@@ -28,6 +28,12 @@ function loadPretty(): Pretty {
   return createRequire(import.meta.url)('pino-pretty') as Pretty;
 }
 
+/**
+ * Marks loggers made by `createLogger` (children inherit it): their request lines may be
+ * serialised directly (requestLine.ts).
+ */
+export const PLAIN_JSON_LOGGER = Symbol('svc.plainJsonLogger');
+
 /** Creates the process logger. Log lines go to stderr so command output stays parseable. */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const destination = options.destination ?? process.stderr;
@@ -44,7 +50,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     : options.destination
       ? destination
       : batchedStderr();
-  return pino(
+  const logger = pino(
     {
       level: options.level ?? 'info',
       ...(options.name ? { name: options.name } : {}),
@@ -81,6 +87,8 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     },
     stream,
   );
+  Object.defineProperty(logger, PLAIN_JSON_LOGGER, { value: true });
+  return logger;
 }
 
 /** A logger that drops everything (tests, library use). */

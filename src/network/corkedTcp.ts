@@ -29,13 +29,29 @@ export function corkWrites(maConn: MultiaddrConnection): void {
     socket.uncork();
   };
   target.sendData = (data: unknown) => {
-    if (!corked && !socket.destroyed) {
+    // Already corked: by this tick's first write, or by `sendTogether` for a synchronous batch.
+    if (!corked && !socket.destroyed && socket.writableCorked === 0) {
       corked = true;
       socket.cork();
       setImmediate(uncork);
     }
     return sendData.call(target, data);
   };
+}
+
+/**
+ * Runs `send` with the socket of `maConn` (when it is a plain TCP connection) corked, so that
+ * everything it writes leaves in one `writev` as soon as it returns (noiseBatch.ts).
+ */
+export function sendTogether<T>(maConn: unknown, send: () => T): T {
+  const socket = (maConn as { socket?: unknown } | undefined)?.socket;
+  if (!(socket instanceof Socket) || socket.destroyed) return send();
+  socket.cork();
+  try {
+    return send();
+  } finally {
+    socket.uncork();
+  }
 }
 
 function corkingUpgrader(upgrader: Upgrader): Upgrader {

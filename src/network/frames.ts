@@ -52,10 +52,16 @@ export class FrameReader {
   private ended = false;
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
+  private readonly beforeWait: (() => void) | undefined;
 
-  constructor(stream: Stream, highWaterBytes = 1024 * 1024) {
+  /**
+   * `beforeWait` runs whenever a read has to wait for bytes that have not arrived yet (the
+   * request server sends an owed multistream-select echo then: preNegotiated.ts).
+   */
+  constructor(stream: Stream, highWaterBytes = 1024 * 1024, beforeWait?: () => void) {
     this.stream = stream;
     this.highWaterBytes = highWaterBytes;
+    this.beforeWait = beforeWait;
     stream.addEventListener('message', (event) => {
       const bytes = toBytes(event.data);
       this.chunks.push(bytes);
@@ -130,6 +136,7 @@ export class FrameReader {
         if (atBoundary && this.buffered === 0) return false;
         throw new FrameError('eof', 'stream ended in the middle of a frame');
       }
+      if (this.stream.readBufferLength === 0) this.beforeWait?.();
       let onAbort: (() => void) | undefined;
       await new Promise<void>((resolve) => {
         this.wake = resolve;

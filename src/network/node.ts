@@ -21,6 +21,7 @@ import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
 import { quietNoise } from './noiseFraming.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
+import { type PreNegotiation, preNegotiatedProtocols, preNegotiating } from './preNegotiated.js';
 import { skipRepeatedProtocolMerges } from './protocolMerges.js';
 import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
@@ -72,7 +73,10 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   const { config, role } = options;
   const logger = options.logger ?? silentLogger();
   installLazyWindowUpdates();
-  const libp2p = await createLibp2p<SvcServices>(libp2pInit(options));
+  const preNegotiated: PreNegotiation = { handlers: new Map() };
+  const libp2p = await createLibp2p<SvcServices>(libp2pInit(options, preNegotiated));
+  preNegotiated.connections = () => libp2p.getConnections();
+  preNegotiatedProtocols.set(libp2p, preNegotiated);
   skipRepeatedProtocolMerges(libp2p);
   const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
   if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');
@@ -100,7 +104,10 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
 }
 
 /** The libp2p configuration of a node: transports, limits and the services every role runs. */
-function libp2pInit(options: CreateSvcNodeOptions): Libp2pOptions<SvcServices> {
+function libp2pInit(
+  options: CreateSvcNodeOptions,
+  preNegotiated: PreNegotiation,
+): Libp2pOptions<SvcServices> {
   const { config, role } = options;
   const serveDht = role === 'seller' || role === 'bootstrap';
   const quiet = libp2pLogger();
@@ -116,13 +123,18 @@ function libp2pInit(options: CreateSvcNodeOptions): Libp2pOptions<SvcServices> {
     connectionEncrypters: [quietNoise({ crypto: noiseCrypto })],
     // A paused stream (backpressure) can still receive up to one window; keep the read buffer
     // above the window so a slow reader is never reset for being slow.
+    // Request streams that open with their multistream-select proposal skip libp2p's
+    // negotiation (preNegotiated.ts).
     streamMuxers: [
-      yamux({
-        streamOptions: {
-          maxStreamWindowSize: 4 * 1024 * 1024,
-          maxReadBufferLength: 8 * 1024 * 1024,
-        },
-      }),
+      preNegotiating(
+        yamux({
+          streamOptions: {
+            maxStreamWindowSize: 4 * 1024 * 1024,
+            maxReadBufferLength: 8 * 1024 * 1024,
+          },
+        }),
+        preNegotiated,
+      ),
     ],
     // libp2p's default admits 5 inbound connections per second per remote IP and resets the rest:
     // a bootstrap node or seller behind one address (a NAT, a datacenter, loopback) then refuses

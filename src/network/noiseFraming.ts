@@ -15,6 +15,7 @@ import {
   noise,
 } from '@chainsafe/libp2p-noise';
 import type { ConnectionEncrypter, SecuredConnection } from '@libp2p/interface';
+import { batchNoiseWrites } from './noiseBatch.js';
 
 type LengthDecoder = (data: { byteLength: number }) => number;
 
@@ -37,7 +38,13 @@ export function quietDecoder<T extends SecuredConnection<NoiseExtensions>>(secur
   return secured;
 }
 
-/** `noise(init)` whose secured connections decode with `quietDecoder`. */
+/** The secured connection with `quietDecoder` and its writes batched (noiseBatch.ts). */
+function tuned<T extends SecuredConnection<NoiseExtensions>>(secured: T): T {
+  batchNoiseWrites(secured.connection);
+  return quietDecoder(secured);
+}
+
+/** `noise(init)` whose secured connections decode with `quietDecoder` and batch writes. */
 export function quietNoise(
   init: NoiseInit,
 ): (components: NoiseComponents) => ConnectionEncrypter<NoiseExtensions> {
@@ -47,9 +54,9 @@ export function quietNoise(
     const outbound = encrypter.secureOutbound.bind(encrypter);
     const inbound = encrypter.secureInbound.bind(encrypter);
     encrypter.secureOutbound = async (connection, options) =>
-      quietDecoder(await outbound(connection, options));
+      tuned(await outbound(connection, options));
     encrypter.secureInbound = async (connection, options) =>
-      quietDecoder(await inbound(connection, options));
+      tuned(await inbound(connection, options));
     return encrypter;
   };
 }

@@ -7,7 +7,6 @@
 import type { Connection, Stream } from '@libp2p/interface';
 import { asError } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
-import { deadline } from './deadline.js';
 import {
   DATA_FRAME_BYTES,
   encodeFrame,
@@ -21,6 +20,7 @@ import {
 } from './frames.js';
 import { peerIdFromLibp2p } from './keys.js';
 import type { SvcNode } from './node.js';
+import { preNegotiatedProtocols, takeOwedEcho } from './preNegotiated.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
 import { frameLimit, parseFrame, type RequestHead, requestHeadSchema } from './requestWire.js';
 import type { SellerTrailer } from './types.js';
@@ -103,11 +103,42 @@ async function readRequest(
   return { head, body };
 }
 
-async function sendReply(stream: Stream, reply: OutboundReply, signal: AbortSignal): Promise<void> {
+/**
+ * The multistream-select echo a pre-negotiated stream still owes the buyer (preNegotiated.ts):
+ * `take` hands it out once, to lead the first write; `send` writes it on its own.
+ */
+interface OwedEcho {
+  take(): Uint8Array | undefined;
+  send(): void;
+}
+
+function owedEcho(stream: Stream): OwedEcho {
+  let echo = takeOwedEcho(stream);
+  const take = () => {
+    const taken = echo;
+    echo = undefined;
+    return taken;
+  };
+  return {
+    take,
+    send() {
+      const taken = take();
+      if (taken !== undefined) stream.send(taken);
+    },
+  };
+}
+
+async function sendReply(
+  stream: Stream,
+  reply: OutboundReply,
+  signal: AbortSignal,
+  echo: OwedEcho,
+): Promise<void> {
   const head = encodeFrame(
     FrameType.head,
     jsonPayload({ status: reply.status, headers: reply.headers }),
   );
+  const owed = echo.take();
   if (
     reply.body === undefined ||
     (reply.body instanceof Uint8Array && reply.body.byteLength <= DATA_FRAME_BYTES)
@@ -115,7 +146,7 @@ async function sendReply(stream: Stream, reply: OutboundReply, signal: AbortSign
     // A small whole answer: head, body and trailer in one write (one muxer frame, one
     // encryption, one packet) — this is most non-streaming answers.
     const trailer = (await reply.trailer?.()) ?? {};
-    const frames = [head];
+    const frames = owed === undefined ? [head] : [owed, head];
     if (reply.body !== undefined && reply.body.byteLength > 0)
       frames.push(encodeFrame(FrameType.data, reply.body));
     frames.push(encodeFrame(FrameType.trailer, jsonPayload(trailer)));
@@ -123,7 +154,7 @@ async function sendReply(stream: Stream, reply: OutboundReply, signal: AbortSign
     await stream.close({ signal });
     return;
   }
-  await writeBytes(stream, head, signal);
+  await writeBytes(stream, owed === undefined ? head : Buffer.concat([owed, head]), signal);
   let bodyError: Error | undefined;
   try {
     if (reply.body instanceof Uint8Array) await writeData(stream, reply.body, signal);
@@ -165,19 +196,21 @@ export async function serveRequests(
     live: new Set<AbortController>(),
   };
   const protocol = options.protocol ?? REQUEST_PROTOCOL;
-  await node.libp2p.handle(
-    protocol,
-    (stream, connection) => {
-      serveStream(served, stream, connection).catch((error: unknown) => {
-        node.logger.error({ err: asError(error).message }, 'request handler crashed');
-        stream.abort(asError(error));
-      });
-    },
-    { maxInboundStreams: options.maxInboundStreams ?? 1024 },
-  );
+  const maxInboundStreams = options.maxInboundStreams ?? 1024;
+  const serve = (stream: Stream, connection: Connection) => {
+    serveStream(served, stream, connection).catch((error: unknown) => {
+      node.logger.error({ err: asError(error).message }, 'request handler crashed');
+      stream.abort(asError(error));
+    });
+  };
+  await node.libp2p.handle(protocol, serve, { maxInboundStreams });
+  // Streams that open with their proposal come straight here (preNegotiated.ts).
+  const preNegotiated = preNegotiatedProtocols.get(node.libp2p)?.handlers;
+  preNegotiated?.set(protocol, { handler: serve, maxInboundStreams });
   return {
     active: () => served.live.size,
     async stop() {
+      preNegotiated?.delete(protocol);
       await node.libp2p.unhandle(protocol).catch(() => undefined);
       for (const controller of served.live)
         controller.abort(new FrameError('aborted', 'seller stopping'));
@@ -201,9 +234,15 @@ async function serveStream(served: Served, stream: Stream, connection: Connectio
   const controller = new AbortController();
   served.live.add(controller);
   const total = guardStream(served, stream, controller);
-  const reader = new FrameReader(stream);
+  const echo = owedEcho(stream);
+  const receiving = receiveDeadline(served.receiveTimeoutMs, controller);
+  // A large body only follows once the buyer has the echo: send it before waiting for bytes.
+  const reader = new FrameReader(stream, undefined, () => {
+    echo.send();
+    receiving.arm();
+  });
   try {
-    await answerRequest(served, stream, connection, reader, controller.signal);
+    await answerRequest(served, stream, connection, reader, controller, echo, receiving);
   } catch (error) {
     if (!controller.signal.aborted) controller.abort(asError(error));
     served.node.logger.debug({ err: asError(error).message }, 'request stream failed');
@@ -212,6 +251,35 @@ async function serveStream(served: Served, stream: Stream, connection: Connectio
     clearTimeout(total);
     served.live.delete(controller);
   }
+}
+
+/**
+ * The time allowed to receive the request, counted from the first time reading it has to wait
+ * for bytes: a request that arrived whole with its stream (most do) never needs a timer, an
+ * AbortController and listeners of its own (decision 158). Running out aborts the stream.
+ */
+interface ReceiveDeadline {
+  arm(): void;
+  clear(): void;
+}
+
+function receiveDeadline(ms: number, controller: AbortController): ReceiveDeadline {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let done = false;
+  return {
+    arm() {
+      if (timer !== undefined || done) return;
+      timer = setTimeout(
+        () => controller.abort(new FrameError('timeout', 'request not received in time')),
+        ms,
+      );
+      timer.unref();
+    },
+    clear() {
+      done = true;
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
 }
 
 /**
@@ -244,18 +312,18 @@ async function answerRequest(
   stream: Stream,
   connection: Connection,
   reader: FrameReader,
-  signal: AbortSignal,
+  controller: AbortController,
+  echo: OwedEcho,
+  receiving: ReceiveDeadline,
 ): Promise<void> {
+  const signal = controller.signal;
   const buyer = peerIdFromLibp2p(connection.remotePeer);
   if (buyer === undefined) throw new FrameError('protocol', 'remote key is not secp256k1');
-  const receiving = deadline(signal, served.receiveTimeoutMs);
-  const request = await readRequest(
-    reader,
-    served.options.uploadLimitBytes(),
-    receiving.signal,
-  ).finally(receiving.clear);
+  const request = await readRequest(reader, served.options.uploadLimitBytes(), signal).finally(
+    receiving.clear,
+  );
   if ('tooLarge' in request) {
-    await sendReply(stream, tooLargeReply(served.options.uploadLimitBytes()), signal);
+    await sendReply(stream, tooLargeReply(served.options.uploadLimitBytes()), signal, echo);
     return;
   }
   const { head, body } = request;
@@ -268,7 +336,7 @@ async function answerRequest(
     ...(head.payment !== undefined ? { payment: head.payment } : {}),
     signal,
   });
-  await sendReply(stream, reply, signal);
+  await sendReply(stream, reply, signal, echo);
 }
 
 function tooLargeReply(uploadLimitBytes: number): OutboundReply {

@@ -106,13 +106,15 @@ export class LibP2pTransport implements PeerTransport {
 
   /** Dials (within the dial timeout) and opens the request stream; a failure marks the peer unreachable. */
   private async openStream(call: Call, route: PeerRoute): Promise<RequestStream> {
-    const dialDeadline = deadline(call.controller.signal, this.dialTimeoutMs);
+    const connections = this.node.libp2p.getConnections(route.libp2pPeerId);
+    // The dial timeout only bounds a dial: on an open connection the stream opens at once, and
+    // a timer, an AbortController and two listeners per request would guard nothing.
+    const dialDeadline = connections.some((c) => c.status === 'open' && c.limits === undefined)
+      ? { signal: call.controller.signal, clear: () => undefined }
+      : deadline(call.controller.signal, this.dialTimeoutMs);
     try {
       // Only teach the peer store addresses when a dial is needed (it is a datastore write).
-      if (
-        route.addresses.length > 0 &&
-        this.node.libp2p.getConnections(route.libp2pPeerId).length === 0
-      ) {
+      if (route.addresses.length > 0 && connections.length === 0) {
         await this.node.libp2p.peerStore
           .merge(route.libp2pPeerId, { multiaddrs: [...route.addresses] })
           .catch(() => undefined);

@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { quietComponentLogger } from './quietLogger.js';
 import { installLazyWindowUpdates } from './yamuxWindow.js';
 
+const DATA = 0;
 const WINDOW_UPDATE = 1;
-const ACK = 2;
 const SYN = 1;
+const ACK = 2;
+const FIN = 4;
 const INITIAL_WINDOW = 256 * 1024;
 
 interface SentHeader {
@@ -38,10 +40,35 @@ function yamuxStream(state: StreamState) {
 }
 
 describe('lazy yamux window updates', () => {
-  it('still acknowledges a new inbound stream at once', () => {
-    const { sent, receive } = yamuxStream(StreamState.SYNReceived);
+  it('acknowledges a new inbound stream on its first frame, not with an update of its own', () => {
+    const { stream, sent, receive } = yamuxStream(StreamState.SYNReceived);
     receive(1000, SYN);
-    expect(sent).toEqual([{ type: WINDOW_UPDATE, flag: ACK, length: 1000 }]);
+    expect(sent).toEqual([]);
+    stream.send(new Uint8Array(10));
+    expect(sent).toEqual([{ type: DATA, flag: ACK, length: 10 }]);
+    stream.send(new Uint8Array(5));
+    expect(sent[1]).toEqual({ type: DATA, flag: 0, length: 5 });
+  });
+
+  it('acknowledges a new inbound stream that only closes with its FIN', async () => {
+    const { stream, sent, receive } = yamuxStream(StreamState.SYNReceived);
+    receive(1000, SYN);
+    await stream.close();
+    expect(sent).toEqual([{ type: WINDOW_UPDATE, flag: ACK | FIN, length: 0 }]);
+  });
+
+  it('opens a new outbound stream with the SYN on its first data frame', () => {
+    const { stream, sent } = yamuxStream(StreamState.Init);
+    stream.sendWindowUpdate();
+    expect(sent).toEqual([]);
+    stream.send(new Uint8Array(7));
+    expect(sent).toEqual([{ type: DATA, flag: SYN, length: 7 }]);
+  });
+
+  it('still acknowledges at once when the first data fills half the window', () => {
+    const { sent, receive } = yamuxStream(StreamState.SYNReceived);
+    receive(INITIAL_WINDOW / 2 + 1, SYN);
+    expect(sent).toEqual([{ type: WINDOW_UPDATE, flag: ACK, length: INITIAL_WINDOW / 2 + 1 }]);
   });
 
   it('sends no update for small data on an established stream', () => {

@@ -28,8 +28,12 @@ export function installLazyWindowUpdates(): void {
   const original = proto.sendWindowUpdate;
   proto.sendWindowUpdate = function sendWindowUpdate(this: YamuxStream) {
     const fields = this as unknown as WindowFields;
+    // A new stream's SYN and an accepted stream's ACK ride on its first frame (data or FIN)
+    // instead of a window update of their own, unless the window itself needs updating.
     if (
-      fields.state === StreamState.Established &&
+      (fields.state === StreamState.Established ||
+        fields.state === StreamState.Init ||
+        fields.state === StreamState.SYNReceived) &&
       fields.recvWindowCapacity * 2 >= fields.recvWindow
     ) {
       return;
