@@ -50,12 +50,6 @@ export class BuyerService {
   readonly startedAt: number;
   /** Audits of the model each seller serves (README "Trust and audits"). */
   readonly audits: Auditor;
-  /**
-   * The request line's logger: the redaction paths of `createLogger` name nested keys
-   * (`*.authorization`, `headers…`) that the flat request line never has, so it skips them (the
-   * copy they cost per line; docs/decisions/157-buyer-cpu-per-request.md).
-   */
-  readonly requestLog: Logger;
   private index: { fingerprint: string; builtAt: number; value: OfferIndex } | undefined;
 
   constructor(readonly deps: BuyerDependencies) {
@@ -68,7 +62,6 @@ export class BuyerService {
         deps.logger.warn({ err: error }, 'writing request records failed; retried with the next'),
     });
     this.controlSecret = new ControlSecret(deps.dataDir);
-    this.requestLog = deps.logger.child({}, { redact: [] });
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);
     this.startedAt = deps.clock();
     this.audits = new Auditor({

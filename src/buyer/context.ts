@@ -153,7 +153,7 @@ export function finishRequest(
   records.putSoon(full);
   noteForAudits(ctx, record);
   recordSpeed(ctx, record.completed, record.usage.outputTokens);
-  logRequestLine(ctx.service.requestLog, {
+  logRequestLine(ctx.service.deps.logger, {
     requestId: ctx.requestId,
     route: ctx.req.url ?? '',
     model: record.serviceId ?? record.model,
