@@ -11,7 +11,6 @@
  * lookups and push useful pieces out, so after a window of mostly misses the cache is left alone
  * for a while.
  */
-import type { BpeTables } from './tokensBpe.js';
 
 /** Longest pre-token remembered, in UTF-16 code units (" reputation" is 11); from 3 (decision 156). */
 export const PIECE_CACHE_CHARS = 12;
@@ -24,7 +23,8 @@ const SKIP = 16_384;
 
 export class PieceCache {
   private slots: Int32Array | null = null;
-  private tables: BpeTables | null = null;
+  // The tables the counts were made with (their identity only: another set empties the cache).
+  private tables: object | null = null;
   // Where the last missed piece goes once its count is known (`remember`).
   private missAt = -1;
   private missHash = 0;
@@ -36,7 +36,7 @@ export class PieceCache {
    * Count of `piece` (1 to PIECE_CACHE_CHARS characters) under `tables`, or -1 when it is not
    * remembered or the cache is resting; a miss may be followed by `remember` with the count.
    */
-  get(piece: string, tables: BpeTables): number {
+  get(piece: string, tables: object): number {
     if (this.skipLeft > 0) {
       this.skipLeft--;
       this.missAt = -1;
