@@ -1,8 +1,8 @@
 /**
  * Persisted routing state in `<data-dir>/buyer/state.json`: the default route that model `svc`
  * follows (the headless form of a desktop selection) and the session pin. Both survive restarts;
- * a running buyer re-reads the file when a watch says it changed, so CLI edits apply at once
- * (src/config/fileChanges.ts).
+ * a running buyer re-reads the file when a watch says it changed, so a CLI edit applies on the
+ * next request once the watch reports it, within 1 s at most (src/config/fileChanges.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
