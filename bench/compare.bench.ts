@@ -26,12 +26,11 @@ import { createKey, createStore } from '../src/gateway/index.js';
 import { startGatewayProcess } from '../src/gateway/testing/index.js';
 import { IdentityStore } from '../src/identity/index.js';
 import { requestBodies, UPSTREAM_SCRIPT } from './compareTraffic.js';
-import { cpuMsOf, printFigure, startChild, stats, throughput } from './lib.js';
+import { cpuMsOf, freePort, printFigure, startChild, stats, throughput } from './lib.js';
 import { nodeArgs, startSellerAndBuyer } from './proxyPath.js';
 
 const TARGETS = ['direct', 'portkey', 'buyer', 'gateway'] as const;
 type Target = (typeof TARGETS)[number];
-const PORTKEY_PORT = 9281;
 const ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 1000);
 const STREAM_ROUNDS = Math.max(50, Math.floor(ROUNDS / 5));
 const CONCURRENCY = 32;
@@ -170,7 +169,7 @@ globalThis.fetch = async (...args) => {
 };`)}`;
 
 /** Portkey's gateway from node_modules, on its default routes, headless (no UI, no network). */
-async function startPortkey(stops: Array<() => Promise<void>>) {
+async function startPortkey(stops: Array<() => Promise<void>>, port: number) {
   const require = createRequire(import.meta.url);
   const root = dirname(require.resolve('@portkey-ai/gateway/package.json'));
   const portkey = await startChild(
@@ -178,7 +177,7 @@ async function startPortkey(stops: Array<() => Promise<void>>) {
       '--import',
       PORTKEY_STREAM_FIX,
       join(root, 'build/start-server.js'),
-      `--port=${PORTKEY_PORT}`,
+      `--port=${port}`,
       '--headless',
     ],
     (output) => (output.includes('Ready for connections') ? true : undefined),
@@ -199,7 +198,8 @@ export default async function bench(): Promise<Record<string, unknown>> {
     );
     stops.push(() => upstream.stop());
     const upstreamUrl = `http://127.0.0.1:${upstream.ready}`;
-    const portkeyPid = await startPortkey(stops);
+    const portkeyPort = await freePort();
+    const portkeyPid = await startPortkey(stops, portkeyPort);
     const { sellerPid, buyerPid, buyerUrl, buyerDir } = await startSellerAndBuyer(
       root,
       upstreamUrl,
@@ -229,7 +229,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
     const clients: PerTarget<Client> = {
       direct: { pool: pool(upstreamUrl), path, headers: {} },
       portkey: {
-        pool: pool(`http://127.0.0.1:${PORTKEY_PORT}`),
+        pool: pool(`http://127.0.0.1:${portkeyPort}`),
         path,
         headers: {
           authorization: 'Bearer sk-bench',

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
 export interface Stats {
@@ -126,6 +127,21 @@ export interface ChildProcessHandle<T> {
   output(): string;
   /** SIGTERM, then waits for exit (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * A loopback port free right now, for a child that takes its port on the command line (two
+ * benches at once must not collide on a fixed one).
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** How much of a ready child's output is kept (for `output()`). */
