@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { countTextTokens, countTextTokensAsync } from './tokens.js';
-import { BPE_CHUNK_BYTES, REGEX_WINDOW_CHARS } from './tokensBpe.js';
-import { tablesComplete } from './tokensTables.js';
+import { BPE_CHUNK_BYTES, REGEX_WINDOW_CHARS, TokenCounter } from './tokensBpe.js';
+import { tablesComplete, tablesNow } from './tokensTables.js';
 
 const require = createRequire(import.meta.url);
 const lite = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
@@ -100,8 +100,28 @@ describe('bounded token counting (decision 100)', () => {
   });
 
   it('concurrent async counts each get their own total', async () => {
-    const texts = Array.from({ length: 4 }, (_, i) => `${i}${letters(40_000)}`);
+    // Counters share their regexes: interleaved steps over different texts must not disturb each other.
+    const prose = (i: number) => `Item ${i}: it's a test, of pieces <|endoftext|> and 12345.\n`;
+    const texts = Array.from({ length: 4 }, (_, i) =>
+      i % 2 === 0
+        ? `${i}${letters(40_000)}`
+        : Array.from({ length: 900 }, (_, j) => prose(i * j)).join(''),
+    );
     const counts = await Promise.all(texts.map((text) => countTextTokensAsync(text)));
     expect(counts).toEqual(texts.map((text) => countTextTokens(text)));
+  });
+
+  it('skips what no alternative of the pattern matches, and empty matches, as a global search does', () => {
+    const count = (text: string, pattern: string) => {
+      const counter = new TokenCounter(text, { ...tablesNow(), pattern });
+      counter.step(Number.POSITIVE_INFINITY);
+      return counter.tokens;
+    };
+    const piece = (text: string) => count(text, '[\\s\\S]+');
+    // Only letters are pre-tokens: digits and spaces between them are not counted.
+    expect(count('12 hello 345 world 6', '[a-z]+')).toBe(piece('hello') + piece('world'));
+    // `x*` matches empty before every other character: those are skipped, one at a time.
+    expect(count('yyxxxyx', 'x*')).toBe(piece('xxx') + piece('x'));
+    expect(count('no match at all', '\\d+')).toBe(0);
   });
 });

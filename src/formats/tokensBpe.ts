@@ -218,6 +218,9 @@ function windowEnd(text: string, from: number, limit: number, hardEnd: number): 
 export class TokenCounter {
   private readonly special: RegExp | undefined;
   private readonly split: RegExp;
+  // The same pattern anchored at its lastIndex: `test` finds the pre-token starting exactly at the
+  // cursor without building a match array or its string (most of a count's garbage otherwise).
+  private readonly splitHere: RegExp;
   private segmentEnd = 0;
   private cursor = 0;
   private window = '';
@@ -233,9 +236,7 @@ export class TokenCounter {
     private readonly text: string,
     private readonly tables: BpeTables,
   ) {
-    this.split = new RegExp(tables.pattern, 'gu');
-    const special = specialPattern(tables);
-    this.special = special ? new RegExp(special, 'g') : undefined;
+    ({ split: this.split, splitHere: this.splitHere, special: this.special } = patterns(tables));
     this.nextSegment();
   }
 
@@ -287,56 +288,74 @@ export class TokenCounter {
         );
         this.window = this.text.slice(this.cursor, end);
         this.windowStart = this.cursor;
-        this.split.lastIndex = 0;
       }
-      const match = this.split.exec(this.window);
-      if (!match) {
-        // Only characters no alternative matches (none in o200k_base): skip the window.
-        spent += this.windowStart + this.window.length - this.cursor;
-        this.cursor = this.windowStart + this.window.length;
+      const window = this.window;
+      const at = this.cursor - this.windowStart;
+      this.splitHere.lastIndex = at;
+      let start = at;
+      let end = this.splitHere.test(window) ? this.splitHere.lastIndex : at;
+      if (end === at) {
+        // No pre-token starts here (never in o200k_base): the next one, as a global search finds it.
+        const match = this.nextMatch(window, at);
+        if (!match) {
+          // Only characters no alternative matches: skip the window.
+          spent += this.windowStart + window.length - this.cursor;
+          this.cursor = this.windowStart + window.length;
+          continue;
+        }
+        start = match.index;
+        end = start + match[0].length;
+      }
+      const length = end - start;
+      if (length <= PIECE_CACHE_CHARS) {
+        this.tokens += this.countShort(window, start, length);
+        spent += length;
+        this.cursor = this.windowStart + end;
         continue;
       }
-      const piece = match[0];
-      if (piece.length === 0) {
-        this.split.lastIndex++;
-        continue;
-      }
-      if (piece.length <= PIECE_CACHE_CHARS) {
-        this.tokens += this.countShort(piece);
-        spent += piece.length;
-        this.cursor = this.windowStart + match.index + piece.length;
-        continue;
-      }
-      const bytes = bytesOf(piece);
+      const bytes = bytesOf(window.slice(start, end));
       if (bytes.length > BPE_CHUNK_BYTES) {
         this.longPiece = bytes;
         this.longPieceAt = 0;
       } else {
         this.tokens += bpeCount(bytes, this.tables);
-        spent += piece.length;
+        spent += length;
       }
-      this.cursor = this.windowStart + match.index + piece.length;
+      this.cursor = this.windowStart + end;
     }
     return this.done;
   }
 
   /**
-   * Tokens of a pre-token of at most PIECE_CACHE_CHARS characters: one or two ASCII characters
-   * directly (a byte is a token; two are one token exactly when they are a token), longer ones
-   * remembered.
+   * The first non-empty pre-token at or after `from`, as the global regex finds it (an empty
+   * match moves one character on), or null when none is left in the window.
    */
-  private countShort(piece: string): number {
-    const first = piece.charCodeAt(0);
-    if (piece.length === 1 && first < 0x80) return 1;
-    if (piece.length === 2 && first < 0x80 && piece.charCodeAt(1) < 0x80) {
-      const { pairs, ranks } = this.tables;
-      if (!pairs.complete) return ranks.has(piece) ? 1 : 2;
-      return (pairs.twoByte[(first << 8) | piece.charCodeAt(1)] as number) >= 0 ? 1 : 2;
+  private nextMatch(window: string, from: number): RegExpExecArray | null {
+    this.split.lastIndex = from;
+    for (;;) {
+      const match = this.split.exec(window);
+      if (!match || match[0].length > 0) return match;
+      this.split.lastIndex++;
     }
-    let count = pieceCache.get(piece, this.tables);
+  }
+
+  /**
+   * Tokens of the pre-token `text[start, start + length)`, at most PIECE_CACHE_CHARS characters:
+   * one or two ASCII characters directly (a byte is a token; two are one token exactly when they
+   * are a token), longer ones remembered (a hit makes no string).
+   */
+  private countShort(text: string, start: number, length: number): number {
+    const first = text.charCodeAt(start);
+    if (length === 1 && first < 0x80) return 1;
+    if (length === 2 && first < 0x80 && text.charCodeAt(start + 1) < 0x80) {
+      const { pairs, ranks } = this.tables;
+      if (!pairs.complete) return ranks.has(text.slice(start, start + 2)) ? 1 : 2;
+      return (pairs.twoByte[(first << 8) | text.charCodeAt(start + 1)] as number) >= 0 ? 1 : 2;
+    }
+    let count = pieceCache.get(text, start, length, this.tables);
     if (count < 0) {
-      count = bpeCount(shortBytesOf(piece), this.tables);
-      pieceCache.remember(piece, count);
+      count = bpeCount(shortBytesOf(text.slice(start, start + length)), this.tables);
+      pieceCache.remember(text, start, length, count);
     }
     return count;
   }
@@ -346,14 +365,27 @@ function escapeRegex(text: string): string {
   return text.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&');
 }
 
-// Per tables, the special tokens' alternation (built once: a counter is made per text).
-const specialPatterns = new WeakMap<BpeTables, string>();
+/** The regexes a count uses; shared by every counter of the same tables. */
+interface Patterns {
+  split: RegExp;
+  splitHere: RegExp;
+  special: RegExp | undefined;
+}
 
-function specialPattern(tables: BpeTables): string {
-  let pattern = specialPatterns.get(tables);
-  if (pattern === undefined) {
-    pattern = tables.specialTokens.map(escapeRegex).join('|');
-    specialPatterns.set(tables, pattern);
+// Per tables, built once (a counter is made per text, and a RegExp object costs its compilation).
+// Sharing is safe: every use sets `lastIndex` first, within one synchronous step.
+const patternsOf = new WeakMap<BpeTables, Patterns>();
+
+function patterns(tables: BpeTables): Patterns {
+  let found = patternsOf.get(tables);
+  if (found === undefined) {
+    const special = tables.specialTokens.map(escapeRegex).join('|');
+    found = {
+      split: new RegExp(tables.pattern, 'gu'),
+      splitHere: new RegExp(tables.pattern, 'yu'),
+      special: special ? new RegExp(special, 'g') : undefined,
+    };
+    patternsOf.set(tables, found);
   }
-  return pattern;
+  return found;
 }

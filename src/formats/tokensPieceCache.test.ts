@@ -45,6 +45,15 @@ const VOCABULARY = [
   '<|endoftext|>',
 ];
 
+/** The whole string as the piece. */
+function lookup(cache: PieceCache, piece: string, tables: object): number {
+  return cache.get(piece, 0, piece.length, tables);
+}
+
+function keep(cache: PieceCache, piece: string, count: number): void {
+  cache.remember(piece, 0, piece.length, count);
+}
+
 describe('piece cache (decision 156)', () => {
   it('counts exactly as js-tiktoken, however texts repeat and mix their pieces', async () => {
     const piece = fc.oneof(
@@ -77,33 +86,45 @@ describe('piece cache (decision 156)', () => {
     expect(countTextTokens(`b${prose(900)}`)).toBe(exact(`b${prose(900)}`));
   });
 
+  it('reads a piece in place in a longer text, at any offset', () => {
+    const cache = new PieceCache();
+    const tables = tablesNow();
+    const text = 'call function now';
+    expect(cache.get(text, 4, 9, tables)).toBe(-1);
+    cache.remember(text, 4, 9, 1);
+    expect(lookup(cache, ' function', tables)).toBe(1);
+    expect(cache.get('x function', 1, 9, tables)).toBe(1);
+    expect(cache.get(text, 4, 8, tables)).toBe(-1);
+    expect(cache.get(text, 5, 9, tables)).toBe(-1);
+  });
+
   it('remembers a count, forgets it for other tables, and replaces a piece sharing its slot', () => {
     const cache = new PieceCache();
     const tables = tablesNow();
-    expect(cache.get(' function', tables)).toBe(-1);
-    cache.remember(' function', 1);
-    expect(cache.get(' function', tables)).toBe(1);
-    expect(cache.get(' functions', tables)).toBe(-1);
+    expect(lookup(cache, ' function', tables)).toBe(-1);
+    keep(cache, ' function', 1);
+    expect(lookup(cache, ' function', tables)).toBe(1);
+    expect(lookup(cache, ' functions', tables)).toBe(-1);
     // Other tables: nothing remembered.
     const other = { ...tables };
-    expect(cache.get(' function', other)).toBe(-1);
-    cache.remember(' function', 7);
-    expect(cache.get(' function', other)).toBe(7);
+    expect(lookup(cache, ' function', other)).toBe(-1);
+    keep(cache, ' function', 7);
+    expect(lookup(cache, ' function', other)).toBe(7);
   });
 
   it('rests after a window of misses: lookups miss without looking, then it tries again', () => {
     const cache = new PieceCache();
     const tables = tablesNow();
-    cache.get('kept', tables);
-    cache.remember('kept', 1);
+    lookup(cache, 'kept', tables);
+    keep(cache, 'kept', 1);
     // 255 more distinct pieces: no hit in a window of 256 lookups.
-    for (let i = 0; i < 255; i++) cache.get(`m${i}`, tables);
-    expect(cache.get('kept', tables)).toBe(-1);
+    for (let i = 0; i < 255; i++) lookup(cache, `m${i}`, tables);
+    expect(lookup(cache, 'kept', tables)).toBe(-1);
     // A miss while resting is not remembered.
-    cache.remember('rested', 3);
+    keep(cache, 'rested', 3);
     let found = -1;
-    for (let i = 0; i < 20_000 && found < 0; i++) found = cache.get('kept', tables);
+    for (let i = 0; i < 20_000 && found < 0; i++) found = lookup(cache, 'kept', tables);
     expect(found).toBe(1);
-    expect(cache.get('rested', tables)).toBe(-1);
+    expect(lookup(cache, 'rested', tables)).toBe(-1);
   });
 });

@@ -33,10 +33,11 @@ export class PieceCache {
   private skipLeft = 0;
 
   /**
-   * Count of `piece` (1 to PIECE_CACHE_CHARS characters) under `tables`, or -1 when it is not
-   * remembered or the cache is resting; a miss may be followed by `remember` with the count.
+   * Count of the piece `text[start, start + length)` (1 to PIECE_CACHE_CHARS characters) under
+   * `tables`, or -1 when it is not remembered or the cache is resting; a miss may be followed by
+   * `remember` with the count. The piece is read in place: a lookup makes no string.
    */
-  get(piece: string, tables: object): number {
+  get(text: string, start: number, length: number, tables: object): number {
     if (this.skipLeft > 0) {
       this.skipLeft--;
       this.missAt = -1;
@@ -52,16 +53,17 @@ export class PieceCache {
       this.tables = tables;
     }
     const slots = this.slots;
-    const length = piece.length;
     // FNV-1a over the UTF-16 code units.
     let hash = 0x811c9dc5;
-    for (let i = 0; i < length; i++) hash = Math.imul(hash ^ piece.charCodeAt(i), 0x01000193);
+    for (let i = 0; i < length; i++)
+      hash = Math.imul(hash ^ text.charCodeAt(start + i), 0x01000193);
     const at = (Math.imul(hash, 0x9e3779b1) >>> (32 - SLOT_BITS)) * SLOT_INTS;
     const meta = slots[at + 1] as number;
     if (slots[at] === hash && (meta & 0xff) === length) {
       let i = 0;
       for (; i < length; i += 2) {
-        const pair = piece.charCodeAt(i) | (i + 1 < length ? piece.charCodeAt(i + 1) << 16 : 0);
+        const pair =
+          text.charCodeAt(start + i) | (i + 1 < length ? text.charCodeAt(start + i + 1) << 16 : 0);
         if (slots[at + 2 + (i >> 1)] !== pair) break;
       }
       if (i >= length) {
@@ -74,17 +76,16 @@ export class PieceCache {
     return -1;
   }
 
-  /** Remembers the count of the piece `get` just missed. */
-  remember(piece: string, count: number): void {
+  /** Remembers the count of the piece `get` just missed (the same `text`, `start`, `length`). */
+  remember(text: string, start: number, length: number, count: number): void {
     const at = this.missAt;
     const slots = this.slots;
     if (at < 0 || slots === null) return;
-    const length = piece.length;
     slots[at] = this.missHash;
     slots[at + 1] = length | (count << 8);
     for (let i = 0; i < length; i += 2)
       slots[at + 2 + (i >> 1)] =
-        piece.charCodeAt(i) | (i + 1 < length ? piece.charCodeAt(i + 1) << 16 : 0);
+        text.charCodeAt(start + i) | (i + 1 < length ? text.charCodeAt(start + i + 1) << 16 : 0);
     this.missAt = -1;
   }
 }
