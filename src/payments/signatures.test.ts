@@ -1,7 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import {
-  hasContractForm,
   isReserveSignedByBuyer,
   isVoucherSignedBy,
   type PaymentsDomain,
@@ -10,6 +9,7 @@ import {
   signVoucher,
   voucherSigner,
 } from './signatures.js';
+import { hasContractForm } from './signerKeys.js';
 import { mirroredSignature } from './testing.js';
 
 const domain: PaymentsDomain = {

@@ -16,6 +16,7 @@ import {
   stringToHex,
 } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
+import { isSignedBy } from './signerKeys.js';
 
 /** Where signatures are valid: one chain, one payments contract. */
 export interface PaymentsDomain {
@@ -170,55 +171,24 @@ export async function reserveSigner(
   return recoverAddress({ hash: reserveDigest(domain, reserve), signature });
 }
 
-/** Half the secp256k1 group order: the contract refuses a signature whose `s` is larger. */
-const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
-
-/**
- * True when the payments contract's `_recover` accepts the signature's form: 65 bytes, `v` of
- * 0, 1, 27 or 28, and a low `s`. viem recovers the signer from a high-`s` signature too (the same
- * point, mirrored), so a voucher in that form would be kept here and then refused on chain when
- * the seller closes the channel.
- */
-export function hasContractForm(signature: Hex): boolean {
-  if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) return false;
-  const s = BigInt(`0x${signature.slice(66, 130)}`);
-  const v = Number.parseInt(signature.slice(130), 16);
-  return s > 0n && s <= HALF_ORDER && (v === 0 || v === 1 || v === 27 || v === 28);
-}
-
 /**
  * True when `signature` is `expected`'s signature of the voucher in a form the contract accepts;
- * false for anything else.
+ * false for anything else (src/payments/signerKeys.ts).
  */
-export async function isVoucherSignedBy(
+export function isVoucherSignedBy(
   domain: PaymentsDomain,
   voucher: VoucherFields,
   signature: Hex,
   expected: Address,
 ): Promise<boolean> {
-  if (!hasContractForm(signature)) return false;
-  try {
-    return (
-      (await voucherSigner(domain, voucher, signature)).toLowerCase() === expected.toLowerCase()
-    );
-  } catch {
-    return false;
-  }
+  return isSignedBy(voucherDigest(domain, voucher), signature, expected);
 }
 
 /** True when `signature` is `reserve.buyer`'s signature of the reserve, in the contract's form. */
-export async function isReserveSignedByBuyer(
+export function isReserveSignedByBuyer(
   domain: PaymentsDomain,
   reserve: ReserveMessage,
   signature: Hex,
 ): Promise<boolean> {
-  if (!hasContractForm(signature)) return false;
-  try {
-    return (
-      (await reserveSigner(domain, reserve, signature)).toLowerCase() ===
-      reserve.buyer.toLowerCase()
-    );
-  } catch {
-    return false;
-  }
+  return isSignedBy(reserveDigest(domain, reserve), signature, reserve.buyer);
 }
