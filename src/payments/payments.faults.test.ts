@@ -28,7 +28,7 @@ import {
   type SellerPaymentService,
   signVoucher,
 } from './index.js';
-import { manualClock, tempDataDir } from './testing.js';
+import { manualClock, mirroredSignature, tempDataDir } from './testing.js';
 
 const PRICE: TokenPriceMicro = toPriceMicro({ inputUsdPerMillion: 2, outputUsdPerMillion: 8 });
 const USAGE: TokenUsage = { inputTokens: 1000, cachedInputTokens: 0, outputTokens: 500 }; // 6000 micro
@@ -136,7 +136,7 @@ async function serve(
 
 describe('seller refuses forged and replayed payments', () => {
   it('rejects payments bound to another chain, contract or channel, and forged reserves and vouchers', async () => {
-    const { buyer, seller, sellerAccount } = await setup();
+    const { buyer, seller, buyerAccount, sellerAccount } = await setup();
     const payment = await prepare(buyer, sellerAccount);
     const other = privateKeyToAccount(generatePrivateKey());
     expect(await rejection(seller.admit(undefined, { price: PRICE }, MAX_COST))).toEqual({
@@ -198,6 +198,21 @@ describe('seller refuses forged and replayed payments', () => {
     ).toMatchObject({
       reason: 'bad_voucher',
     });
+    // The buyer's own signature with a high s: viem recovers the buyer from it, the contract
+    // would refuse it when the seller closes, so the seller refuses it now.
+    const highS = {
+      cumulativeAmount: '6500',
+      signature: mirroredSignature(
+        await signVoucher(
+          buyerAccount,
+          { chainId: chain.deployment.chainId, paymentsAddress: chain.deployment.paymentsAddress },
+          { channelId: next.channelId, cumulativeAmount: 6_500n },
+        ),
+      ),
+    };
+    expect(
+      await rejection(seller.admit({ ...next, voucher: highS }, { price: PRICE }, MAX_COST)),
+    ).toMatchObject({ reason: 'bad_voucher' });
     // Replaying the first voucher message changes nothing; a tampered amount is refused.
     const replay = decodeVoucherReply(
       await seller.handleVoucherBytes(encodeVoucherMessage(first.voucher!)),

@@ -16,6 +16,7 @@ import {
   stringToHex,
 } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
+import { isSignedBy } from './signerKeys.js';
 
 /** Where signatures are valid: one chain, one payments contract. */
 export interface PaymentsDomain {
@@ -170,34 +171,24 @@ export async function reserveSigner(
   return recoverAddress({ hash: reserveDigest(domain, reserve), signature });
 }
 
-/** True when `signature` is `expected`'s signature of the voucher; false for anything else. */
-export async function isVoucherSignedBy(
+/**
+ * True when `signature` is `expected`'s signature of the voucher in a form the contract accepts;
+ * false for anything else (src/payments/signerKeys.ts).
+ */
+export function isVoucherSignedBy(
   domain: PaymentsDomain,
   voucher: VoucherFields,
   signature: Hex,
   expected: Address,
 ): Promise<boolean> {
-  try {
-    return (
-      (await voucherSigner(domain, voucher, signature)).toLowerCase() === expected.toLowerCase()
-    );
-  } catch {
-    return false;
-  }
+  return isSignedBy(voucherDigest(domain, voucher), signature, expected);
 }
 
-/** True when `signature` is `reserve.buyer`'s signature of the reserve. */
-export async function isReserveSignedByBuyer(
+/** True when `signature` is `reserve.buyer`'s signature of the reserve, in the contract's form. */
+export function isReserveSignedByBuyer(
   domain: PaymentsDomain,
   reserve: ReserveMessage,
   signature: Hex,
 ): Promise<boolean> {
-  try {
-    return (
-      (await reserveSigner(domain, reserve, signature)).toLowerCase() ===
-      reserve.buyer.toLowerCase()
-    );
-  } catch {
-    return false;
-  }
+  return isSignedBy(reserveDigest(domain, reserve), signature, reserve.buyer);
 }

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { type Hex, recoverAddress } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { forgetSignerKeys, HALF_ORDER, hasContractForm, isSignedBy } from './signerKeys.js';
+import { mirroredSignature } from './testing.js';
+
+const digest = (): Hex => `0x${randomBytes(32).toString('hex')}`;
+
+/** What the contract accepts, the slow way: its form, then viem's recovery of the signer. */
+async function reference(hash: Hex, signature: Hex, expected: string): Promise<boolean> {
+  if (!hasContractForm(signature)) return false;
+  try {
+    return (await recoverAddress({ hash, signature })).toLowerCase() === expected.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+function withV(signature: Hex, v: number): Hex {
+  return `0x${signature.slice(2, 130)}${v.toString(16).padStart(2, '0')}`;
+}
+
+/** `signature` with its r (part 0) or s (part 1) plus `delta`. */
+function shifted(signature: Hex, part: 0 | 1, delta: bigint): Hex {
+  const start = 2 + part * 64;
+  const value = (BigInt(`0x${signature.slice(start, start + 64)}`) + delta).toString(16);
+  return `0x${signature.slice(2, start)}${value.padStart(64, '0')}${signature.slice(start + 64)}` as Hex;
+}
+
+describe('checking a known signer fast (decision 161)', () => {
+  beforeEach(() => forgetSignerKeys());
+
+  it('accepts and refuses exactly what recovery plus the contract form does, on every path', async () => {
+    const signers = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey()));
+    let compared = 0;
+    // Round 0 checks each key by recovery, round 1 precomputes it, later rounds use the tables.
+    for (let round = 0; round < 6; round++) {
+      for (const [index, signer] of signers.entries()) {
+        const hash = digest();
+        const signature = await signer.sign({ hash });
+        const v = Number.parseInt(signature.slice(130), 16);
+        const other = signers[(index + 1) % signers.length]!;
+        const cases: Array<[Hex, Hex, string]> = [
+          [hash, signature, signer.address],
+          [hash, withV(signature, v - 27), signer.address],
+          [hash, withV(signature, v === 27 ? 28 : 27), signer.address],
+          [hash, mirroredSignature(signature), signer.address],
+          [hash, shifted(signature, 0, 1n), signer.address],
+          [hash, shifted(signature, 1, 1n), signer.address],
+          [digest(), signature, signer.address],
+          [hash, signature, other.address],
+          [hash, await other.sign({ hash }), signer.address],
+        ];
+        for (const [h, s, expected] of cases) {
+          expect(await isSignedBy(h, s, expected as Hex)).toBe(await reference(h, s, expected));
+          compared++;
+        }
+        // The valid signature again, after the tampered ones: still accepted.
+        expect(await isSignedBy(hash, signature, signer.address)).toBe(true);
+      }
+    }
+    expect(compared).toBe(6 * 3 * 9);
+  });
+
+  it('keeps no key from a refused first signature, and refuses forgeries once a key is known', async () => {
+    const buyer = privateKeyToAccount(generatePrivateKey());
+    const forger = privateKeyToAccount(generatePrivateKey());
+    const hash = digest();
+    expect(await isSignedBy(hash, await forger.sign({ hash }), buyer.address)).toBe(false);
+    expect(await isSignedBy(hash, await buyer.sign({ hash }), buyer.address)).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      const next = digest();
+      expect(await isSignedBy(next, await forger.sign({ hash: next }), buyer.address)).toBe(false);
+      expect(await isSignedBy(next, await buyer.sign({ hash: next }), buyer.address)).toBe(true);
+    }
+  });
+
+  it('refuses r or s out of range and an s just above half the order', async () => {
+    const buyer = privateKeyToAccount(generatePrivateKey());
+    const hash = digest();
+    const signature = await buyer.sign({ hash });
+    expect(await isSignedBy(hash, signature, buyer.address)).toBe(true);
+    const r = signature.slice(2, 66);
+    const halfPlusOne = (HALF_ORDER + 1n).toString(16).padStart(64, '0');
+    expect(await isSignedBy(hash, `0x${r}${halfPlusOne}1b`, buyer.address)).toBe(false);
+    expect(await isSignedBy(hash, `0x${'0'.repeat(64)}${signature.slice(66)}`, buyer.address)).toBe(
+      false,
+    );
+    expect(await isSignedBy(hash, `0x${'f'.repeat(64)}${signature.slice(66)}`, buyer.address)).toBe(
+      false,
+    );
+  });
+});
