@@ -14,7 +14,8 @@
  * target sees the same machine. Requests/s at 32 concurrent runs each target twice, in order
  * then in reverse, and sums. Every figure is printed beside Portkey's, as a ratio.
  * `BENCH_COMPARE_ROUNDS` (default 1000) sets the number of sequential rounds;
- * `BENCH_CPU_PROF_DIR=<dir>` runs seller, buyer and gateway under `node --cpu-prof`.
+ * `BENCH_CPU_PROF_DIR=<dir>` runs seller, buyer and gateway under `node --cpu-prof`;
+ * `BENCH_NODE_ARGS_<SELLER|BUYER|GATEWAY>` adds node flags to one of them (bench/proxyPath.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -9,7 +9,9 @@
  * - `oneProcess`: upstream, seller node, buyer and load generator in this one process (one
  *   core), plus the buyer over the in-memory network (the buyer's own share).
  *
- * `BENCH_CPU_PROF_DIR=<dir>` runs the seller and buyer processes under `node --cpu-prof`.
+ * `BENCH_CPU_PROF_DIR=<dir>` runs the seller and buyer processes under `node --cpu-prof`;
+ * `BENCH_NODE_ARGS_SELLER` (`_BUYER`, `_GATEWAY`) adds node flags to that process, space-separated
+ * (e.g. `--import <preload>` to count garbage collections, or a V8 flag to try).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -240,7 +242,11 @@ const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
 
 export function nodeArgs(name: string): string[] {
   const dir = process.env.BENCH_CPU_PROF_DIR;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+  const extra = process.env[`BENCH_NODE_ARGS_${name.toUpperCase()}`]?.split(' ').filter(Boolean);
+  return [
+    ...(dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
+    ...(extra ?? []),
+  ];
 }
 
 /** The CLI's `--json` answer: a pretty-printed object (log lines are single-line JSON). */
