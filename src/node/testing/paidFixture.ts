@@ -109,7 +109,8 @@ export class PaidNetwork {
     this.buyerAddress = identities.loadDefault().account.address;
   }
 
-  static async start(): Promise<PaidNetwork> {
+  /** `channelLockUsd`: each channel's lock (tests use a small one to reach its edge). */
+  static async start({ channelLockUsd = '0.20' } = {}): Promise<PaidNetwork> {
     const dirs: string[] = [];
     const chain = await startLocalChain();
     const bootstrap = await startLoopbackNode('bootstrap');
@@ -133,7 +134,7 @@ export class PaidNetwork {
       identity,
       identities,
       chain: chain.contract,
-      paymentsConfig: { channelLockUsd: '0.20' },
+      paymentsConfig: { channelLockUsd },
       logger: silentLogger(),
       port: 0,
       sweepIntervalMs: 200,
