@@ -184,6 +184,8 @@ async function startPayingBuyer(
     reputation,
     paymentsProblem: undefined,
     async stop() {
+      // Vouchers waiting for a next request go out while the node still runs.
+      await adapter.idle();
       await paying.stop();
       await adapter.idle();
       await reputation.stop();

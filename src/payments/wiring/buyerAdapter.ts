@@ -4,6 +4,12 @@
  * claim against the buyer's own token count, signs the cumulative voucher and delivers it to the
  * seller on `/svc/voucher/1` (the next request's payment object carries it too); `payLate` does
  * the same for a stream delivered before a crash; `release` frees a request that delivered nothing.
+ *
+ * A voucher waits CARRY_WAIT_MS for the next request to the seller to carry it (decision 161):
+ * back-to-back requests on a channel then pay in band, with no `/svc/voucher/1` stream (an extra
+ * libp2p stream, Noise messages and a round trip per request). A request's voucher counts as
+ * carried once that request completed (the seller took its payment, voucher first, to admit it).
+ * Vouchers waiting for one channel are coalesced: they are cumulative, only the newest is sent.
  */
 import type {
   BuyerPayments as BuyerPaymentsSeam,
@@ -15,19 +21,39 @@ import type {
 import type { PeerId } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import type { BuyerPaymentService } from '../buyer/BuyerPaymentService.js';
-import type { VoucherMessage, VoucherReply } from '../wire.js';
+import type { PaymentObject, VoucherMessage, VoucherReply } from '../wire.js';
+
+/** How long a signed voucher waits for the next request to the seller to carry it. */
+export const CARRY_WAIT_MS = 500;
+/** Prepared requests remembered for the voucher they carry (the oldest forgotten past this). */
+const MAX_CARRIED = 10_000;
+
+/** A voucher waiting to be sent on its own. */
+interface Waiting {
+  peerId: PeerId;
+  requestId: string;
+  voucher: VoucherMessage;
+  timer: NodeJS.Timeout;
+}
 
 export interface BuyerPaymentsAdapterOptions {
   payments: BuyerPaymentService;
   /** Sends a voucher to the seller (e.g. `sendVoucher` on the buyer's libp2p node). */
   deliver?: (peerId: PeerId, voucher: VoucherMessage) => Promise<VoucherReply>;
   logger: Logger;
+  /** How long a voucher waits to be carried by the next request (default CARRY_WAIT_MS). */
+  carryWaitMs?: number;
 }
 
 /** Adapts `BuyerPaymentService` (src/payments) to the buyer's `BuyerPayments` seam (src/buyer). */
 export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
   private readonly options: BuyerPaymentsAdapterOptions;
   private readonly deliveries = new Set<Promise<unknown>>();
+  /** The cumulative amount each prepared request's payment carries, with its channel. */
+  private readonly carried = new Map<string, { channelId: string; cumulative: bigint }>();
+  /** Per channel, the highest cumulative amount the seller took in band. */
+  private readonly carriedToSeller = new Map<string, bigint>();
+  private readonly waiting = new Map<string, Waiting>();
 
   constructor(options: BuyerPaymentsAdapterOptions) {
     this.options = options;
@@ -36,7 +62,17 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
   async prepare(input: PrepareInput): Promise<object | undefined> {
     // A failover attempt of the same request: the earlier attempt's reservation is void.
     this.options.payments.release(input.requestId);
-    return this.options.payments.prepare(input);
+    this.carried.delete(input.requestId);
+    const payment = await this.options.payments.prepare(input);
+    const voucher = (payment as PaymentObject | undefined)?.voucher;
+    if (payment && voucher) {
+      if (this.carried.size >= MAX_CARRIED) this.carried.delete(this.carried.keys().next().value!);
+      this.carried.set(input.requestId, {
+        channelId: (payment as PaymentObject).channelId,
+        cumulative: BigInt(voucher.cumulativeAmount),
+      });
+    }
+    return payment;
   }
 
   async complete(input: CompleteInput): Promise<CompleteOutcome> {
@@ -50,8 +86,43 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
       ...(input.units ? { units: true } : {}),
       ...(input.onCommit ? { onCommit: input.onCommit } : {}),
     });
-    if (result.voucher) this.send(input.peerId, input.requestId, result.voucher);
+    const carried = this.carried.get(input.requestId);
+    if (carried) {
+      this.carried.delete(input.requestId);
+      const before = this.carriedToSeller.get(carried.channelId) ?? -1n;
+      if (carried.cumulative > before)
+        this.carriedToSeller.set(carried.channelId, carried.cumulative);
+    }
+    if (result.voucher) this.sendUnlessCarried(input.peerId, input.requestId, result.voucher);
     return { amountMicro: result.amountMicro };
+  }
+
+  /** Sends `voucher` after the carry wait unless a request carried it (or a later one) by then. */
+  private sendUnlessCarried(peerId: PeerId, requestId: string, voucher: VoucherMessage): void {
+    const channelId = voucher.channelId;
+    const waiting = this.waiting.get(channelId);
+    if (waiting) {
+      if (BigInt(voucher.cumulativeAmount) > BigInt(waiting.voucher.cumulativeAmount)) {
+        Object.assign(waiting, { peerId, requestId, voucher });
+      }
+      return;
+    }
+    const timer = setTimeout(
+      () => this.sendWaiting(channelId),
+      this.options.carryWaitMs ?? CARRY_WAIT_MS,
+    );
+    timer.unref();
+    this.waiting.set(channelId, { peerId, requestId, voucher, timer });
+  }
+
+  private sendWaiting(channelId: string): void {
+    const waiting = this.waiting.get(channelId);
+    if (!waiting) return;
+    this.waiting.delete(channelId);
+    clearTimeout(waiting.timer);
+    const carried = this.carriedToSeller.get(channelId) ?? -1n;
+    if (carried >= BigInt(waiting.voucher.cumulativeAmount)) return;
+    this.send(waiting.peerId, waiting.requestId, waiting.voucher);
   }
 
   /** Signs a stream delivered before a crash (docs/decisions/154-late-voucher-after-a-crash.md) and sends its voucher. */
@@ -92,11 +163,13 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
     requestId: string,
     sellerError?: { code?: string; details?: Record<string, unknown> },
   ): void {
+    this.carried.delete(requestId);
     this.options.payments.release(requestId, sellerError);
   }
 
-  /** Waits for voucher deliveries under way (before shutdown). */
+  /** Sends the vouchers waiting to be carried now, and waits for deliveries under way (before shutdown). */
   async idle(): Promise<void> {
+    for (const channelId of [...this.waiting.keys()]) this.sendWaiting(channelId);
     await Promise.allSettled([...this.deliveries]);
   }
 }
