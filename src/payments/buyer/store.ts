@@ -1,7 +1,7 @@
 /** The buyer's persisted channels and vouchers (`<data-dir>/payments/buyer.db`). */
 import type { DatabaseSync } from 'node:sqlite';
 import type { Address, Hex } from 'viem';
-import { openPaymentsDb } from '../sqlite.js';
+import { openPaymentsDb, statementCache } from '../sqlite.js';
 
 /** `open`: usable; `closing`: buyer asked to close, waiting for grace; `closed`: done. */
 export type BuyerChannelStatus = 'open' | 'closing' | 'closed';
@@ -113,30 +113,30 @@ function fromRow(row: Row): BuyerChannelRow {
 /** Channel rows and voucher history of one buyer data directory. */
 export class BuyerStore {
   private readonly db: DatabaseSync;
+  private readonly sql: ReturnType<typeof statementCache>;
 
   constructor(dataDir: string) {
     this.db = openPaymentsDb(dataDir, 'buyer.db', SCHEMA);
+    this.sql = statementCache(this.db);
   }
 
   get(channelId: Hex): BuyerChannelRow | undefined {
-    const row = this.db
-      .prepare('SELECT * FROM channels WHERE channel_id = ?')
-      .get(channelId.toLowerCase()) as Row | undefined;
+    const row = this.sql('SELECT * FROM channels WHERE channel_id = ?').get(
+      channelId.toLowerCase(),
+    ) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
 
   /** The open channel of an identity with a seller, if any. */
   findOpen(identity: string, seller: Address): BuyerChannelRow | undefined {
-    const row = this.db
-      .prepare(
-        "SELECT * FROM channels WHERE identity = ? AND seller = ? AND status = 'open' ORDER BY created_at_ms DESC LIMIT 1",
-      )
-      .get(identity, seller.toLowerCase()) as Row | undefined;
+    const row = this.sql(
+      "SELECT * FROM channels WHERE identity = ? AND seller = ? AND status = 'open' ORDER BY created_at_ms DESC LIMIT 1",
+    ).get(identity, seller.toLowerCase()) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
 
   list(filter: { identity?: string; status?: BuyerChannelStatus[] } = {}): BuyerChannelRow[] {
-    const rows = this.db.prepare('SELECT * FROM channels ORDER BY created_at_ms').all() as Row[];
+    const rows = this.sql('SELECT * FROM channels ORDER BY created_at_ms').all() as Row[];
     return rows
       .map(fromRow)
       .filter(
@@ -147,66 +147,60 @@ export class BuyerStore {
   }
 
   put(channel: BuyerChannelRow): void {
-    this.db
-      .prepare(
-        `INSERT OR REPLACE INTO channels (channel_id, identity, buyer, seller, salt, authorised_lock, confirmed_lock,
+    this.sql(
+      `INSERT OR REPLACE INTO channels (channel_id, identity, buyer, seller, salt, authorised_lock, confirmed_lock,
            reserve_deadline, reserve_sig, signed_micro, voucher_sig, settled_micro, status, requests, input_tokens,
            cached_input_tokens, output_tokens, refused_claims, reclaimable_at, created_at_ms, updated_at_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        channel.channelId.toLowerCase(),
-        channel.identity,
-        channel.buyer.toLowerCase(),
-        channel.seller.toLowerCase(),
-        channel.salt,
-        channel.authorisedLockMicro.toString(),
-        channel.confirmedLockMicro.toString(),
-        channel.reserveDeadline.toString(),
-        channel.reserveSignature,
-        channel.signedMicro.toString(),
-        channel.voucherSignature,
-        channel.settledMicro.toString(),
-        channel.status,
-        channel.requests,
-        channel.inputTokens,
-        channel.cachedInputTokens,
-        channel.outputTokens,
-        channel.refusedClaims,
-        channel.reclaimableAt,
-        channel.createdAtMs,
-        channel.updatedAtMs,
-      );
+    ).run(
+      channel.channelId.toLowerCase(),
+      channel.identity,
+      channel.buyer.toLowerCase(),
+      channel.seller.toLowerCase(),
+      channel.salt,
+      channel.authorisedLockMicro.toString(),
+      channel.confirmedLockMicro.toString(),
+      channel.reserveDeadline.toString(),
+      channel.reserveSignature,
+      channel.signedMicro.toString(),
+      channel.voucherSignature,
+      channel.settledMicro.toString(),
+      channel.status,
+      channel.requests,
+      channel.inputTokens,
+      channel.cachedInputTokens,
+      channel.outputTokens,
+      channel.refusedClaims,
+      channel.reclaimableAt,
+      channel.createdAtMs,
+      channel.updatedAtMs,
+    );
   }
 
   /** Refused usage claims per seller (lowercase address) since a time, from the voucher history. */
   refusedClaimsSince(sinceMs: number): Map<Address, number> {
-    const rows = this.db
-      .prepare(
-        `SELECT c.seller AS seller, COUNT(*) AS refused FROM vouchers v
+    const rows = this.sql(
+      `SELECT c.seller AS seller, COUNT(*) AS refused FROM vouchers v
            JOIN channels c ON c.channel_id = v.channel_id
           WHERE v.refused = 1 AND v.created_at_ms >= ? GROUP BY c.seller`,
-      )
-      .all(sinceMs) as Row[];
+    ).all(sinceMs) as Row[];
     return new Map(rows.map((row) => [row.seller as Address, Number(row.refused)]));
   }
 
   addVoucher(record: VoucherRecord): void {
-    this.db
-      .prepare(
-        `INSERT OR REPLACE INTO vouchers (request_id, channel_id, amount_micro, cumulative_micro, claimed_micro,
+    this.sql(
+      `INSERT OR REPLACE INTO vouchers (request_id, channel_id, amount_micro, cumulative_micro, claimed_micro,
            estimated_micro, refused, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        record.requestId,
-        record.channelId.toLowerCase(),
-        record.amountMicro.toString(),
-        record.cumulativeMicro.toString(),
-        record.claimedMicro.toString(),
-        record.estimatedMicro.toString(),
-        record.refused ? 1 : 0,
-        record.createdAtMs,
-      );
+    ).run(
+      record.requestId,
+      record.channelId.toLowerCase(),
+      record.amountMicro.toString(),
+      record.cumulativeMicro.toString(),
+      record.claimedMicro.toString(),
+      record.estimatedMicro.toString(),
+      record.refused ? 1 : 0,
+      record.createdAtMs,
+    );
   }
 
   close(): void {

@@ -1,7 +1,7 @@
 /** The seller's persisted channel state (`<data-dir>/payments/seller.db`). */
 import type { DatabaseSync } from 'node:sqlite';
 import type { Address, Hex } from 'viem';
-import { openPaymentsDb } from '../sqlite.js';
+import { openPaymentsDb, statementCache } from '../sqlite.js';
 
 export type SellerChannelStatus = 'open' | 'closed';
 
@@ -76,33 +76,30 @@ function fromRow(row: Row): SellerChannelRow {
 /** Channel rows and the event cursor of one seller. */
 export class SellerStore {
   private readonly db: DatabaseSync;
+  private readonly sql: ReturnType<typeof statementCache>;
 
   constructor(dataDir: string) {
     this.db = openPaymentsDb(dataDir, 'seller.db', SCHEMA);
+    this.sql = statementCache(this.db);
   }
 
   get(channelId: Hex): SellerChannelRow | undefined {
-    const row = this.db
-      .prepare('SELECT * FROM channels WHERE channel_id = ?')
-      .get(channelId.toLowerCase()) as Row | undefined;
+    const row = this.sql('SELECT * FROM channels WHERE channel_id = ?').get(
+      channelId.toLowerCase(),
+    ) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
 
   list(status?: SellerChannelStatus): SellerChannelRow[] {
     const rows = (status
-      ? this.db
-          .prepare('SELECT * FROM channels WHERE status = ? ORDER BY last_activity_ms')
-          .all(status)
-      : this.db
-          .prepare('SELECT * FROM channels ORDER BY last_activity_ms')
-          .all()) as unknown as Row[];
+      ? this.sql('SELECT * FROM channels WHERE status = ? ORDER BY last_activity_ms').all(status)
+      : this.sql('SELECT * FROM channels ORDER BY last_activity_ms').all()) as unknown as Row[];
     return rows.map(fromRow);
   }
 
   put(channel: SellerChannelRow): void {
-    this.db
-      .prepare(
-        `INSERT INTO channels (channel_id, buyer, salt, lock_micro, settled_micro, voucher_micro, voucher_sig,
+    this.sql(
+      `INSERT INTO channels (channel_id, buyer, salt, lock_micro, settled_micro, voucher_micro, voucher_sig,
            billed_micro, requests, status, close_requested, last_activity_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(channel_id) DO UPDATE SET lock_micro = excluded.lock_micro,
@@ -110,21 +107,20 @@ export class SellerStore {
            voucher_sig = excluded.voucher_sig, billed_micro = excluded.billed_micro,
            requests = excluded.requests, status = excluded.status,
            close_requested = excluded.close_requested, last_activity_ms = excluded.last_activity_ms`,
-      )
-      .run(
-        channel.channelId.toLowerCase(),
-        channel.buyer,
-        channel.salt,
-        channel.lockMicro.toString(),
-        channel.settledMicro.toString(),
-        channel.voucherMicro.toString(),
-        channel.voucherSignature,
-        channel.billedMicro.toString(),
-        channel.requests,
-        channel.status,
-        channel.closeRequested ? 1 : 0,
-        channel.lastActivityMs,
-      );
+    ).run(
+      channel.channelId.toLowerCase(),
+      channel.buyer,
+      channel.salt,
+      channel.lockMicro.toString(),
+      channel.settledMicro.toString(),
+      channel.voucherMicro.toString(),
+      channel.voucherSignature,
+      channel.billedMicro.toString(),
+      channel.requests,
+      channel.status,
+      channel.closeRequested ? 1 : 0,
+      channel.lastActivityMs,
+    );
   }
 
   /** Read-modify-write of one row with no await in between (callers' copies may be stale). */
@@ -140,25 +136,24 @@ export class SellerStore {
   }
 
   getMeta(key: string): string | undefined {
-    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as
+    const row = this.sql('SELECT value FROM meta WHERE key = ?').get(key) as
       | { value: string }
       | undefined;
     return row?.value;
   }
 
   setMeta(key: string, value: string): void {
-    this.db
-      .prepare(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
-      )
-      .run(key, value);
+    this.sql(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+    ).run(key, value);
   }
 
   /** True the first time `key` is claimed; false ever after (survives restarts). */
   claimOnce(key: string, nowMs: number): boolean {
-    const result = this.db
-      .prepare('INSERT OR IGNORE INTO billed_once (key, at_ms) VALUES (?, ?)')
-      .run(key, nowMs);
+    const result = this.sql('INSERT OR IGNORE INTO billed_once (key, at_ms) VALUES (?, ?)').run(
+      key,
+      nowMs,
+    );
     return Number(result.changes) === 1;
   }
 
