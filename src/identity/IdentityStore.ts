@@ -17,9 +17,10 @@ import {
 } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Hex } from 'viem';
-import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { ensureDir } from '../config/dataDir.js';
 import { SvcError } from '../errors/index.js';
+import { accountOf } from './digestSigner.js';
 import { type PeerId, peerIdFromAddress } from './peerId.js';
 import { addressOf, newPrivateKey, parsePrivateKey } from './privateKey.js';
 
@@ -108,7 +109,7 @@ export class IdentityStore {
     const address = addressOf(privateKey);
     return {
       privateKey,
-      account: privateKeyToAccount(privateKey),
+      account: accountOf(privateKey),
       record: {
         name: DEFAULT_IDENTITY,
         address,
@@ -131,7 +132,7 @@ export class IdentityStore {
         `identity "${name}": the key at ${record.reference ?? this.keyPath(name)} belongs to ${address}, not ${record.address} as recorded; refusing to use a different wallet`,
       );
     }
-    return { record, privateKey, account: privateKeyToAccount(privateKey) };
+    return { record, privateKey, account: accountOf(privateKey) };
   }
 
   /** True when a named identity (or the default) exists. */
