@@ -9,7 +9,7 @@ import {
   signVoucher,
   voucherSigner,
 } from './signatures.js';
-import { hasContractForm } from './signerKeys.js';
+import { hasContractForm } from './contractSignatures.js';
 import { mirroredSignature } from './testing.js';
 
 const domain: PaymentsDomain = {
