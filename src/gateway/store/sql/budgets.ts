@@ -18,6 +18,7 @@ import {
   type ReserveResult,
   type SettleInput,
 } from '../types.js';
+import type { CallerCache } from './callerCache.js';
 import {
   amountOf,
   counterMap,
@@ -113,11 +114,15 @@ export async function reserve(
   db: SqlDb,
   input: ReserveInput,
   first?: (tx: SqlExecutor) => Promise<void>,
+  cache?: CallerCache | null,
 ): Promise<ReserveResult> {
   return db.transaction(async (tx) => {
     // Settlements waiting for a transaction are applied first (decision 156).
     if (first) await first(tx);
-    const scopes = await scopesOf(tx, input.keyId);
+    // Limits as of this transaction: the cache is checked for changes inside it (decision 159).
+    const scopes = cache
+      ? await cache.scopesOf(input.keyId, () => scopesOf(tx, input.keyId))
+      : await scopesOf(tx, input.keyId);
     if (!scopes) throw new Error(`unknown key ${input.keyId}`);
     const starts = PERIODS.map((period) => periodStart(period, input.now));
     const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
