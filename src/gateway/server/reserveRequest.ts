@@ -57,7 +57,12 @@ function reserveOnce(
   size: Size,
 ): Promise<ReserveResult> {
   return storeCall(() =>
-    deps.store.reserve({ reservationId: requestId, keyId: caller.key.id, ...size, now: deps.now() }),
+    deps.store.reserve({
+      reservationId: requestId,
+      keyId: caller.key.id,
+      ...size,
+      now: deps.now(),
+    }),
   );
 }
 

@@ -185,9 +185,7 @@ export class SqlGatewayStore implements GatewayStore {
   reserve(input: ReserveInput): Promise<ReserveResult> {
     const { settles } = this;
     if (!settles) return budgets.reserve(this.db, input);
-    return settles.withPending((first) =>
-      budgets.reserve(this.db, input, first, this.callerCache),
-    );
+    return settles.withPending((first) => budgets.reserve(this.db, input, first, this.callerCache));
   }
   settle(input: SettleInput): Promise<void> {
     if (this.settles) return this.settles.settle(input);

@@ -6,12 +6,10 @@
  */
 import type { MicroUsd } from '../../../money/index.js';
 import { effectiveKeyLimits } from '../../budget/effectiveLimits.js';
-import { periodResetsAt, periodStart } from '../../budget/periods.js';
+import { periodStart } from '../../budget/periods.js';
 import {
   type BudgetLevel,
-  type BudgetRefusal,
   type KeyUsage,
-  type Limits,
   PERIODS,
   type PeriodSpend,
   type ReserveInput,
@@ -34,7 +32,6 @@ import {
   type SqlDb,
   type SqlExecutor,
   type SqlParam,
-  type SqlRow,
   textOf,
 } from './SqlDb.js';
 
