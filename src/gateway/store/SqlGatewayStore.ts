@@ -42,7 +42,10 @@ export class SqlGatewayStore implements GatewayStore {
   readonly kind: 'sqlite' | 'postgres';
   private readonly db: SqlDb;
   private readonly now: () => number;
-  /** SQLite: settlements share transactions (decision 156); PostgreSQL settles one by one. */
+  /**
+   * SQLite: settlements and reservations share transactions (decisions 156, 159); PostgreSQL
+   * reserves and settles one by one.
+   */
   private readonly settles: SettleQueue | null;
   /** SQLite: callers and their scopes kept while their rows are unchanged (decision 159). */
   private readonly callerCache: CallerCache | null;
@@ -185,7 +188,7 @@ export class SqlGatewayStore implements GatewayStore {
   reserve(input: ReserveInput): Promise<ReserveResult> {
     const { settles } = this;
     if (!settles) return budgets.reserve(this.db, input);
-    return settles.withPending((first) => budgets.reserve(this.db, input, first, this.callerCache));
+    return settles.reserve((tx) => budgets.reserveIn(this.db, tx, input, this.callerCache));
   }
   settle(input: SettleInput): Promise<void> {
     if (this.settles) return this.settles.settle(input);

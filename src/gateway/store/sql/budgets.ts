@@ -107,64 +107,68 @@ function tuples(entries: Entry[], first: number): { sql: string; params: SqlPara
  * locks). SQLite holds the database write lock from `BEGIN IMMEDIATE` and reserves in one update
  * when the rows exist (`reserveAtOnce`).
  */
-export async function reserve(
+export async function reserve(db: SqlDb, input: ReserveInput): Promise<ReserveResult> {
+  return db.transaction((tx) => reserveIn(db, tx, input));
+}
+
+/**
+ * `reserve` inside a transaction the caller holds (several share one on SQLite, decision 159),
+ * with the key's scopes from `cache` when no row they come from changed.
+ */
+export async function reserveIn(
   db: SqlDb,
+  tx: SqlExecutor,
   input: ReserveInput,
-  first?: (tx: SqlExecutor) => Promise<void>,
   cache?: CallerCache | null,
 ): Promise<ReserveResult> {
-  return db.transaction(async (tx) => {
-    // Settlements waiting for a transaction are applied first (decision 156).
-    if (first) await first(tx);
-    // Limits as of this transaction: the cache is checked for changes inside it (decision 159).
-    const scopes = cache
-      ? await cache.scopesOf(input.keyId, () => scopesOf(tx, input.keyId))
-      : await scopesOf(tx, input.keyId);
-    if (!scopes) throw new Error(`unknown key ${input.keyId}`);
-    const starts = PERIODS.map((period) => periodStart(period, input.now));
-    const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
-      PERIODS.map((period, index) => ({ scope, scopeId, period, periodStart: starts[index]! })),
-    );
-    const targets = tuples(entries, 2);
-    // SQLite: add the most at once and check the counters it returns (decision 156), else (a
-    // counter row missing, or PostgreSQL) lock the rows first.
-    let outcome =
-      db.dialect === 'sqlite' ? await reserveAtOnce(tx, scopes, starts, input, targets) : null;
-    if (outcome === null) {
-      const locked = await lockCounters(db, tx, tuples(entries, 1));
-      outcome = roomOf(scopes, starts, counterMap(locked), input, 0n);
-      if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
-      await tx.run(
-        `UPDATE budget_usage SET reserved = reserved + $1
-         WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
-        [amountOf(outcome.room, input), ...targets.params],
-      );
-    }
+  // Limits as of this transaction: the cache is checked for changes inside it (decision 159).
+  const scopes = cache
+    ? await cache.scopesOf(input.keyId, () => scopesOf(tx, input.keyId))
+    : await scopesOf(tx, input.keyId);
+  if (!scopes) throw new Error(`unknown key ${input.keyId}`);
+  const starts = PERIODS.map((period) => periodStart(period, input.now));
+  const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
+    PERIODS.map((period, index) => ({ scope, scopeId, period, periodStart: starts[index]! })),
+  );
+  const targets = tuples(entries, 2);
+  // SQLite: add the most at once and check the counters it returns (decision 156), else (a
+  // counter row missing, or PostgreSQL) lock the rows first.
+  let outcome =
+    db.dialect === 'sqlite' ? await reserveAtOnce(tx, scopes, starts, input, targets) : null;
+  if (outcome === null) {
+    const locked = await lockCounters(db, tx, tuples(entries, 1));
+    outcome = roomOf(scopes, starts, counterMap(locked), input, 0n);
     if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
-    const { room } = outcome;
-    const amount = amountOf(room, input);
     await tx.run(
-      `INSERT INTO reservations (id, key_id, amount, entries, created_at, limited)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [
-        input.reservationId,
-        input.keyId,
-        amount,
-        JSON.stringify(entries),
-        input.now,
-        room !== null ? 1 : 0,
-      ],
+      `UPDATE budget_usage SET reserved = reserved + $1
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
+      [amountOf(outcome.room, input), ...targets.params],
     );
-    return {
-      ok: true,
-      reservation: {
-        id: input.reservationId,
-        keyId: input.keyId,
-        amountMicro: amount,
-        limited: room !== null,
-      },
-    };
-  });
+  }
+  if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
+  const { room } = outcome;
+  const amount = amountOf(room, input);
+  await tx.run(
+    `INSERT INTO reservations (id, key_id, amount, entries, created_at, limited)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [
+      input.reservationId,
+      input.keyId,
+      amount,
+      JSON.stringify(entries),
+      input.now,
+      room !== null ? 1 : 0,
+    ],
+  );
+  return {
+    ok: true,
+    reservation: {
+      id: input.reservationId,
+      keyId: input.keyId,
+      amountMicro: amount,
+      limited: room !== null,
+    },
+  };
 }
 
 /**
