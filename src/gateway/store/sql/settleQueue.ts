@@ -32,8 +32,6 @@ interface PendingReserve extends Pending<ReserveResult> {
   run: (tx: SqlExecutor) => Promise<ReserveResult>;
 }
 
-type Outcome = { ok: true; result: ReserveResult } | { ok: false; error: unknown };
-
 export class SettleQueue {
   private settles: PendingSettle[] = [];
   private reserves: PendingReserve[] = [];
@@ -73,43 +71,35 @@ export class SettleQueue {
     return this.flushing;
   }
 
+  /**
+   * One transaction for the batch. Any failure in it (a statement, BEGIN or COMMIT) rolls all of
+   * it back, and then every item runs in a transaction of its own, so that a failing one fails
+   * alone; no savepoint is paid for in the usual case.
+   */
   private async commit(settles: PendingSettle[], reserves: PendingReserve[]): Promise<void> {
-    let applied = settles;
-    let failed: PendingSettle[] = [];
-    const outcomes: Outcome[] = [];
+    const results: ReserveResult[] = [];
     try {
       await this.db.transaction(async (tx) => {
-        applied = settles;
-        failed = [];
-        outcomes.length = 0;
-        if (settles.length > 0) {
-          // A settlement that fails must not fail the others or the reservations: they are
-          // undone together and retried one by one after this transaction.
-          await tx.run('SAVEPOINT pending_settlements');
-          try {
-            for (const item of settles) await settleIn(tx, item.input, true);
-          } catch {
-            await tx.run('ROLLBACK TO pending_settlements');
-            applied = [];
-            failed = settles;
-          }
-          await tx.run('RELEASE pending_settlements');
-        }
-        for (const item of reserves) outcomes.push(await reserveInSavepoint(tx, item));
+        for (const item of settles) await settleIn(tx, item.input, true);
+        for (const item of reserves) results.push(await item.run(tx));
       });
-    } catch (error) {
-      // The transaction itself failed (BEGIN or COMMIT): nothing of it was written.
-      for (const item of reserves) item.reject(error);
+    } catch {
       await this.settleOneByOne(settles);
+      await this.reserveOneByOne(reserves);
       return;
     }
-    for (const item of applied) item.resolve();
-    outcomes.forEach((outcome, index) => {
-      const item = reserves[index] as PendingReserve;
-      if (outcome.ok) item.resolve(outcome.result);
-      else item.reject(outcome.error);
-    });
-    await this.settleOneByOne(failed);
+    for (const item of settles) item.resolve();
+    reserves.forEach((item, index) => item.resolve(results[index] as ReserveResult));
+  }
+
+  private async reserveOneByOne(items: PendingReserve[]): Promise<void> {
+    for (const item of items) {
+      try {
+        item.resolve(await this.db.transaction((tx) => item.run(tx)));
+      } catch (error) {
+        item.reject(error);
+      }
+    }
   }
 
   /** So that one failing settlement leaves only its own reservation held. */
@@ -131,19 +121,5 @@ export class SettleQueue {
       this.scheduled = false;
       void this.flush();
     });
-  }
-}
-
-/** One reservation of a shared transaction: a failure undoes only its own statements. */
-async function reserveInSavepoint(tx: SqlExecutor, item: PendingReserve): Promise<Outcome> {
-  await tx.run('SAVEPOINT pending_reservation');
-  try {
-    const result = await item.run(tx);
-    await tx.run('RELEASE pending_reservation');
-    return { ok: true, result };
-  } catch (error) {
-    await tx.run('ROLLBACK TO pending_reservation');
-    await tx.run('RELEASE pending_reservation');
-    return { ok: false, error };
   }
 }
