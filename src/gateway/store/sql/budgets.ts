@@ -17,6 +17,7 @@ import {
   type SettleInput,
 } from '../types.js';
 import type { CallerCache } from './callerCache.js';
+import { decodeEntries, type Entry, encodeEntries, entriesOf } from './reservationEntries.js';
 import {
   amountOf,
   counterMap,
@@ -34,13 +35,6 @@ import {
   type SqlParam,
   textOf,
 } from './SqlDb.js';
-
-interface Entry {
-  scope: BudgetLevel;
-  scopeId: string;
-  period: (typeof PERIODS)[number];
-  periodStart: number;
-}
 
 const LIMIT_COLUMNS = (alias: string, prefix = '') =>
   PERIODS.map((p) => `${alias}.${prefix}${p}_limit AS ${alias}_${prefix}${p}_limit`).join(', ');
@@ -127,9 +121,7 @@ export async function reserveIn(
     : await scopesOf(tx, input.keyId);
   if (!scopes) throw new Error(`unknown key ${input.keyId}`);
   const starts = PERIODS.map((period) => periodStart(period, input.now));
-  const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
-    PERIODS.map((period, index) => ({ scope, scopeId, period, periodStart: starts[index]! })),
-  );
+  const entries = entriesOf(scopes, starts);
   const targets = tuples(entries, 2);
   // SQLite: add the most at once and check the counters it returns (decision 156), else (a
   // counter row missing, or PostgreSQL) lock the rows first.
@@ -155,7 +147,7 @@ export async function reserveIn(
       input.reservationId,
       input.keyId,
       amount,
-      JSON.stringify(entries),
+      encodeEntries(scopes, starts),
       input.now,
       room !== null ? 1 : 0,
     ],
@@ -196,7 +188,7 @@ export async function settleIn(
   const amount = bigintOf(reservation.amount);
   const capped = numberOf(reservation.limited) !== 0 && input.costMicro > amount;
   const cost = capped ? amount : input.costMicro < 0n ? 0n : input.costMicro;
-  const entries = JSON.parse(textOf(reservation.entries)) as Entry[];
+  const entries = decodeEntries(textOf(reservation.entries));
   // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
   // the rows exist, so it only ever updates.
   const targets = tuples(entries, 3);

@@ -89,7 +89,7 @@ export class SettleQueue {
       return;
     }
     for (const item of settles) item.resolve();
-    reserves.forEach((item, index) => item.resolve(results[index] as ReserveResult));
+    for (const [index, item] of reserves.entries()) item.resolve(results[index] as ReserveResult);
   }
 
   private async reserveOneByOne(items: PendingReserve[]): Promise<void> {
