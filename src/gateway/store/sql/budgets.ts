@@ -173,11 +173,46 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
   await db.transaction((tx) => settleIn(tx, input, record));
 }
 
-/** `settle` inside a transaction the caller holds. */
+/**
+ * What settlements sharing a transaction take off `reserved` and add to `spent`, summed per set
+ * of counter rows (keyed by the stored entries): one update of those rows for all of them
+ * (decision 159).
+ */
+export type CounterDeltas = Map<string, { entries: Entry[]; released: MicroUsd; spent: MicroUsd }>;
+
+/** Applies summed settlements to their counter rows. */
+export async function applyCounterDeltas(tx: SqlExecutor, deltas: CounterDeltas): Promise<void> {
+  for (const { entries, released, spent } of deltas.values()) {
+    await updateCounters(tx, entries, released, spent);
+  }
+}
+
+async function updateCounters(
+  tx: SqlExecutor,
+  entries: Entry[],
+  released: MicroUsd,
+  spent: MicroUsd,
+): Promise<void> {
+  // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
+  // the rows exist, so it only ever updates.
+  const targets = tuples(entries, 3);
+  await tx.run(
+    `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
+     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
+     SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
+    [released, spent, ...targets.params],
+  );
+}
+
+/**
+ * `settle` inside a transaction the caller holds; with `deltas`, the counter update is added
+ * there for `applyCounterDeltas` to make (before anything in the transaction reads counters).
+ */
 export async function settleIn(
   tx: SqlExecutor,
   input: SettleInput,
   record: boolean,
+  deltas?: CounterDeltas,
 ): Promise<void> {
   const rows = await tx.query(
     `DELETE FROM reservations WHERE id = $1 RETURNING key_id, amount, entries, limited`,
@@ -188,16 +223,17 @@ export async function settleIn(
   const amount = bigintOf(reservation.amount);
   const capped = numberOf(reservation.limited) !== 0 && input.costMicro > amount;
   const cost = capped ? amount : input.costMicro < 0n ? 0n : input.costMicro;
-  const entries = decodeEntries(textOf(reservation.entries));
-  // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
-  // the rows exist, so it only ever updates.
-  const targets = tuples(entries, 3);
-  await tx.run(
-    `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
-     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
-     SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
-    [amount, cost, ...targets.params],
-  );
+  const stored = textOf(reservation.entries);
+  const summed = deltas?.get(stored);
+  const entries = summed?.entries ?? decodeEntries(stored);
+  if (summed) {
+    summed.released += amount;
+    summed.spent += cost;
+  } else if (deltas) {
+    deltas.set(stored, { entries, released: amount, spent: cost });
+  } else {
+    await updateCounters(tx, entries, amount, cost);
+  }
   if (input.correctLogSince !== undefined) {
     await tx.run(
       `UPDATE request_log SET cost = $1, input_tokens = $2, cached_input_tokens = $3,

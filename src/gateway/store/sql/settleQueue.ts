@@ -16,7 +16,7 @@
  * workspace rows in different orders could.
  */
 import type { ReserveResult, SettleInput } from '../types.js';
-import { settle, settleIn } from './budgets.js';
+import { applyCounterDeltas, type CounterDeltas, settle, settleIn } from './budgets.js';
 import type { SqlDb, SqlExecutor } from './SqlDb.js';
 
 interface Pending<T> {
@@ -80,7 +80,11 @@ export class SettleQueue {
     const results: ReserveResult[] = [];
     try {
       await this.db.transaction(async (tx) => {
-        for (const item of settles) await settleIn(tx, item.input, true);
+        // Counter rows shared by several settlements are updated once, with the sums, before any
+        // reservation reads them.
+        const deltas: CounterDeltas = new Map();
+        for (const item of settles) await settleIn(tx, item.input, true, deltas);
+        await applyCounterDeltas(tx, deltas);
         for (const item of reserves) results.push(await item.run(tx));
       });
     } catch {
