@@ -161,8 +161,9 @@ export class SqliteDb implements SqlDb {
         return result;
       } catch (error) {
         if (this.db.isTransaction) this.db.exec('ROLLBACK');
-        // Rows read inside it (and cached) may be gone.
+        // Rows read inside it (and cached) may be gone, and so may triggers created inside it.
         this.epoch += 1;
+        this.watched.clear();
         throw error;
       }
     } finally {
