@@ -49,6 +49,7 @@ export {
   countTokensAsync,
   estimateInputTokens,
   estimateInputTokensAsync,
+  inputTokensBound,
   TOKENS_PER_IMAGE,
   TOKENS_PER_MESSAGE,
   TOKENS_PER_REPLY,

@@ -186,6 +186,18 @@ export function estimateInputTokens(format: ApiFormat, body: unknown): number {
   return countConversationTokens(parseRequest(body, format));
 }
 
+/**
+ * An upper bound of `estimateInputTokens` without counting: the same fixed overheads, and each
+ * text's UTF-8 bytes for its tokens. o200k_base is byte-level BPE, so every token (a special
+ * token included) stands for at least one byte of the text's UTF-8 encoding.
+ */
+export function inputTokensBound(format: ApiFormat, body: unknown): number {
+  const { fixed, texts } = tallyConversation(parseRequest(body, format));
+  let total = fixed;
+  for (const text of texts) total += Buffer.byteLength(text, 'utf8');
+  return total;
+}
+
 /** `estimateInputTokens` that yields while it counts. */
 export async function estimateInputTokensAsync(format: ApiFormat, body: unknown): Promise<number> {
   return countConversationTokensAsync(parseRequest(body, format));

@@ -8,17 +8,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ERROR_CODES, isErrorCode, SvcError } from '../../errors/index.js';
 import { parseJsonObject, readBody, writeChunk } from '../../http/index.js';
-import { formatUsd, type MicroUsd } from '../../money/index.js';
+import { formatUsd } from '../../money/index.js';
 import {
   decodeSellerHeaders,
   encodeControlHeaders,
   headerValue,
   SVC_HEADER,
 } from '../../protocol/index.js';
-import { requestMaxCost } from '../budget/requestMaxCost.js';
 import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
 import type { RoutingPolicy } from '../policy/types.js';
-import type { BudgetRefusal, LogRow, Reservation } from '../store/types.js';
+import type { LogRow, Reservation } from '../store/types.js';
 import { type Caller, storeCall } from './authenticate.js';
 import {
   type CostReport,
@@ -30,6 +29,7 @@ import {
 } from './costReport.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
+import { reserveRequest } from './reserveRequest.js';
 import { resolvePolicy } from './resolvePolicy.js';
 import type { Route } from './routes.js';
 import { type Billing, settle, settleRequest } from './settleRequest.js';
@@ -52,26 +52,6 @@ function parseBody(req: IncomingMessage, body: Buffer): ParsedBody {
   return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
 }
 
-/**
- * What to reserve: the request's own maximum cost, all or nothing, when its model's prices are
- * known (docs/decisions/121-reservations-sized-to-the-request.md); else up to the configured
- * maximum per request, whatever room there is.
- */
-async function reservationSize(
-  deps: GatewayDeps,
-  req: IncomingMessage,
-  parsed: ParsedBody,
-  model: string | undefined,
-): Promise<{ maxAmountMicro: MicroUsd; minAmountMicro: MicroUsd }> {
-  const configured = deps.maxRequestCostMicro;
-  const price = parsed.json && model ? await deps.prices.priceOf(model) : undefined;
-  const sized = price && parsed.json ? requestMaxCost(req.url ?? '/', parsed.json, price) : null;
-  if (sized === null) return { maxAmountMicro: configured, minAmountMicro: 1n };
-  let amount = configured;
-  if (sized < amount) amount = sized;
-  return { maxAmountMicro: amount, minAmountMicro: amount > 0n ? amount : 1n };
-}
-
 /** Handles a proxied route; fills `log` as it goes. */
 export async function proxyRequest(
   deps: GatewayDeps,
@@ -90,7 +70,7 @@ export async function proxyRequest(
   const requestId = `req_${randomUUID()}`;
   log.requestId = requestId;
   const reservation = route.billed
-    ? await reserve(deps, caller, req, parsed, model, requestId)
+    ? await reserveRequest(deps, caller, req, parsed.json, model, requestId)
     : null;
   const control = controlHeaders(deps, caller, policy, requestId, reservation);
   const upstream = await sendToBuyer(deps, req, res, control, forwardBody, reservation);
@@ -121,44 +101,6 @@ function withModel(body: Buffer, parsed: ParsedBody, model: string | undefined):
     return Buffer.from(JSON.stringify({ ...parsed.json, model }));
   }
   return body;
-}
-
-/** Reserves on every budget of the key; `spend_limit_reached` when one has no room. */
-async function reserve(
-  deps: GatewayDeps,
-  caller: Caller,
-  req: IncomingMessage,
-  parsed: ParsedBody,
-  model: string | undefined,
-  requestId: string,
-): Promise<Reservation> {
-  const { maxAmountMicro, minAmountMicro } = await reservationSize(deps, req, parsed, model);
-  const result = await storeCall(() =>
-    deps.store.reserve({
-      reservationId: requestId,
-      keyId: caller.key.id,
-      maxAmountMicro,
-      minAmountMicro,
-      now: deps.now(),
-    }),
-  );
-  if (!result.ok) throw spendLimitReached(result.refusal);
-  return result.reservation;
-}
-
-function spendLimitReached(refusal: BudgetRefusal): SvcError {
-  const remaining = refusal.limitMicro - refusal.committedMicro;
-  return new SvcError('spend_limit_reached', {
-    message: `The ${refusal.period} ${refusal.level} budget has no room for this request.`,
-    details: {
-      level: refusal.level,
-      period: refusal.period,
-      limit_usd: formatUsd(refusal.limitMicro),
-      spent_usd: formatUsd(refusal.spentMicro),
-      remaining_usd: formatUsd(remaining > 0n ? remaining : 0n),
-      resets_at: refusal.resetsAt === null ? null : new Date(refusal.resetsAt).toISOString(),
-    },
-  });
 }
 
 function controlHeaders(

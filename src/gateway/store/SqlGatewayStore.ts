@@ -4,6 +4,7 @@ import type { TopupLedger } from '../../x402/index.js';
 import type { RoutingPolicy } from '../policy/types.js';
 import { migrate } from './migrations.js';
 import * as budgets from './sql/budgets.js';
+import { CallerCache } from './sql/callerCache.js';
 import * as callers from './sql/callers.js';
 import { type ConsoleTables, SqlConsoleTables } from './sql/console.js';
 import * as keys from './sql/keys.js';
@@ -41,14 +42,20 @@ export class SqlGatewayStore implements GatewayStore {
   readonly kind: 'sqlite' | 'postgres';
   private readonly db: SqlDb;
   private readonly now: () => number;
-  /** SQLite: settlements share transactions (decision 156); PostgreSQL settles one by one. */
+  /**
+   * SQLite: settlements and reservations share transactions (decisions 156, 159); PostgreSQL
+   * reserves and settles one by one.
+   */
   private readonly settles: SettleQueue | null;
+  /** SQLite: callers and their scopes kept while their rows are unchanged (decision 159). */
+  private readonly callerCache: CallerCache | null;
 
   constructor(db: SqlDb, now: () => number = Date.now) {
     this.db = db;
     this.kind = db.dialect;
     this.now = now;
     this.settles = db.dialect === 'sqlite' ? new SettleQueue(db) : null;
+    this.callerCache = CallerCache.of(db);
   }
 
   migrate(): Promise<number> {
@@ -136,7 +143,8 @@ export class SqlGatewayStore implements GatewayStore {
     return keys.findKey(this.db, 'secret_hash', secretHash);
   }
   findCaller(secretHash: string): Promise<CallerRecord | null> {
-    return callers.findCaller(this.db, secretHash);
+    const read = () => callers.findCaller(this.db, secretHash);
+    return this.callerCache ? this.callerCache.caller(secretHash, read) : read();
   }
   listKeys(filter?: { workspaceId?: string; memberId?: string }): Promise<KeyRecord[]> {
     return keys.listKeys(this.db, filter);
@@ -180,7 +188,7 @@ export class SqlGatewayStore implements GatewayStore {
   reserve(input: ReserveInput): Promise<ReserveResult> {
     const { settles } = this;
     if (!settles) return budgets.reserve(this.db, input);
-    return settles.withPending((first) => budgets.reserve(this.db, input, first));
+    return settles.reserve((tx) => budgets.reserveIn(this.db, tx, input, this.callerCache));
   }
   settle(input: SettleInput): Promise<void> {
     if (this.settles) return this.settles.settle(input);

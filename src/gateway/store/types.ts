@@ -135,6 +135,12 @@ export interface ReserveInput {
   maxAmountMicro: MicroUsd;
   /** All or nothing below this: refuse when a limited level has less room (default 1). */
   minAmountMicro?: MicroUsd;
+  /**
+   * Refuse also when a limited level has less room than `minAmountMicro` plus this (default 0):
+   * room the reservation must leave. The gateway retries such a refusal exactly sized
+   * (docs/decisions/159-gateway-auth-and-sizing-without-counting.md).
+   */
+  keepRoomMicro?: MicroUsd;
   now: number;
 }
 

@@ -25,6 +25,11 @@ export interface SqlDb extends SqlExecutor {
   readonly dialect: 'sqlite' | 'postgres';
   /** Runs `body` in one transaction holding the write lock; commits, or rolls back on throw. */
   transaction<T>(body: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * SQLite: a number that changes whenever a row of `tables` may have changed (any connection);
+   * absent where that cannot be known cheaply (PostgreSQL).
+   */
+  changeEpoch?(tables: readonly string[]): number;
   /** Runs several statements separated by semicolons (migrations). */
   exec(script: string): Promise<void>;
   close(): Promise<void>;

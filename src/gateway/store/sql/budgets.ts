@@ -6,18 +6,18 @@
  */
 import type { MicroUsd } from '../../../money/index.js';
 import { effectiveKeyLimits } from '../../budget/effectiveLimits.js';
-import { periodResetsAt, periodStart } from '../../budget/periods.js';
+import { periodStart } from '../../budget/periods.js';
 import {
   type BudgetLevel,
-  type BudgetRefusal,
   type KeyUsage,
-  type Limits,
   PERIODS,
   type PeriodSpend,
   type ReserveInput,
   type ReserveResult,
   type SettleInput,
 } from '../types.js';
+import type { CallerCache } from './callerCache.js';
+import { decodeEntries, type Entry, encodeEntries, entriesOf } from './reservationEntries.js';
 import {
   amountOf,
   counterMap,
@@ -33,16 +33,8 @@ import {
   type SqlDb,
   type SqlExecutor,
   type SqlParam,
-  type SqlRow,
   textOf,
 } from './SqlDb.js';
-
-interface Entry {
-  scope: BudgetLevel;
-  scopeId: string;
-  period: (typeof PERIODS)[number];
-  periodStart: number;
-}
 
 const LIMIT_COLUMNS = (alias: string, prefix = '') =>
   PERIODS.map((p) => `${alias}.${prefix}${p}_limit AS ${alias}_${prefix}${p}_limit`).join(', ');
@@ -109,60 +101,66 @@ function tuples(entries: Entry[], first: number): { sql: string; params: SqlPara
  * locks). SQLite holds the database write lock from `BEGIN IMMEDIATE` and reserves in one update
  * when the rows exist (`reserveAtOnce`).
  */
-export async function reserve(
+export async function reserve(db: SqlDb, input: ReserveInput): Promise<ReserveResult> {
+  return db.transaction((tx) => reserveIn(db, tx, input));
+}
+
+/**
+ * `reserve` inside a transaction the caller holds (several share one on SQLite, decision 159),
+ * with the key's scopes from `cache` when no row they come from changed.
+ */
+export async function reserveIn(
   db: SqlDb,
+  tx: SqlExecutor,
   input: ReserveInput,
-  first?: (tx: SqlExecutor) => Promise<void>,
+  cache?: CallerCache | null,
 ): Promise<ReserveResult> {
-  return db.transaction(async (tx) => {
-    // Settlements waiting for a transaction are applied first (decision 156).
-    if (first) await first(tx);
-    const scopes = await scopesOf(tx, input.keyId);
-    if (!scopes) throw new Error(`unknown key ${input.keyId}`);
-    const starts = PERIODS.map((period) => periodStart(period, input.now));
-    const entries: Entry[] = scopes.flatMap(({ scope, scopeId }) =>
-      PERIODS.map((period, index) => ({ scope, scopeId, period, periodStart: starts[index]! })),
-    );
-    const targets = tuples(entries, 2);
-    // SQLite: add the most at once and check the counters it returns (decision 156), else (a
-    // counter row missing, or PostgreSQL) lock the rows first.
-    let outcome =
-      db.dialect === 'sqlite' ? await reserveAtOnce(tx, scopes, starts, input, targets) : null;
-    if (outcome === null) {
-      const locked = await lockCounters(db, tx, tuples(entries, 1));
-      outcome = roomOf(scopes, starts, counterMap(locked), input, 0n);
-      if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
-      await tx.run(
-        `UPDATE budget_usage SET reserved = reserved + $1
-         WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
-        [amountOf(outcome.room, input), ...targets.params],
-      );
-    }
+  // Limits as of this transaction: the cache is checked for changes inside it (decision 159).
+  const scopes = cache
+    ? await cache.scopesOf(input.keyId, () => scopesOf(tx, input.keyId))
+    : await scopesOf(tx, input.keyId);
+  if (!scopes) throw new Error(`unknown key ${input.keyId}`);
+  const starts = PERIODS.map((period) => periodStart(period, input.now));
+  const entries = entriesOf(scopes, starts);
+  const targets = tuples(entries, 2);
+  // SQLite: add the most at once and check the counters it returns (decision 156), else (a
+  // counter row missing, or PostgreSQL) lock the rows first.
+  let outcome =
+    db.dialect === 'sqlite' ? await reserveAtOnce(tx, scopes, starts, input, targets) : null;
+  if (outcome === null) {
+    const locked = await lockCounters(db, tx, tuples(entries, 1));
+    outcome = roomOf(scopes, starts, counterMap(locked), input, 0n);
     if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
-    const { room } = outcome;
-    const amount = amountOf(room, input);
     await tx.run(
-      `INSERT INTO reservations (id, key_id, amount, entries, created_at, limited)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [
-        input.reservationId,
-        input.keyId,
-        amount,
-        JSON.stringify(entries),
-        input.now,
-        room !== null ? 1 : 0,
-      ],
+      `UPDATE budget_usage SET reserved = reserved + $1
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
+      [amountOf(outcome.room, input), ...targets.params],
     );
-    return {
-      ok: true,
-      reservation: {
-        id: input.reservationId,
-        keyId: input.keyId,
-        amountMicro: amount,
-        limited: room !== null,
-      },
-    };
-  });
+  }
+  if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
+  const { room } = outcome;
+  const amount = amountOf(room, input);
+  await tx.run(
+    `INSERT INTO reservations (id, key_id, amount, entries, created_at, limited)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [
+      input.reservationId,
+      input.keyId,
+      amount,
+      encodeEntries(scopes, starts),
+      input.now,
+      room !== null ? 1 : 0,
+    ],
+  );
+  return {
+    ok: true,
+    reservation: {
+      id: input.reservationId,
+      keyId: input.keyId,
+      amountMicro: amount,
+      limited: room !== null,
+    },
+  };
 }
 
 /**
@@ -175,11 +173,46 @@ export async function settle(db: SqlDb, input: SettleInput, record: boolean): Pr
   await db.transaction((tx) => settleIn(tx, input, record));
 }
 
-/** `settle` inside a transaction the caller holds. */
+/**
+ * What settlements sharing a transaction take off `reserved` and add to `spent`, summed per set
+ * of counter rows (keyed by the stored entries): one update of those rows for all of them
+ * (decision 159).
+ */
+export type CounterDeltas = Map<string, { entries: Entry[]; released: MicroUsd; spent: MicroUsd }>;
+
+/** Applies summed settlements to their counter rows. */
+export async function applyCounterDeltas(tx: SqlExecutor, deltas: CounterDeltas): Promise<void> {
+  for (const { entries, released, spent } of deltas.values()) {
+    await updateCounters(tx, entries, released, spent);
+  }
+}
+
+async function updateCounters(
+  tx: SqlExecutor,
+  entries: Entry[],
+  released: MicroUsd,
+  spent: MicroUsd,
+): Promise<void> {
+  // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
+  // the rows exist, so it only ever updates.
+  const targets = tuples(entries, 3);
+  await tx.run(
+    `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
+     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
+     SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
+    [released, spent, ...targets.params],
+  );
+}
+
+/**
+ * `settle` inside a transaction the caller holds; with `deltas`, the counter update is added
+ * there for `applyCounterDeltas` to make (before anything in the transaction reads counters).
+ */
 export async function settleIn(
   tx: SqlExecutor,
   input: SettleInput,
   record: boolean,
+  deltas?: CounterDeltas,
 ): Promise<void> {
   const rows = await tx.query(
     `DELETE FROM reservations WHERE id = $1 RETURNING key_id, amount, entries, limited`,
@@ -190,16 +223,17 @@ export async function settleIn(
   const amount = bigintOf(reservation.amount);
   const capped = numberOf(reservation.limited) !== 0 && input.costMicro > amount;
   const cost = capped ? amount : input.costMicro < 0n ? 0n : input.costMicro;
-  const entries = JSON.parse(textOf(reservation.entries)) as Entry[];
-  // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
-  // the rows exist, so it only ever updates.
-  const targets = tuples(entries, 3);
-  await tx.run(
-    `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
-     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
-     SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
-    [amount, cost, ...targets.params],
-  );
+  const stored = textOf(reservation.entries);
+  const summed = deltas?.get(stored);
+  const entries = summed?.entries ?? decodeEntries(stored);
+  if (summed) {
+    summed.released += amount;
+    summed.spent += cost;
+  } else if (deltas) {
+    deltas.set(stored, { entries, released: amount, spent: cost });
+  } else {
+    await updateCounters(tx, entries, amount, cost);
+  }
   if (input.correctLogSince !== undefined) {
     await tx.run(
       `UPDATE request_log SET cost = $1, input_tokens = $2, cached_input_tokens = $3,

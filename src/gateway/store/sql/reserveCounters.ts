@@ -64,7 +64,7 @@ export function roomOf(
   input: ReserveInput,
   added: MicroUsd,
 ): Checked {
-  const minimum = input.minAmountMicro ?? 1n;
+  const minimum = (input.minAmountMicro ?? 1n) + (input.keepRoomMicro ?? 0n);
   let room: MicroUsd | null = null;
   for (const { scope, scopeId, limits } of scopes) {
     for (const [index, period] of PERIODS.entries()) {

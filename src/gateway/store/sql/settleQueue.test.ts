@@ -108,4 +108,30 @@ describe('settlements sharing transactions (SQLite, decision 156)', () => {
     expect(held.map((r) => r.id).sort()).toEqual(['bad', 'next']);
     expect(await store.ledgerTotal(keyId)).toBe(500n);
   });
+
+  it('reservations arriving together share a transaction and admit exactly what fits', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 32 }, (_, i) => reserve(`c${i}`, 1_000n)),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(10);
+    expect(db.transactions).toBeLessThan(4);
+    const held = await store.listReservations(Date.now() + 1);
+    expect(held.map((r) => r.amountMicro)).toEqual(Array.from({ length: 10 }, () => 1_000n));
+    expect((await store.periodSpend('key', keyId, Date.now())).total).toBe(0n);
+  });
+
+  it('a reservation that fails in a shared transaction fails alone', async () => {
+    const unknown = store.reserve({
+      reservationId: 'ghost',
+      keyId: 'key_missing',
+      maxAmountMicro: 1n,
+      minAmountMicro: 1n,
+      now: Date.now(),
+    });
+    const known = reserve('real', 1_000n);
+    await expect(unknown).rejects.toThrow(/unknown key/);
+    expect((await known).ok).toBe(true);
+    const held = await store.listReservations(Date.now() + 1);
+    expect(held.map((r) => r.id)).toEqual(['real']);
+  });
 });

@@ -1,29 +1,40 @@
 /**
- * Settlements that share a transaction (decision 156): a settlement waits at most until the next
- * turn of the event loop, or less when a reservation's transaction starts first and applies it;
- * under load one commit carries many. The reservation stays held (counted against every budget)
- * until its settlement commits, so waiting never lets spend pass a limit; a request that follows
- * on this gateway applies the pending settlements in its own reservation's transaction before it
- * checks the room, so a sequential client near its limit sees what its last request released. A
- * process killed with settlements pending leaves their reservations held, as a kill between
- * answer and settlement always did: recovery settles them from the buyer's journal.
+ * Settlements and reservations that share a transaction (decisions 156 and 159): each waits at
+ * most until the next turn of the event loop, then one transaction applies every waiting
+ * settlement, then every waiting reservation in the order they came, each checked against the
+ * counters as the ones before it left them, so a batch admits exactly what the same reservations
+ * one transaction each would. A reservation stays held (counted against every budget) until its
+ * settlement commits, so waiting never lets spend pass a limit; a request that follows on this
+ * gateway has the pending settlements applied before its reservation checks the room, so a
+ * sequential client near its limit sees what its last request released. A process killed with
+ * settlements pending leaves their reservations held, as a kill between answer and settlement
+ * always did: recovery settles them from the buyer's journal. A reservation answers only once its
+ * transaction committed, so nothing is forwarded on a reservation that was never written.
  *
  * SQLite only: its transactions hold the database write lock, so several settlements in one
  * cannot deadlock. PostgreSQL locks counter rows one by one, and two batches touching shared
  * workspace rows in different orders could.
  */
-import type { SettleInput } from '../types.js';
-import { settle, settleIn } from './budgets.js';
+import type { ReserveResult, SettleInput } from '../types.js';
+import { applyCounterDeltas, type CounterDeltas, settle, settleIn } from './budgets.js';
 import type { SqlDb, SqlExecutor } from './SqlDb.js';
 
-interface Pending {
-  input: SettleInput;
-  resolve: () => void;
+interface Pending<T> {
+  resolve: (value: T) => void;
   reject: (error: unknown) => void;
 }
 
+interface PendingSettle extends Pending<void> {
+  input: SettleInput;
+}
+
+interface PendingReserve extends Pending<ReserveResult> {
+  run: (tx: SqlExecutor) => Promise<ReserveResult>;
+}
+
 export class SettleQueue {
-  private pending: Pending[] = [];
+  private settles: PendingSettle[] = [];
+  private reserves: PendingReserve[] = [];
   private scheduled = false;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -32,74 +43,79 @@ export class SettleQueue {
   /** Queues a settlement (with its ledger row); resolves once it is committed. */
   settle(input: SettleInput): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ input, resolve, reject });
+      this.settles.push({ input, resolve, reject });
       this.schedule();
     });
   }
 
   /**
-   * Runs `body` in a transaction that first applies every pending settlement; they are committed
-   * with it, or queued again when it fails.
+   * Queues a reservation, `run` inside the next shared transaction after the settlements waiting
+   * then; resolves with its result once that transaction committed.
    */
-  async withPending<T>(
-    body: (first: (tx: SqlExecutor) => Promise<void>) => Promise<T>,
-  ): Promise<T> {
-    let taken: Pending[] = [];
-    try {
-      const result = await body(async (tx) => {
-        taken = this.take();
-        if (taken.length === 0) return;
-        // A settlement that fails must not fail the reservation: it is undone and retried alone.
-        await tx.run('SAVEPOINT pending_settlements');
-        try {
-          for (const item of taken) await settleIn(tx, item.input, true);
-        } catch {
-          await tx.run('ROLLBACK TO pending_settlements');
-          this.pending = [...taken, ...this.pending];
-          this.schedule();
-          taken = [];
-        }
-        await tx.run('RELEASE pending_settlements');
-      });
-      for (const item of taken) item.resolve();
-      return result;
-    } catch (error) {
-      this.pending = [...taken, ...this.pending];
-      if (this.pending.length > 0) this.schedule();
-      throw error;
-    }
+  reserve(run: (tx: SqlExecutor) => Promise<ReserveResult>): Promise<ReserveResult> {
+    return new Promise((resolve, reject) => {
+      this.reserves.push({ run, resolve, reject });
+      this.schedule();
+    });
   }
 
-  /** Commits every pending settlement now (before reads of spend, and on close). */
+  /** Commits everything pending now (before reads of spend, and on close). */
   flush(): Promise<void> {
-    const batch = this.take();
-    if (batch.length > 0) {
-      this.flushing = this.flushing.then(async () => {
-        try {
-          await this.db.transaction(async (tx) => {
-            for (const item of batch) await settleIn(tx, item.input, true);
-          });
-          for (const item of batch) item.resolve();
-        } catch {
-          // One at a time, so that one failing settlement leaves only its reservation held.
-          for (const item of batch) {
-            try {
-              await settle(this.db, item.input, true);
-              item.resolve();
-            } catch (error) {
-              item.reject(error);
-            }
-          }
-        }
-      });
+    const settles = this.settles;
+    const reserves = this.reserves;
+    this.settles = [];
+    this.reserves = [];
+    if (settles.length > 0 || reserves.length > 0) {
+      this.flushing = this.flushing.then(() => this.commit(settles, reserves));
     }
     return this.flushing;
   }
 
-  private take(): Pending[] {
-    const batch = this.pending;
-    this.pending = [];
-    return batch;
+  /**
+   * One transaction for the batch. Any failure in it (a statement, BEGIN or COMMIT) rolls all of
+   * it back, and then every item runs in a transaction of its own, so that a failing one fails
+   * alone; no savepoint is paid for in the usual case.
+   */
+  private async commit(settles: PendingSettle[], reserves: PendingReserve[]): Promise<void> {
+    const results: ReserveResult[] = [];
+    try {
+      await this.db.transaction(async (tx) => {
+        // Counter rows shared by several settlements are updated once, with the sums, before any
+        // reservation reads them.
+        const deltas: CounterDeltas = new Map();
+        for (const item of settles) await settleIn(tx, item.input, true, deltas);
+        await applyCounterDeltas(tx, deltas);
+        for (const item of reserves) results.push(await item.run(tx));
+      });
+    } catch {
+      await this.settleOneByOne(settles);
+      await this.reserveOneByOne(reserves);
+      return;
+    }
+    for (const item of settles) item.resolve();
+    for (const [index, item] of reserves.entries()) item.resolve(results[index] as ReserveResult);
+  }
+
+  private async reserveOneByOne(items: PendingReserve[]): Promise<void> {
+    for (const item of items) {
+      try {
+        item.resolve(await this.db.transaction((tx) => item.run(tx)));
+      } catch (error) {
+        item.reject(error);
+      }
+    }
+  }
+
+  /** So that one failing settlement leaves only its own reservation held. */
+  private async settleOneByOne(items: PendingSettle[]): Promise<void> {
+    for (const item of items) {
+      try {
+        await settle(this.db, item.input, true);
+        item.resolve();
+      } catch (error) {
+        item.reject(error);
+      }
+    }
   }
 
   private schedule(): void {

@@ -56,6 +56,11 @@ export class SqliteDb implements SqlDb {
   private readonly statements = new Map<string, ReturnType<DatabaseSync['prepare']>>();
 
   private readonly checkpointer: Checkpointer | null;
+  /** `changeEpoch`: tables watched for this connection's writes, and what it last saw. */
+  private readonly watched = new Set<string>();
+  private dataVersion: ReturnType<DatabaseSync['prepare']> | null = null;
+  private lastDataVersion: unknown = null;
+  private epoch = 0;
   /** The inside of a transaction (one at a time: the mutex serialises them). */
   private readonly tx: SqlExecutor = {
     forUpdate: '',
@@ -96,6 +101,42 @@ export class SqliteDb implements SqlDb {
     return Number(this.prepared(sql).run(...bind(params)).changes);
   }
 
+  /**
+   * A number that changes whenever a row of `tables` may have changed since the previous call:
+   * another connection committed (`PRAGMA data_version`, which counts their commits, checkpoints
+   * too), or this connection wrote to one of the tables (temporary triggers, which only this
+   * connection has, call back into JS) or rolled a transaction back. Callers cache what they
+   * read from those tables under the epoch they read it in.
+   */
+  changeEpoch(tables: readonly string[]): number {
+    for (const table of tables) if (!this.watched.has(table)) this.watch(table);
+    this.dataVersion ??= this.db.prepare('PRAGMA data_version');
+    const version = (this.dataVersion.get() as { data_version: unknown }).data_version;
+    if (version !== this.lastDataVersion) {
+      this.lastDataVersion = version;
+      this.epoch += 1;
+    }
+    return this.epoch;
+  }
+
+  private watch(table: string): void {
+    if (!/^[a-z_]+$/.test(table)) throw new Error(`cannot watch table ${table}`);
+    if (this.watched.size === 0) {
+      this.db.function('svc_watched_write', () => {
+        this.epoch += 1;
+        return null;
+      });
+    }
+    for (const event of ['INSERT', 'UPDATE', 'DELETE']) {
+      this.db.exec(
+        `CREATE TEMP TRIGGER IF NOT EXISTS svc_watch_${table}_${event.toLowerCase()}
+         AFTER ${event} ON main.${table} BEGIN SELECT svc_watched_write(); END`,
+      );
+    }
+    this.watched.add(table);
+    this.epoch += 1;
+  }
+
   /** Reads run at once: a synchronous statement cannot interleave with anything. */
   async query(sql: string, params: readonly SqlParam[] = []): Promise<SqlRow[]> {
     return this.queryNow(sql, params);
@@ -120,6 +161,9 @@ export class SqliteDb implements SqlDb {
         return result;
       } catch (error) {
         if (this.db.isTransaction) this.db.exec('ROLLBACK');
+        // Rows read inside it (and cached) may be gone, and so may triggers created inside it.
+        this.epoch += 1;
+        this.watched.clear();
         throw error;
       }
     } finally {
@@ -130,6 +174,7 @@ export class SqliteDb implements SqlDb {
   async exec(script: string): Promise<void> {
     const release = await this.mutex.lock();
     try {
+      this.epoch += 1;
       this.db.exec(script);
     } finally {
       release();
