@@ -1,5 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
+import { hasContractForm } from './contractSignatures.js';
 import {
   isReserveSignedByBuyer,
   isVoucherSignedBy,
@@ -9,7 +10,6 @@ import {
   signVoucher,
   voucherSigner,
 } from './signatures.js';
-import { hasContractForm } from './contractSignatures.js';
 import { mirroredSignature } from './testing.js';
 
 const domain: PaymentsDomain = {
