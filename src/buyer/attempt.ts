@@ -181,7 +181,11 @@ async function readWhole(
       }
       chunks.push(chunk);
     }
-    return Buffer.concat(chunks);
+    // One chunk (the usual whole answer) is used as it is: no copy.
+    const only = chunks.length === 1 ? chunks[0]! : undefined;
+    return only
+      ? Buffer.from(only.buffer, only.byteOffset, only.byteLength)
+      : Buffer.concat(chunks);
   } catch (error) {
     if (ctx.clientAbort.signal.aborted) return cancelled();
     const why = errorMessage(error);

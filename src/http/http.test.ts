@@ -63,6 +63,42 @@ describe('http toolkit', () => {
     expect((refused as { body: string }).body).toContain('test.limit');
   });
 
+  it('reads a body sent in pieces whole, and fails (not hangs) when the client goes away', async () => {
+    const outcomes: Array<number | string> = [];
+    let seen: () => void = () => undefined;
+    const port = await serve(async (req, res) => {
+      try {
+        const raw = await readBody(req, 1_000_000);
+        outcomes.push(raw.length);
+        res.end('ok');
+      } catch (error) {
+        outcomes.push((error as { code?: string }).code ?? 'error');
+      }
+      seen();
+    });
+    const pieces = request({ port, host: '127.0.0.1', method: 'POST' }, (res) => res.resume());
+    for (let i = 0; i < 5; i++) {
+      pieces.write('x'.repeat(1000));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    let done = new Promise<void>((resolve) => {
+      seen = resolve;
+    });
+    pieces.end();
+    await done;
+    expect(outcomes).toEqual([5000]);
+    const cut = request({ port, host: '127.0.0.1', method: 'POST' });
+    cut.on('error', () => undefined);
+    done = new Promise<void>((resolve) => {
+      seen = resolve;
+    });
+    cut.write('x'.repeat(1000));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    cut.destroy();
+    await done;
+    expect(outcomes[1]).toBe('ECONNRESET');
+  });
+
   it('parses only JSON objects, naming the position of a syntax error', () => {
     const bytes = (text: string) => new TextEncoder().encode(text);
     expect(parseJsonObject(bytes('{"a":1}'))).toEqual({ a: 1 });

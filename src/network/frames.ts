@@ -93,20 +93,35 @@ export class FrameReader {
     wake?.();
   }
 
+  /**
+   * The next `count` bytes: a view of the first chunk when it holds them all (the usual case: a
+   * frame rarely straddles two muxer messages; chunks are never written to, so a view is as good
+   * as a copy), else a copy joining the chunks.
+   */
   private take(count: number): Uint8Array {
-    const out = new Uint8Array(count);
-    let offset = 0;
-    while (offset < count) {
-      const head = this.chunks[0]!;
-      const needed = count - offset;
-      if (head.byteLength <= needed) {
-        out.set(head, offset);
-        offset += head.byteLength;
-        this.chunks.shift();
-      } else {
-        out.set(head.subarray(0, needed), offset);
-        this.chunks[0] = head.subarray(needed);
-        offset += needed;
+    const first = this.chunks[0];
+    let out: Uint8Array;
+    if (count === 0 || first === undefined) {
+      out = new Uint8Array(0);
+    } else if (first.byteLength >= count) {
+      out = first.subarray(0, count);
+      if (first.byteLength === count) this.chunks.shift();
+      else this.chunks[0] = first.subarray(count);
+    } else {
+      out = new Uint8Array(count);
+      let offset = 0;
+      while (offset < count) {
+        const head = this.chunks[0]!;
+        const needed = count - offset;
+        if (head.byteLength <= needed) {
+          out.set(head, offset);
+          offset += head.byteLength;
+          this.chunks.shift();
+        } else {
+          out.set(head.subarray(0, needed), offset);
+          this.chunks[0] = head.subarray(needed);
+          offset += needed;
+        }
       }
     }
     this.buffered -= count;
@@ -170,7 +185,7 @@ export class FrameReader {
     if (!(await this.fill(HEADER_BYTES, signal, true))) return undefined;
     const header = this.take(HEADER_BYTES);
     const type = header[0]!;
-    const length = new DataView(header.buffer, header.byteOffset, HEADER_BYTES).getUint32(1);
+    const length = ((header[1]! << 24) | (header[2]! << 16) | (header[3]! << 8) | header[4]!) >>> 0;
     if (!KNOWN_TYPES.has(type)) throw new FrameError('protocol', `unknown frame type ${type}`);
     const limit = maxBytes(type as FrameTypeValue);
     if (length > limit) {
@@ -193,6 +208,38 @@ export function encodeFrame(type: FrameTypeValue, payload: Uint8Array): Uint8Arr
   out[0] = type;
   new DataView(out.buffer).setUint32(1, payload.byteLength);
   out.set(payload, HEADER_BYTES);
+  return out;
+}
+
+/** A frame to encode: its type and payload (a string is written as UTF-8, without a copy first). */
+export type FramePart = readonly [FrameTypeValue, Uint8Array | string];
+
+/**
+ * `prefix` followed by `frames`, encoded into one buffer: one allocation and each payload copied
+ * once, where encoding each frame and joining them copies every payload twice.
+ */
+export function encodeFrames(prefix: Uint8Array, frames: readonly FramePart[]): Buffer {
+  let total = prefix.byteLength;
+  const lengths: number[] = [];
+  for (const [, payload] of frames) {
+    const length =
+      typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.byteLength;
+    lengths.push(length);
+    total += HEADER_BYTES + length;
+  }
+  const out = Buffer.allocUnsafe(total);
+  out.set(prefix, 0);
+  let offset = prefix.byteLength;
+  for (let i = 0; i < frames.length; i++) {
+    const [type, payload] = frames[i]!;
+    const length = lengths[i]!;
+    out[offset] = type;
+    out.writeUInt32BE(length, offset + 1);
+    offset += HEADER_BYTES;
+    if (typeof payload === 'string') out.write(payload, offset, length, 'utf8');
+    else out.set(payload, offset);
+    offset += length;
+  }
   return out;
 }
 

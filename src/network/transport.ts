@@ -11,11 +11,11 @@ import { deadline } from './deadline.js';
 import type { PeerRoute } from './directory.js';
 import {
   DATA_FRAME_BYTES,
-  encodeFrame,
+  encodeFrames,
   FrameError,
+  type FramePart,
   FrameReader,
   FrameType,
-  jsonPayload,
   writeBytes,
   writeData,
 } from './frames.js';
@@ -50,6 +50,9 @@ export interface LibP2pTransportOptions {
   /** Protocol id spoken (default `/svc/request/1`; the gateway tunnel reuses the framing). */
   protocol?: string;
 }
+
+const EMPTY = new Uint8Array(0);
+const HEAD_TIMEOUT_MESSAGE = 'no response head in time';
 
 class Cancelled extends Error {}
 class TimedOut extends Error {}
@@ -153,13 +156,16 @@ export class LibP2pTransport implements PeerTransport {
     reader: FrameReader,
   ): Promise<ResponseHead> {
     const stream = opened.stream;
-    const headDeadline = deadline(
-      call.controller.signal,
+    // The head timeout aborts the call itself (the call fails then anyway): no signal, controller
+    // and listener of its own per request.
+    const headTimer = setTimeout(
+      () => call.controller.abort(new FrameError('timeout', HEAD_TIMEOUT_MESSAGE)),
       request.headTimeoutMs ?? this.headTimeoutMs,
     );
+    headTimer.unref();
     try {
-      await this.sendRequest(call, request, opened, reader, headDeadline.signal);
-      return await readResponseHead(reader, headDeadline.signal, call.controller.signal);
+      await this.sendRequest(call, request, opened, reader);
+      return await readResponseHead(reader, call.controller.signal);
     } catch (error) {
       call.cleanup();
       if (error instanceof TransportError) {
@@ -168,7 +174,7 @@ export class LibP2pTransport implements PeerTransport {
       }
       throw classify(call, error, true, stream);
     } finally {
-      headDeadline.clear();
+      clearTimeout(headTimer);
     }
   }
 
@@ -178,7 +184,6 @@ export class LibP2pTransport implements PeerTransport {
     request: SellerRequest,
     opened: RequestStream,
     reader: FrameReader,
-    headSignal: AbortSignal,
   ): Promise<void> {
     const { stream } = opened;
     const signal = call.controller.signal;
@@ -190,22 +195,28 @@ export class LibP2pTransport implements PeerTransport {
       bodyLength: body.byteLength,
       ...(payment ? { payment } : {}),
     };
-    const headFrame = encodeFrame(FrameType.head, jsonPayload(sendHead));
-    const endFrame = encodeFrame(FrameType.end, new Uint8Array(0));
+    const headJson = JSON.stringify(sendHead);
     if (body.byteLength <= DATA_FRAME_BYTES) {
       // Small requests go out in one write: one muxer frame, one encryption, one packet.
-      const frames =
+      const frames: FramePart[] =
         body.byteLength > 0
-          ? [opened.proposal, headFrame, encodeFrame(FrameType.data, body), endFrame]
-          : [opened.proposal, headFrame, endFrame];
-      await writeBytes(stream, Buffer.concat(frames), signal);
-      await this.acknowledged(opened, reader, headSignal, signal, call.peerId);
+          ? [
+              [FrameType.head, headJson],
+              [FrameType.data, body],
+              [FrameType.end, EMPTY],
+            ]
+          : [
+              [FrameType.head, headJson],
+              [FrameType.end, EMPTY],
+            ];
+      await writeBytes(stream, encodeFrames(opened.proposal, frames), signal);
+      await this.acknowledged(opened, reader, signal, call.peerId);
     } else {
       // Large bodies wait for the seller to accept the protocol before being sent.
-      await writeBytes(stream, Buffer.concat([opened.proposal, headFrame]), signal);
-      await this.acknowledged(opened, reader, headSignal, signal, call.peerId);
+      await writeBytes(stream, encodeFrames(opened.proposal, [[FrameType.head, headJson]]), signal);
+      await this.acknowledged(opened, reader, signal, call.peerId);
       await writeData(stream, body, signal);
-      await writeBytes(stream, endFrame, signal);
+      await writeBytes(stream, encodeFrames(EMPTY, [[FrameType.end, EMPTY]]), signal);
     }
   }
 
@@ -213,16 +224,12 @@ export class LibP2pTransport implements PeerTransport {
   private async acknowledged(
     opened: RequestStream,
     reader: FrameReader,
-    headSignal: AbortSignal,
     signal: AbortSignal,
     peerId: PeerId,
   ): Promise<void> {
     try {
-      await opened.acknowledged(reader, headSignal);
+      await opened.acknowledged(reader, signal);
     } catch (error) {
-      if (headSignal.aborted && !signal.aborted) {
-        throw new FrameError('timeout', 'no response head in time', error);
-      }
       if (!(error instanceof ProtocolRejected)) throw error;
       this.router.markUnreachable?.(peerId, error.message);
       throw new TransportError(
@@ -291,6 +298,9 @@ function classify(
   stream?.abort(asError(error));
   if (reason instanceof Cancelled) return fail('cancelled', 'request cancelled');
   if (reason instanceof TimedOut) return fail('timeout', reason.message);
+  // The head timeout (exchangeHead), whatever step it interrupted.
+  if (reason instanceof FrameError && reason.kind === 'timeout')
+    return fail('timeout', reason.message);
   if (error instanceof FrameError) {
     if (error.kind === 'timeout' || error.kind === 'aborted') return fail('timeout', error.message);
     if (error.kind === 'protocol' || error.kind === 'too_large')
@@ -300,18 +310,9 @@ function classify(
   return fail('reset', errorMessage(error));
 }
 
-/** Reads the response head frame; running out of the head timeout (not the call) is a timeout. */
-async function readResponseHead(
-  reader: FrameReader,
-  headSignal: AbortSignal,
-  signal: AbortSignal,
-): Promise<ResponseHead> {
-  const frame = await reader.read(frameLimit, headSignal).catch((error: unknown) => {
-    if (headSignal.aborted && !signal.aborted) {
-      throw new FrameError('timeout', 'no response head in time', error);
-    }
-    throw error;
-  });
+/** Reads the response head frame (the head timeout aborts `signal` with a timeout FrameError). */
+async function readResponseHead(reader: FrameReader, signal: AbortSignal): Promise<ResponseHead> {
+  const frame = await reader.read(frameLimit, signal);
   if (frame === undefined) throw new FrameError('eof', 'seller closed the stream before answering');
   if (frame.type !== FrameType.head) throw new FrameError('protocol', 'expected a response head');
   return parseFrame(responseHeadSchema, frame.payload, 'response head', quickResponseHead);
