@@ -16,33 +16,57 @@ export function readBody(
   if (Number.isFinite(declared) && declared > limitBytes) {
     return Promise.reject(tooLarge(limitBytes, limitName));
   }
-  // `data` events and `finished` instead of the stream's async iterator, which builds promises
-  // and an end-of-stream watcher per chunk: the same errors (a stream error, a premature close).
   return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limitBytes) {
-        settled = true;
-        // The rest of the body is not read (the refusal closes the connection).
-        req.off('data', onData);
-        req.pause();
-        reject(tooLarge(limitBytes, limitName));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    finished(req, { writable: false }, (error) => {
-      req.off('data', onData);
-      if (settled) return;
-      settled = true;
-      if (error) reject(error);
-      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    });
+    new BodyReader(req, limitBytes, limitName, resolve, reject);
   });
+}
+
+/**
+ * One body read through `data` events and `finished` instead of the stream's async iterator,
+ * which builds promises and an end-of-stream watcher per chunk: the same errors (a stream error, a
+ * premature close). A class, not closures: no per-request function objects to name and collect.
+ */
+class BodyReader {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+  private readonly onData: (chunk: Buffer) => void;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limitBytes: number,
+    private readonly limitName: string | undefined,
+    private readonly resolve: (body: Buffer) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    this.onData = this.data.bind(this);
+    req.on('data', this.onData);
+    finished(req, { writable: false }, this.end.bind(this));
+  }
+
+  private data(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size <= this.limitBytes) {
+      this.chunks.push(chunk);
+      return;
+    }
+    this.settled = true;
+    // The rest of the body is not read (the refusal closes the connection).
+    this.req.off('data', this.onData);
+    this.req.pause();
+    this.reject(tooLarge(this.limitBytes, this.limitName));
+  }
+
+  private end(error: Error | null | undefined): void {
+    this.req.off('data', this.onData);
+    if (this.settled) return;
+    this.settled = true;
+    if (error) this.reject(error);
+    else {
+      const { chunks } = this;
+      this.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+    }
+  }
 }
 
 function tooLarge(limitBytes: number, limitName: string | undefined): SvcError {

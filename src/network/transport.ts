@@ -80,7 +80,7 @@ export class LibP2pTransport implements PeerTransport {
 
   async request(peerId: PeerId, request: SellerRequest): Promise<SellerResponse> {
     const route = this.checkedRoute(peerId, request);
-    const call = startCall(peerId, request.signal, this.totalTimeoutMs);
+    const call = new Call(peerId, request.signal, this.totalTimeoutMs);
     const opened = await this.openStream(call, route);
     opened.stream.inactivityTimeout = this.idleTimeoutMs;
     const reader = new FrameReader(opened.stream);
@@ -159,8 +159,10 @@ export class LibP2pTransport implements PeerTransport {
     // The head timeout aborts the call itself (the call fails then anyway): no signal, controller
     // and listener of its own per request.
     const headTimer = setTimeout(
-      () => call.controller.abort(new FrameError('timeout', HEAD_TIMEOUT_MESSAGE)),
+      abortCall,
       request.headTimeoutMs ?? this.headTimeoutMs,
+      call.controller,
+      HEAD_TIMED_OUT,
     );
     headTimer.unref();
     try {
@@ -248,31 +250,43 @@ export class LibP2pTransport implements PeerTransport {
 type ResponseHead = Pick<SellerResponse, 'status' | 'headers'>;
 
 /** One request's abort controller: the caller's signal and the total timeout both abort it. */
-interface Call {
-  readonly peerId: PeerId;
-  readonly controller: AbortController;
+class Call {
+  readonly controller = new AbortController();
+  private readonly total: NodeJS.Timeout;
+
+  constructor(
+    readonly peerId: PeerId,
+    private readonly callerSignal: AbortSignal | undefined,
+    totalTimeoutMs: number,
+  ) {
+    // The call itself is the caller signal's listener and the timer gets module functions: no
+    // closures per request.
+    callerSignal?.addEventListener('abort', this, { once: true });
+    this.total = setTimeout(abortCall, totalTimeoutMs, this.controller, TIMED_OUT);
+    this.total.unref();
+  }
+
+  /** The caller's signal aborted. */
+  handleEvent(): void {
+    this.controller.abort(new Cancelled('request cancelled'));
+  }
+
   /** Clears the total timeout and stops listening to the caller's signal. */
-  cleanup(): void;
+  cleanup(): void {
+    clearTimeout(this.total);
+    this.callerSignal?.removeEventListener('abort', this);
+  }
 }
 
-function startCall(
-  peerId: PeerId,
-  callerSignal: AbortSignal | undefined,
-  totalTimeoutMs: number,
-): Call {
-  const controller = new AbortController();
-  const onCancel = () => controller.abort(new Cancelled('request cancelled'));
-  callerSignal?.addEventListener('abort', onCancel, { once: true });
-  const total = setTimeout(
-    () => controller.abort(new TimedOut('request took too long')),
-    totalTimeoutMs,
+const TIMED_OUT = 'total';
+const HEAD_TIMED_OUT = 'head';
+
+function abortCall(controller: AbortController, why: typeof TIMED_OUT | typeof HEAD_TIMED_OUT) {
+  controller.abort(
+    why === TIMED_OUT
+      ? new TimedOut('request took too long')
+      : new FrameError('timeout', HEAD_TIMEOUT_MESSAGE),
   );
-  total.unref();
-  const cleanup = () => {
-    clearTimeout(total);
-    callerSignal?.removeEventListener('abort', onCancel);
-  };
-  return { peerId, controller, cleanup };
 }
 
 function transportFailure(
