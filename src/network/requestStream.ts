@@ -84,16 +84,24 @@ function muxerOf(connection: Connection): MuxerLike | undefined {
   return undefined;
 }
 
-/** Opens a stream for `protocol` to `peer`, reusing an open connection when there is one. */
+/** The open connections of `connections` that carry requests (not limited, i.e. not relayed-limited). */
+export function usableConnections(connections: readonly Connection[]): Connection[] {
+  const usable: Connection[] = [];
+  for (const c of connections) if (c.status === 'open' && c.limits === undefined) usable.push(c);
+  return usable;
+}
+
+/**
+ * Opens a stream for `protocol` to `peer`, reusing an open connection when there is one
+ * (`usable`: the peer's usable connections when the caller has just listed them).
+ */
 export async function openRequestStream(
   node: SvcNode,
   peer: Libp2pPeerId,
   protocol: string,
   signal: AbortSignal,
+  usable: readonly Connection[] = usableConnections(node.libp2p.getConnections(peer)),
 ): Promise<RequestStream> {
-  const usable = node.libp2p
-    .getConnections(peer)
-    .filter((c) => c.status === 'open' && c.limits === undefined);
   // After hole punching a peer has a relayed and a direct connection: use the direct one.
   const connection =
     usable.find((c) => !isRelayed(c)) ?? usable[0] ?? (await node.libp2p.dial(peer, { signal }));

@@ -21,7 +21,12 @@ import {
 } from './frames.js';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
-import { openRequestStream, ProtocolRejected, type RequestStream } from './requestStream.js';
+import {
+  openRequestStream,
+  ProtocolRejected,
+  type RequestStream,
+  usableConnections,
+} from './requestStream.js';
 import { frameLimit, parseFrame, responseHeadSchema, trailerSchema } from './requestWire.js';
 import {
   type PeerTransport,
@@ -52,6 +57,7 @@ export interface LibP2pTransportOptions {
 }
 
 const EMPTY = new Uint8Array(0);
+const noop = () => undefined;
 const HEAD_TIMEOUT_MESSAGE = 'no response head in time';
 
 class Cancelled extends Error {}
@@ -110,11 +116,13 @@ export class LibP2pTransport implements PeerTransport {
   /** Dials (within the dial timeout) and opens the request stream; a failure marks the peer unreachable. */
   private async openStream(call: Call, route: PeerRoute): Promise<RequestStream> {
     const connections = this.node.libp2p.getConnections(route.libp2pPeerId);
+    const usable = usableConnections(connections);
     // The dial timeout only bounds a dial: on an open connection the stream opens at once, and
     // a timer, an AbortController and two listeners per request would guard nothing.
-    const dialDeadline = connections.some((c) => c.status === 'open' && c.limits === undefined)
-      ? { signal: call.controller.signal, clear: () => undefined }
-      : deadline(call.controller.signal, this.dialTimeoutMs);
+    const dialDeadline =
+      usable.length > 0
+        ? { signal: call.controller.signal, clear: noop }
+        : deadline(call.controller.signal, this.dialTimeoutMs);
     try {
       // Only teach the peer store addresses when a dial is needed (it is a datastore write).
       if (route.addresses.length > 0 && connections.length === 0) {
@@ -128,6 +136,7 @@ export class LibP2pTransport implements PeerTransport {
         route.libp2pPeerId,
         this.protocol,
         dialDeadline.signal,
+        usable,
       );
       dialDeadline.clear();
       return opened;
