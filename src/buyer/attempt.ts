@@ -115,6 +115,27 @@ function wholeTimeUp(controller: AbortController, peerId: string): void {
   controller.abort(new TransportError('timeout', peerId, 'answer too slow', { beforeHead: false }));
 }
 
+function ignore(): void {}
+
+/**
+ * Rejects with the signal's reason once it aborts, for a transport step that ignores the signal.
+ * The race is the signal's listener itself (`handleEvent`): no closures per attempt.
+ */
+class AbortRace {
+  readonly promise: Promise<never>;
+  private readonly reject: (reason: unknown) => void;
+  constructor(private readonly signal: AbortSignal) {
+    const { promise, reject } = Promise.withResolvers<never>();
+    this.promise = promise;
+    this.reject = reject;
+    promise.catch(ignore);
+    signal.addEventListener('abort', this, { once: true });
+  }
+  handleEvent(): void {
+    this.reject(this.signal.reason);
+  }
+}
+
 /** True when the head timeout aborted the attempt (nothing else aborts it with a timeout then). */
 function headTimedOut(controller: AbortController): boolean {
   const reason: unknown = controller.signal.reason;
@@ -133,12 +154,7 @@ async function requestHead(
   const peerId = candidate.offer.peerId;
   const headTimeoutMs = deps.config.sellerHeadTimeoutSeconds * 1000;
   const timer = setTimeout(headTimeUp, headTimeoutMs, controller, peerId);
-  const aborted = new Promise<never>((_, reject) => {
-    controller.signal.addEventListener('abort', () => reject(controller.signal.reason), {
-      once: true,
-    });
-  });
-  aborted.catch(() => {});
+  const aborted = new AbortRace(controller.signal).promise;
   try {
     return await Promise.race([
       deps.transport.request(peerId, {

@@ -28,6 +28,7 @@ const HEADER_BYTES = 5;
 export const DATA_FRAME_BYTES = 64 * 1024;
 export const MAX_DATA_FRAME = 1024 * 1024;
 const KNOWN_TYPES = new Set<number>(Object.values(FrameType));
+const ONCE = { once: true } as const;
 
 /** Why a frame could not be read. */
 export class FrameError extends Error {
@@ -152,23 +153,28 @@ export class FrameReader {
         throw new FrameError('eof', 'stream ended in the middle of a frame');
       }
       if (this.stream.readBufferLength === 0) this.beforeWait?.();
-      let onAbort: (() => void) | undefined;
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        onAbort = resolve;
-        signal?.addEventListener('abort', onAbort, { once: true });
-        // Bytes queued before our listener existed are dispatched in a microtask.
-        if (this.stream.readBufferLength > 0) queueMicrotask(resolve);
-      });
+      const { promise, resolve } = Promise.withResolvers<void>();
+      this.wake = resolve;
+      // The reader itself listens (`handleEvent`): an abort wakes the wait, which then throws.
+      signal?.addEventListener('abort', this, ONCE);
+      // Bytes queued before our listener existed are dispatched in a microtask.
+      if (this.stream.readBufferLength > 0) queueMicrotask(resolve);
+      await promise;
       // Long streams wait thousands of times on one signal: never leave listeners behind.
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', this);
     }
     return true;
   }
 
+  /** The signal of a waiting read aborted: wake it. */
+  handleEvent(): void {
+    this.notify();
+  }
+
   /** Exactly `count` raw bytes (used before framing starts), or a FrameError. */
   async readRaw(count: number, signal?: AbortSignal): Promise<Uint8Array> {
-    if (!(await this.fill(count, signal, true))) {
+    // `fill` only when bytes are missing: most reads find them buffered (no promise to await).
+    if (this.buffered < count && !(await this.fill(count, signal, true))) {
       throw new FrameError('eof', 'stream ended before any answer');
     }
     return this.take(count);
@@ -182,7 +188,9 @@ export class FrameReader {
     maxBytes: (type: FrameTypeValue) => number,
     signal?: AbortSignal,
   ): Promise<Frame | undefined> {
-    if (!(await this.fill(HEADER_BYTES, signal, true))) return undefined;
+    if (this.buffered < HEADER_BYTES && !(await this.fill(HEADER_BYTES, signal, true))) {
+      return undefined;
+    }
     const header = this.take(HEADER_BYTES);
     const type = header[0]!;
     const length = ((header[1]! << 24) | (header[2]! << 16) | (header[3]! << 8) | header[4]!) >>> 0;
@@ -191,7 +199,7 @@ export class FrameReader {
     if (length > limit) {
       throw new FrameError('too_large', `frame of ${length} bytes exceeds ${limit}`);
     }
-    await this.fill(length, signal, false);
+    if (this.buffered < length) await this.fill(length, signal, false);
     return { type: type as FrameTypeValue, payload: this.take(length) };
   }
 }
