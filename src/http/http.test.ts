@@ -136,6 +136,44 @@ describe('http toolkit', () => {
     expect(codeOf(text(`{"a":"\\"${'['.repeat(200)}"}`))).toBe('parsed');
   });
 
+  it('judges nesting after any mix of quotes and backslashes as a byte-by-byte scan does', () => {
+    // The scan strings are skipped by, byte by byte: a backslash escapes the next byte.
+    const deeper = (bytes: Uint8Array, limit: number) => {
+      let depth = 0;
+      let inString = false;
+      for (let i = 0; i < bytes.length; i++) {
+        const byte = bytes[i];
+        if (inString) {
+          if (byte === 0x5c) i++;
+          else if (byte === 0x22) inString = false;
+        } else if (byte === 0x22) inString = true;
+        else if (byte === 0x7b || byte === 0x5b) {
+          depth++;
+          if (depth > limit) return true;
+        } else if (byte === 0x7d || byte === 0x5d) depth--;
+      }
+      return false;
+    };
+    const pieces = ['"', '\\', '\\"', '\\\\"', '[', '{', ']', 'x', 'é'];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    for (let round = 0; round < 3000; round++) {
+      let text = '';
+      for (let i = random(60); i > 0; i--) text += pieces[random(pieces.length)];
+      const bytes = new TextEncoder().encode(`${text}${'['.repeat(random(2) ? 129 : 5)}`);
+      let code = 'parsed';
+      try {
+        parseJsonObject(bytes);
+      } catch (error) {
+        code = (error as SvcError).code;
+      }
+      expect(code === 'invalid_request').toBe(deeper(bytes, 128));
+    }
+  });
+
   it('cuts the connection when an error comes after the head was sent, never a clean end', async () => {
     const port = await serve(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
