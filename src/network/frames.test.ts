@@ -48,7 +48,7 @@ describe('frame reader', () => {
 
   it('hands out frames of one message as views, an empty last frame, and joins split frames', async () => {
     const [a, b] = await streamPair();
-    const reader = new FrameReader(b);
+    const reader = new FrameReader(b, undefined, undefined, true);
     const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
     a.send(
       encodeFrames(new Uint8Array(0), [
@@ -63,6 +63,19 @@ describe('frame reader', () => {
     expect(text(data!.payload)).toBe('body');
     // Views of the one received message, not copies.
     expect(data!.payload.buffer).toBe(head!.payload.buffer);
+    // A reader without views copies each payload (it may keep it).
+    const [c, d] = await streamPair();
+    const copying = new FrameReader(d);
+    c.send(
+      encodeFrames(new Uint8Array(0), [
+        [FrameType.data, new TextEncoder().encode('one')],
+        [FrameType.data, new TextEncoder().encode('two')],
+      ]),
+    );
+    const one = await copying.read(frameLimit);
+    const two = await copying.read(frameLimit);
+    expect(text(two!.payload)).toBe('two');
+    expect(two!.payload.buffer).not.toBe(one!.payload.buffer);
     // A zero-length frame at the very end of what arrived.
     expect(await reader.read(frameLimit)).toMatchObject({ type: FrameType.end });
     const split = encodeFrame(FrameType.data, new TextEncoder().encode('split over two messages'));

@@ -54,15 +54,24 @@ export class FrameReader {
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
   private readonly beforeWait: (() => void) | undefined;
+  private readonly views: boolean;
 
   /**
    * `beforeWait` runs whenever a read has to wait for bytes that have not arrived yet (the
-   * request server sends an owed multistream-select echo then: preNegotiated.ts).
+   * request server sends an owed multistream-select echo then: preNegotiated.ts). With `views`,
+   * payloads are views of the received message when it holds them (see `take`): for readers
+   * whose payloads do not outlive the request's next steps.
    */
-  constructor(stream: Stream, highWaterBytes = 1024 * 1024, beforeWait?: () => void) {
+  constructor(
+    stream: Stream,
+    highWaterBytes = 1024 * 1024,
+    beforeWait?: () => void,
+    views = false,
+  ) {
     this.stream = stream;
     this.highWaterBytes = highWaterBytes;
     this.beforeWait = beforeWait;
+    this.views = views;
     stream.addEventListener('message', (event) => {
       const bytes = toBytes(event.data);
       this.chunks.push(bytes);
@@ -95,16 +104,19 @@ export class FrameReader {
   }
 
   /**
-   * The next `count` bytes: a view of the first chunk when it holds them all (the usual case: a
-   * frame rarely straddles two muxer messages; chunks are never written to, so a view is as good
-   * as a copy), else a copy joining the chunks.
+   * The next `count` bytes. For a reader with `views`, a view of the first chunk when it holds
+   * them all (the usual case: a frame rarely straddles two muxer messages; chunks are never
+   * written to, so a view reads as a copy would), else a copy. A view keeps the whole received
+   * message (up to 64 KiB, possibly other streams' frames too) alive as long as it lives: a seller
+   * holding a small request body through a long upstream call would hold far more memory, so
+   * readers that keep payloads copy.
    */
   private take(count: number): Uint8Array {
     const first = this.chunks[0];
     let out: Uint8Array;
     if (count === 0 || first === undefined) {
       out = new Uint8Array(0);
-    } else if (first.byteLength >= count) {
+    } else if (this.views && first.byteLength >= count) {
       out = first.subarray(0, count);
       if (first.byteLength === count) this.chunks.shift();
       else this.chunks[0] = first.subarray(count);

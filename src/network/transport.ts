@@ -89,7 +89,8 @@ export class LibP2pTransport implements PeerTransport {
     const call = new Call(peerId, request.signal, this.totalTimeoutMs);
     const opened = await this.openStream(call, route);
     opened.stream.inactivityTimeout = this.idleTimeoutMs;
-    const reader = new FrameReader(opened.stream);
+    // Views: the head and trailer are parsed at once, body chunks are delivered and dropped.
+    const reader = new FrameReader(opened.stream, undefined, undefined, true);
     const head = await this.exchangeHead(call, request, opened, reader);
     const { body, trailer } = responseBody(call, opened.stream, reader);
     return { status: head.status, headers: head.headers, body, trailer };
