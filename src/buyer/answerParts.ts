@@ -74,8 +74,12 @@ export function priceAnswer(ok: AttemptOk, usage: TokenUsage): { cost: MicroUsd;
   return { cost, costUsd: formatUsd(cost) };
 }
 
-/** The seller's usage claim (its trailer), or undefined when none came within 2 s. */
+/**
+ * The seller's usage claim (its trailer), or undefined when none came within 2 s. A whole answer's
+ * body was read to its end, when the trailer has settled (the transport's contract): no timer.
+ */
 export function trailerOf(ok: AttemptOk): Promise<SellerTrailer | undefined> {
+  if (ok.whole) return ok.response.trailer.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
   const trailer = Promise.race([
     ok.response.trailer.catch(() => undefined),

@@ -84,15 +84,62 @@ async function preparePayment(
   }
 }
 
-/** A controller that follows the client's abort; `detach` stops following. */
+/**
+ * A controller that follows the client's abort; `detach` stops following. The follower is the
+ * signal's listener itself (`handleEvent`): no closures per attempt.
+ */
+class ClientFollower {
+  readonly controller = new AbortController();
+  constructor(private readonly client: AbortSignal) {
+    client.addEventListener('abort', this, { once: true });
+  }
+  handleEvent(): void {
+    this.controller.abort(this.client.reason);
+  }
+  detach(): void {
+    this.client.removeEventListener('abort', this);
+  }
+}
+
 function followClient(ctx: ProxyContext): { controller: AbortController; detach: () => void } {
-  const controller = new AbortController();
-  const onClientAbort = () => controller.abort(ctx.clientAbort.signal.reason);
-  ctx.clientAbort.signal.addEventListener('abort', onClientAbort, { once: true });
-  return {
-    controller,
-    detach: () => ctx.clientAbort.signal.removeEventListener('abort', onClientAbort),
-  };
+  const follower = new ClientFollower(ctx.clientAbort.signal);
+  return { controller: follower.controller, detach: follower.detach.bind(follower) };
+}
+
+/** The head timeout: aborts the attempt (a module function: no closure per attempt). */
+function headTimeUp(controller: AbortController, peerId: string): void {
+  controller.abort(new TransportError('timeout', peerId, 'no response head', { beforeHead: true }));
+}
+
+function wholeTimeUp(controller: AbortController, peerId: string): void {
+  controller.abort(new TransportError('timeout', peerId, 'answer too slow', { beforeHead: false }));
+}
+
+function ignore(): void {}
+
+/**
+ * Rejects with the signal's reason once it aborts, for a transport step that ignores the signal.
+ * The race is the signal's listener itself (`handleEvent`): no closures per attempt.
+ */
+class AbortRace {
+  readonly promise: Promise<never>;
+  private readonly reject: (reason: unknown) => void;
+  constructor(private readonly signal: AbortSignal) {
+    const { promise, reject } = Promise.withResolvers<never>();
+    this.promise = promise;
+    this.reject = reject;
+    promise.catch(ignore);
+    signal.addEventListener('abort', this, { once: true });
+  }
+  handleEvent(): void {
+    this.reject(this.signal.reason);
+  }
+}
+
+/** True when the head timeout aborted the attempt (nothing else aborts it with a timeout then). */
+function headTimedOut(controller: AbortController): boolean {
+  const reason: unknown = controller.signal.reason;
+  return reason instanceof TransportError && reason.failure === 'timeout';
 }
 
 /** The response head, or the failure; the head timeout aborts `controller`. */
@@ -106,19 +153,8 @@ async function requestHead(
   const { deps } = ctx.service;
   const peerId = candidate.offer.peerId;
   const headTimeoutMs = deps.config.sellerHeadTimeoutSeconds * 1000;
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(
-      new TransportError('timeout', peerId, 'no response head', { beforeHead: true }),
-    );
-  }, headTimeoutMs);
-  const aborted = new Promise<never>((_, reject) => {
-    controller.signal.addEventListener('abort', () => reject(controller.signal.reason), {
-      once: true,
-    });
-  });
-  aborted.catch(() => {});
+  const timer = setTimeout(headTimeUp, headTimeoutMs, controller, peerId);
+  const aborted = new AbortRace(controller.signal).promise;
   try {
     return await Promise.race([
       deps.transport.request(peerId, {
@@ -133,13 +169,14 @@ async function requestHead(
       aborted,
     ]);
   } catch (error) {
-    if (error instanceof TransportError) return transportFailure(error, ctx, timedOut);
+    if (error instanceof TransportError)
+      return transportFailure(error, ctx, headTimedOut(controller));
     if (ctx.clientAbort.signal.aborted) return cancelled();
     const cause = new TransportError('protocol', peerId, String(error), {
       beforeHead: true,
       cause: error,
     });
-    return transportFailure(cause, ctx, timedOut);
+    return transportFailure(cause, ctx, headTimedOut(controller));
   } finally {
     clearTimeout(timer);
   }
@@ -156,13 +193,7 @@ async function readWhole(
   controller: AbortController,
 ): Promise<Buffer | AttemptFailure> {
   const limit = ctx.service.deps.config.answerLimitBytes;
-  const timer = setTimeout(
-    () =>
-      controller.abort(
-        new TransportError('timeout', peerId, 'answer too slow', { beforeHead: false }),
-      ),
-    WHOLE_ANSWER_MS,
-  );
+  const timer = setTimeout(wholeTimeUp, WHOLE_ANSWER_MS, controller, peerId);
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
@@ -181,7 +212,11 @@ async function readWhole(
       }
       chunks.push(chunk);
     }
-    return Buffer.concat(chunks);
+    // One chunk (the usual whole answer) is used as it is: no copy.
+    const only = chunks.length === 1 ? chunks[0]! : undefined;
+    return only
+      ? Buffer.from(only.buffer, only.byteOffset, only.byteLength)
+      : Buffer.concat(chunks);
   } catch (error) {
     if (ctx.clientAbort.signal.aborted) return cancelled();
     const why = errorMessage(error);

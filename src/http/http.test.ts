@@ -63,6 +63,42 @@ describe('http toolkit', () => {
     expect((refused as { body: string }).body).toContain('test.limit');
   });
 
+  it('reads a body sent in pieces whole, and fails (not hangs) when the client goes away', async () => {
+    const outcomes: Array<number | string> = [];
+    let seen: () => void = () => undefined;
+    const port = await serve(async (req, res) => {
+      try {
+        const raw = await readBody(req, 1_000_000);
+        outcomes.push(raw.length);
+        res.end('ok');
+      } catch (error) {
+        outcomes.push((error as { code?: string }).code ?? 'error');
+      }
+      seen();
+    });
+    const pieces = request({ port, host: '127.0.0.1', method: 'POST' }, (res) => res.resume());
+    for (let i = 0; i < 5; i++) {
+      pieces.write('x'.repeat(1000));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    let done = new Promise<void>((resolve) => {
+      seen = resolve;
+    });
+    pieces.end();
+    await done;
+    expect(outcomes).toEqual([5000]);
+    const cut = request({ port, host: '127.0.0.1', method: 'POST' });
+    cut.on('error', () => undefined);
+    done = new Promise<void>((resolve) => {
+      seen = resolve;
+    });
+    cut.write('x'.repeat(1000));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    cut.destroy();
+    await done;
+    expect(outcomes[1]).toBe('ECONNRESET');
+  });
+
   it('parses only JSON objects, naming the position of a syntax error', () => {
     const bytes = (text: string) => new TextEncoder().encode(text);
     expect(parseJsonObject(bytes('{"a":1}'))).toEqual({ a: 1 });
@@ -98,6 +134,44 @@ describe('http toolkit', () => {
     expect(codeOf(text(nested(129)))).toBe('invalid_request');
     expect(codeOf(text(`{"a":"${'['.repeat(10_000)}"}`))).toBe('parsed');
     expect(codeOf(text(`{"a":"\\"${'['.repeat(200)}"}`))).toBe('parsed');
+  });
+
+  it('judges nesting after any mix of quotes and backslashes as a byte-by-byte scan does', () => {
+    // The scan strings are skipped by, byte by byte: a backslash escapes the next byte.
+    const deeper = (bytes: Uint8Array, limit: number) => {
+      let depth = 0;
+      let inString = false;
+      for (let i = 0; i < bytes.length; i++) {
+        const byte = bytes[i];
+        if (inString) {
+          if (byte === 0x5c) i++;
+          else if (byte === 0x22) inString = false;
+        } else if (byte === 0x22) inString = true;
+        else if (byte === 0x7b || byte === 0x5b) {
+          depth++;
+          if (depth > limit) return true;
+        } else if (byte === 0x7d || byte === 0x5d) depth--;
+      }
+      return false;
+    };
+    const pieces = ['"', '\\', '\\"', '\\\\"', '[', '{', ']', 'x', 'é'];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    for (let round = 0; round < 3000; round++) {
+      let text = '';
+      for (let i = random(60); i > 0; i--) text += pieces[random(pieces.length)];
+      const bytes = new TextEncoder().encode(`${text}${'['.repeat(random(2) ? 129 : 5)}`);
+      let code = 'parsed';
+      try {
+        parseJsonObject(bytes);
+      } catch (error) {
+        code = (error as SvcError).code;
+      }
+      expect(code === 'invalid_request').toBe(deeper(bytes, 128));
+    }
   });
 
   it('cuts the connection when an error comes after the head was sent, never a clean end', async () => {

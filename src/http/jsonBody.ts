@@ -20,22 +20,37 @@ const CLOSE_BRACKET = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** True when `bytes`, read as JSON (strings skipped), nest deeper than `limit`. */
+/**
+ * True when `bytes`, read as JSON (strings skipped), nest deeper than `limit`. A string is skipped
+ * by searching for its closing quote (a native search: prompts are mostly string bytes); a quote
+ * closes it when an even number of backslashes precede it.
+ */
 function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i];
-    if (inString) {
-      if (byte === BACKSLASH) i++;
-      else if (byte === QUOTE) inString = false;
-    } else if (byte === QUOTE) inString = true;
-    else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+    if (byte === QUOTE) {
+      i = closingQuote(bytes, i);
+      if (i < 0) return false;
+    } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
       depth++;
       if (depth > limit) return true;
     } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
   }
   return false;
+}
+
+/** The index of the quote closing the string opened at `open`, or -1 when none does. */
+function closingQuote(bytes: Uint8Array, open: number): number {
+  let quote = bytes.indexOf(QUOTE, open + 1);
+  while (quote !== -1) {
+    // bytes[open] is a quote, so the backslash run stops there at the latest.
+    let before = quote - 1;
+    while (bytes[before] === BACKSLASH) before--;
+    if ((quote - 1 - before) % 2 === 0) return quote;
+    quote = bytes.indexOf(QUOTE, quote + 1);
+  }
+  return -1;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -1,7 +1,14 @@
 import { getEventListeners } from 'node:events';
 import { streamPair } from '@libp2p/utils';
 import { describe, expect, it } from 'vitest';
-import { FrameError, FrameReader, FrameType, writeFrame } from './frames.js';
+import {
+  encodeFrame,
+  encodeFrames,
+  FrameError,
+  FrameReader,
+  FrameType,
+  writeFrame,
+} from './frames.js';
 import { frameLimit } from './requestWire.js';
 
 describe('frame reader', () => {
@@ -37,5 +44,67 @@ describe('frame reader', () => {
     const error = await new FrameReader(d).read(frameLimit).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FrameError);
     expect(error).toMatchObject({ kind: 'protocol' });
+  });
+
+  it('hands out frames of one message as views, an empty last frame, and joins split frames', async () => {
+    const [a, b] = await streamPair();
+    const reader = new FrameReader(b, undefined, undefined, true);
+    const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    a.send(
+      encodeFrames(new Uint8Array(0), [
+        [FrameType.head, '{"status":200}'],
+        [FrameType.data, new TextEncoder().encode('body')],
+        [FrameType.end, new Uint8Array(0)],
+      ]),
+    );
+    const head = await reader.read(frameLimit);
+    const data = await reader.read(frameLimit);
+    expect(text(head!.payload)).toBe('{"status":200}');
+    expect(text(data!.payload)).toBe('body');
+    // Views of the one received message, not copies.
+    expect(data!.payload.buffer).toBe(head!.payload.buffer);
+    // A reader without views copies each payload (it may keep it).
+    const [c, d] = await streamPair();
+    const copying = new FrameReader(d);
+    c.send(
+      encodeFrames(new Uint8Array(0), [
+        [FrameType.data, new TextEncoder().encode('one')],
+        [FrameType.data, new TextEncoder().encode('two')],
+      ]),
+    );
+    const one = await copying.read(frameLimit);
+    const two = await copying.read(frameLimit);
+    expect(text(two!.payload)).toBe('two');
+    expect(two!.payload.buffer).not.toBe(one!.payload.buffer);
+    // A zero-length frame at the very end of what arrived.
+    expect(await reader.read(frameLimit)).toMatchObject({ type: FrameType.end });
+    const split = encodeFrame(FrameType.data, new TextEncoder().encode('split over two messages'));
+    a.send(split.subarray(0, 9));
+    const reading = reader.read(frameLimit);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    a.send(split.subarray(9));
+    expect(text((await reading)!.payload)).toBe('split over two messages');
+    await a.close();
+    expect(await reader.read(frameLimit)).toBeUndefined();
+  });
+});
+
+describe('frame encoding', () => {
+  it('encodes frames after a prefix into one buffer, byte for byte as frame by frame', () => {
+    const prefix = Uint8Array.of(7, 8, 9);
+    const head = JSON.stringify({ path: '/v1/chat/completions', note: 'é ✓ 𝄞' });
+    const body = new TextEncoder().encode('x'.repeat(70_000));
+    const joined = Buffer.concat([
+      prefix,
+      encodeFrame(FrameType.head, new TextEncoder().encode(head)),
+      encodeFrame(FrameType.data, body),
+      encodeFrame(FrameType.end, new Uint8Array(0)),
+    ]);
+    const encoded = encodeFrames(prefix, [
+      [FrameType.head, head],
+      [FrameType.data, body],
+      [FrameType.end, new Uint8Array(0)],
+    ]);
+    expect(encoded.equals(joined)).toBe(true);
   });
 });

@@ -28,6 +28,7 @@ const HEADER_BYTES = 5;
 export const DATA_FRAME_BYTES = 64 * 1024;
 export const MAX_DATA_FRAME = 1024 * 1024;
 const KNOWN_TYPES = new Set<number>(Object.values(FrameType));
+const ONCE = { once: true } as const;
 
 /** Why a frame could not be read. */
 export class FrameError extends Error {
@@ -53,15 +54,24 @@ export class FrameReader {
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
   private readonly beforeWait: (() => void) | undefined;
+  private readonly views: boolean;
 
   /**
    * `beforeWait` runs whenever a read has to wait for bytes that have not arrived yet (the
-   * request server sends an owed multistream-select echo then: preNegotiated.ts).
+   * request server sends an owed multistream-select echo then: preNegotiated.ts). With `views`,
+   * payloads are views of the received message when it holds them (see `take`): for readers
+   * whose payloads do not outlive the request's next steps.
    */
-  constructor(stream: Stream, highWaterBytes = 1024 * 1024, beforeWait?: () => void) {
+  constructor(
+    stream: Stream,
+    highWaterBytes = 1024 * 1024,
+    beforeWait?: () => void,
+    views = false,
+  ) {
     this.stream = stream;
     this.highWaterBytes = highWaterBytes;
     this.beforeWait = beforeWait;
+    this.views = views;
     stream.addEventListener('message', (event) => {
       const bytes = toBytes(event.data);
       this.chunks.push(bytes);
@@ -93,20 +103,38 @@ export class FrameReader {
     wake?.();
   }
 
+  /**
+   * The next `count` bytes. For a reader with `views`, a view of the first chunk when it holds
+   * them all (the usual case: a frame rarely straddles two muxer messages; chunks are never
+   * written to, so a view reads as a copy would), else a copy. A view keeps the whole received
+   * message (up to 64 KiB, possibly other streams' frames too) alive as long as it lives: a seller
+   * holding a small request body through a long upstream call would hold far more memory, so
+   * readers that keep payloads copy.
+   */
   private take(count: number): Uint8Array {
-    const out = new Uint8Array(count);
-    let offset = 0;
-    while (offset < count) {
-      const head = this.chunks[0]!;
-      const needed = count - offset;
-      if (head.byteLength <= needed) {
-        out.set(head, offset);
-        offset += head.byteLength;
-        this.chunks.shift();
-      } else {
-        out.set(head.subarray(0, needed), offset);
-        this.chunks[0] = head.subarray(needed);
-        offset += needed;
+    const first = this.chunks[0];
+    let out: Uint8Array;
+    if (count === 0 || first === undefined) {
+      out = new Uint8Array(0);
+    } else if (this.views && first.byteLength >= count) {
+      out = first.subarray(0, count);
+      if (first.byteLength === count) this.chunks.shift();
+      else this.chunks[0] = first.subarray(count);
+    } else {
+      out = new Uint8Array(count);
+      let offset = 0;
+      while (offset < count) {
+        const head = this.chunks[0]!;
+        const needed = count - offset;
+        if (head.byteLength <= needed) {
+          out.set(head, offset);
+          offset += head.byteLength;
+          this.chunks.shift();
+        } else {
+          out.set(head.subarray(0, needed), offset);
+          this.chunks[0] = head.subarray(needed);
+          offset += needed;
+        }
       }
     }
     this.buffered -= count;
@@ -137,23 +165,28 @@ export class FrameReader {
         throw new FrameError('eof', 'stream ended in the middle of a frame');
       }
       if (this.stream.readBufferLength === 0) this.beforeWait?.();
-      let onAbort: (() => void) | undefined;
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        onAbort = resolve;
-        signal?.addEventListener('abort', onAbort, { once: true });
-        // Bytes queued before our listener existed are dispatched in a microtask.
-        if (this.stream.readBufferLength > 0) queueMicrotask(resolve);
-      });
+      const { promise, resolve } = Promise.withResolvers<void>();
+      this.wake = resolve;
+      // The reader itself listens (`handleEvent`): an abort wakes the wait, which then throws.
+      signal?.addEventListener('abort', this, ONCE);
+      // Bytes queued before our listener existed are dispatched in a microtask.
+      if (this.stream.readBufferLength > 0) queueMicrotask(resolve);
+      await promise;
       // Long streams wait thousands of times on one signal: never leave listeners behind.
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', this);
     }
     return true;
   }
 
+  /** The signal of a waiting read aborted: wake it. */
+  handleEvent(): void {
+    this.notify();
+  }
+
   /** Exactly `count` raw bytes (used before framing starts), or a FrameError. */
   async readRaw(count: number, signal?: AbortSignal): Promise<Uint8Array> {
-    if (!(await this.fill(count, signal, true))) {
+    // `fill` only when bytes are missing: most reads find them buffered (no promise to await).
+    if (this.buffered < count && !(await this.fill(count, signal, true))) {
       throw new FrameError('eof', 'stream ended before any answer');
     }
     return this.take(count);
@@ -167,16 +200,18 @@ export class FrameReader {
     maxBytes: (type: FrameTypeValue) => number,
     signal?: AbortSignal,
   ): Promise<Frame | undefined> {
-    if (!(await this.fill(HEADER_BYTES, signal, true))) return undefined;
+    if (this.buffered < HEADER_BYTES && !(await this.fill(HEADER_BYTES, signal, true))) {
+      return undefined;
+    }
     const header = this.take(HEADER_BYTES);
     const type = header[0]!;
-    const length = new DataView(header.buffer, header.byteOffset, HEADER_BYTES).getUint32(1);
+    const length = ((header[1]! << 24) | (header[2]! << 16) | (header[3]! << 8) | header[4]!) >>> 0;
     if (!KNOWN_TYPES.has(type)) throw new FrameError('protocol', `unknown frame type ${type}`);
     const limit = maxBytes(type as FrameTypeValue);
     if (length > limit) {
       throw new FrameError('too_large', `frame of ${length} bytes exceeds ${limit}`);
     }
-    await this.fill(length, signal, false);
+    if (this.buffered < length) await this.fill(length, signal, false);
     return { type: type as FrameTypeValue, payload: this.take(length) };
   }
 }
@@ -193,6 +228,38 @@ export function encodeFrame(type: FrameTypeValue, payload: Uint8Array): Uint8Arr
   out[0] = type;
   new DataView(out.buffer).setUint32(1, payload.byteLength);
   out.set(payload, HEADER_BYTES);
+  return out;
+}
+
+/** A frame to encode: its type and payload (a string is written as UTF-8, without a copy first). */
+export type FramePart = readonly [FrameTypeValue, Uint8Array | string];
+
+/**
+ * `prefix` followed by `frames`, encoded into one buffer: one allocation and each payload copied
+ * once, where encoding each frame and joining them copies every payload twice.
+ */
+export function encodeFrames(prefix: Uint8Array, frames: readonly FramePart[]): Buffer {
+  let total = prefix.byteLength;
+  const lengths: number[] = [];
+  for (const [, payload] of frames) {
+    const length =
+      typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.byteLength;
+    lengths.push(length);
+    total += HEADER_BYTES + length;
+  }
+  const out = Buffer.allocUnsafe(total);
+  out.set(prefix, 0);
+  let offset = prefix.byteLength;
+  for (let i = 0; i < frames.length; i++) {
+    const [type, payload] = frames[i]!;
+    const length = lengths[i]!;
+    out[offset] = type;
+    out.writeUInt32BE(length, offset + 1);
+    offset += HEADER_BYTES;
+    if (typeof payload === 'string') out.write(payload, offset, length, 'utf8');
+    else out.set(payload, offset);
+    offset += length;
+  }
   return out;
 }
 

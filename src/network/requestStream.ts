@@ -31,6 +31,32 @@ function mssMessage(text: string): Uint8Array {
   return out;
 }
 
+/** The proposal bytes of a protocol and their parts (few protocols: made once each). */
+interface Proposal {
+  bytes: Uint8Array;
+  header: Uint8Array;
+  answer: Uint8Array;
+}
+const proposals = new Map<string, Proposal>();
+
+function proposalOf(protocol: string): Proposal {
+  let proposal = proposals.get(protocol);
+  if (proposal === undefined) {
+    const header = mssMessage(MULTISTREAM_ID);
+    const answer = mssMessage(protocol);
+    proposal = { bytes: Buffer.concat([header, answer]), header, answer };
+    // The protocol ids come from this node's own code; bounded all the same.
+    if (proposals.size < 64) proposals.set(protocol, proposal);
+  }
+  return proposal;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** The seller refused the protocol (answered `na`) or is not speaking multistream-select. */
 export class ProtocolRejected extends Error {
   override name = 'ProtocolRejected';
@@ -58,16 +84,24 @@ function muxerOf(connection: Connection): MuxerLike | undefined {
   return undefined;
 }
 
-/** Opens a stream for `protocol` to `peer`, reusing an open connection when there is one. */
+/** The open connections of `connections` that carry requests (not limited, i.e. not relayed-limited). */
+export function usableConnections(connections: readonly Connection[]): Connection[] {
+  const usable: Connection[] = [];
+  for (const c of connections) if (c.status === 'open' && c.limits === undefined) usable.push(c);
+  return usable;
+}
+
+/**
+ * Opens a stream for `protocol` to `peer`, reusing an open connection when there is one
+ * (`usable`: the peer's usable connections when the caller has just listed them).
+ */
 export async function openRequestStream(
   node: SvcNode,
   peer: Libp2pPeerId,
   protocol: string,
   signal: AbortSignal,
+  usable: readonly Connection[] = usableConnections(node.libp2p.getConnections(peer)),
 ): Promise<RequestStream> {
-  const usable = node.libp2p
-    .getConnections(peer)
-    .filter((c) => c.status === 'open' && c.limits === undefined);
   // After hole punching a peer has a relayed and a direct connection: use the direct one.
   const connection =
     usable.find((c) => !isRelayed(c)) ?? usable[0] ?? (await node.libp2p.dial(peer, { signal }));
@@ -78,21 +112,20 @@ export async function openRequestStream(
   }
   const stream = await muxer.createStream({ signal });
   stream.protocol = protocol;
-  const header = mssMessage(MULTISTREAM_ID);
-  const answer = mssMessage(protocol);
+  const { bytes, header, answer } = proposalOf(protocol);
   return {
     stream,
-    proposal: Buffer.concat([header, answer]),
+    proposal: bytes,
     async acknowledged(reader, ackSignal) {
       const echoed = await reader.readRaw(header.byteLength, ackSignal);
-      if (!Buffer.from(echoed).equals(header)) {
+      if (!sameBytes(echoed, header)) {
         throw new ProtocolRejected('the peer does not speak multistream-select');
       }
       // `na\n` is shorter than our protocol id: read the length first.
       const [length] = await reader.readRaw(1, ackSignal);
       if (length !== answer[0]) throw new ProtocolRejected(`the peer does not serve ${protocol}`);
       const rest = await reader.readRaw(answer.byteLength - 1, ackSignal);
-      if (!Buffer.from(rest).equals(answer.subarray(1))) {
+      if (!sameBytes(rest, answer.subarray(1))) {
         throw new ProtocolRejected(`the peer does not serve ${protocol}`);
       }
     },

@@ -11,17 +11,22 @@ import { deadline } from './deadline.js';
 import type { PeerRoute } from './directory.js';
 import {
   DATA_FRAME_BYTES,
-  encodeFrame,
+  encodeFrames,
   FrameError,
+  type FramePart,
   FrameReader,
   FrameType,
-  jsonPayload,
   writeBytes,
   writeData,
 } from './frames.js';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
-import { openRequestStream, ProtocolRejected, type RequestStream } from './requestStream.js';
+import {
+  openRequestStream,
+  ProtocolRejected,
+  type RequestStream,
+  usableConnections,
+} from './requestStream.js';
 import { frameLimit, parseFrame, responseHeadSchema, trailerSchema } from './requestWire.js';
 import {
   type PeerTransport,
@@ -51,6 +56,10 @@ export interface LibP2pTransportOptions {
   protocol?: string;
 }
 
+const EMPTY = new Uint8Array(0);
+const noop = () => undefined;
+const HEAD_TIMEOUT_MESSAGE = 'no response head in time';
+
 class Cancelled extends Error {}
 class TimedOut extends Error {}
 
@@ -77,10 +86,11 @@ export class LibP2pTransport implements PeerTransport {
 
   async request(peerId: PeerId, request: SellerRequest): Promise<SellerResponse> {
     const route = this.checkedRoute(peerId, request);
-    const call = startCall(peerId, request.signal, this.totalTimeoutMs);
+    const call = new Call(peerId, request.signal, this.totalTimeoutMs);
     const opened = await this.openStream(call, route);
     opened.stream.inactivityTimeout = this.idleTimeoutMs;
-    const reader = new FrameReader(opened.stream);
+    // Views: the head and trailer are parsed at once, body chunks are delivered and dropped.
+    const reader = new FrameReader(opened.stream, undefined, undefined, true);
     const head = await this.exchangeHead(call, request, opened, reader);
     const { body, trailer } = responseBody(call, opened.stream, reader);
     return { status: head.status, headers: head.headers, body, trailer };
@@ -107,11 +117,13 @@ export class LibP2pTransport implements PeerTransport {
   /** Dials (within the dial timeout) and opens the request stream; a failure marks the peer unreachable. */
   private async openStream(call: Call, route: PeerRoute): Promise<RequestStream> {
     const connections = this.node.libp2p.getConnections(route.libp2pPeerId);
+    const usable = usableConnections(connections);
     // The dial timeout only bounds a dial: on an open connection the stream opens at once, and
     // a timer, an AbortController and two listeners per request would guard nothing.
-    const dialDeadline = connections.some((c) => c.status === 'open' && c.limits === undefined)
-      ? { signal: call.controller.signal, clear: () => undefined }
-      : deadline(call.controller.signal, this.dialTimeoutMs);
+    const dialDeadline =
+      usable.length > 0
+        ? { signal: call.controller.signal, clear: noop }
+        : deadline(call.controller.signal, this.dialTimeoutMs);
     try {
       // Only teach the peer store addresses when a dial is needed (it is a datastore write).
       if (route.addresses.length > 0 && connections.length === 0) {
@@ -125,6 +137,7 @@ export class LibP2pTransport implements PeerTransport {
         route.libp2pPeerId,
         this.protocol,
         dialDeadline.signal,
+        usable,
       );
       dialDeadline.clear();
       return opened;
@@ -153,13 +166,18 @@ export class LibP2pTransport implements PeerTransport {
     reader: FrameReader,
   ): Promise<ResponseHead> {
     const stream = opened.stream;
-    const headDeadline = deadline(
-      call.controller.signal,
+    // The head timeout aborts the call itself (the call fails then anyway): no signal, controller
+    // and listener of its own per request.
+    const headTimer = setTimeout(
+      abortCall,
       request.headTimeoutMs ?? this.headTimeoutMs,
+      call.controller,
+      HEAD_TIMED_OUT,
     );
+    headTimer.unref();
     try {
-      await this.sendRequest(call, request, opened, reader, headDeadline.signal);
-      return await readResponseHead(reader, headDeadline.signal, call.controller.signal);
+      await this.sendRequest(call, request, opened, reader);
+      return await readResponseHead(reader, call.controller.signal);
     } catch (error) {
       call.cleanup();
       if (error instanceof TransportError) {
@@ -168,7 +186,7 @@ export class LibP2pTransport implements PeerTransport {
       }
       throw classify(call, error, true, stream);
     } finally {
-      headDeadline.clear();
+      clearTimeout(headTimer);
     }
   }
 
@@ -178,7 +196,6 @@ export class LibP2pTransport implements PeerTransport {
     request: SellerRequest,
     opened: RequestStream,
     reader: FrameReader,
-    headSignal: AbortSignal,
   ): Promise<void> {
     const { stream } = opened;
     const signal = call.controller.signal;
@@ -190,22 +207,28 @@ export class LibP2pTransport implements PeerTransport {
       bodyLength: body.byteLength,
       ...(payment ? { payment } : {}),
     };
-    const headFrame = encodeFrame(FrameType.head, jsonPayload(sendHead));
-    const endFrame = encodeFrame(FrameType.end, new Uint8Array(0));
+    const headJson = JSON.stringify(sendHead);
     if (body.byteLength <= DATA_FRAME_BYTES) {
       // Small requests go out in one write: one muxer frame, one encryption, one packet.
-      const frames =
+      const frames: FramePart[] =
         body.byteLength > 0
-          ? [opened.proposal, headFrame, encodeFrame(FrameType.data, body), endFrame]
-          : [opened.proposal, headFrame, endFrame];
-      await writeBytes(stream, Buffer.concat(frames), signal);
-      await this.acknowledged(opened, reader, headSignal, signal, call.peerId);
+          ? [
+              [FrameType.head, headJson],
+              [FrameType.data, body],
+              [FrameType.end, EMPTY],
+            ]
+          : [
+              [FrameType.head, headJson],
+              [FrameType.end, EMPTY],
+            ];
+      await writeBytes(stream, encodeFrames(opened.proposal, frames), signal);
+      await this.acknowledged(opened, reader, signal, call.peerId);
     } else {
       // Large bodies wait for the seller to accept the protocol before being sent.
-      await writeBytes(stream, Buffer.concat([opened.proposal, headFrame]), signal);
-      await this.acknowledged(opened, reader, headSignal, signal, call.peerId);
+      await writeBytes(stream, encodeFrames(opened.proposal, [[FrameType.head, headJson]]), signal);
+      await this.acknowledged(opened, reader, signal, call.peerId);
       await writeData(stream, body, signal);
-      await writeBytes(stream, endFrame, signal);
+      await writeBytes(stream, encodeFrames(EMPTY, [[FrameType.end, EMPTY]]), signal);
     }
   }
 
@@ -213,16 +236,12 @@ export class LibP2pTransport implements PeerTransport {
   private async acknowledged(
     opened: RequestStream,
     reader: FrameReader,
-    headSignal: AbortSignal,
     signal: AbortSignal,
     peerId: PeerId,
   ): Promise<void> {
     try {
-      await opened.acknowledged(reader, headSignal);
+      await opened.acknowledged(reader, signal);
     } catch (error) {
-      if (headSignal.aborted && !signal.aborted) {
-        throw new FrameError('timeout', 'no response head in time', error);
-      }
       if (!(error instanceof ProtocolRejected)) throw error;
       this.router.markUnreachable?.(peerId, error.message);
       throw new TransportError(
@@ -241,31 +260,43 @@ export class LibP2pTransport implements PeerTransport {
 type ResponseHead = Pick<SellerResponse, 'status' | 'headers'>;
 
 /** One request's abort controller: the caller's signal and the total timeout both abort it. */
-interface Call {
-  readonly peerId: PeerId;
-  readonly controller: AbortController;
+class Call {
+  readonly controller = new AbortController();
+  private readonly total: NodeJS.Timeout;
+
+  constructor(
+    readonly peerId: PeerId,
+    private readonly callerSignal: AbortSignal | undefined,
+    totalTimeoutMs: number,
+  ) {
+    // The call itself is the caller signal's listener and the timer gets module functions: no
+    // closures per request.
+    callerSignal?.addEventListener('abort', this, { once: true });
+    this.total = setTimeout(abortCall, totalTimeoutMs, this.controller, TIMED_OUT);
+    this.total.unref();
+  }
+
+  /** The caller's signal aborted. */
+  handleEvent(): void {
+    this.controller.abort(new Cancelled('request cancelled'));
+  }
+
   /** Clears the total timeout and stops listening to the caller's signal. */
-  cleanup(): void;
+  cleanup(): void {
+    clearTimeout(this.total);
+    this.callerSignal?.removeEventListener('abort', this);
+  }
 }
 
-function startCall(
-  peerId: PeerId,
-  callerSignal: AbortSignal | undefined,
-  totalTimeoutMs: number,
-): Call {
-  const controller = new AbortController();
-  const onCancel = () => controller.abort(new Cancelled('request cancelled'));
-  callerSignal?.addEventListener('abort', onCancel, { once: true });
-  const total = setTimeout(
-    () => controller.abort(new TimedOut('request took too long')),
-    totalTimeoutMs,
+const TIMED_OUT = 'total';
+const HEAD_TIMED_OUT = 'head';
+
+function abortCall(controller: AbortController, why: typeof TIMED_OUT | typeof HEAD_TIMED_OUT) {
+  controller.abort(
+    why === TIMED_OUT
+      ? new TimedOut('request took too long')
+      : new FrameError('timeout', HEAD_TIMEOUT_MESSAGE),
   );
-  total.unref();
-  const cleanup = () => {
-    clearTimeout(total);
-    callerSignal?.removeEventListener('abort', onCancel);
-  };
-  return { peerId, controller, cleanup };
 }
 
 function transportFailure(
@@ -291,6 +322,9 @@ function classify(
   stream?.abort(asError(error));
   if (reason instanceof Cancelled) return fail('cancelled', 'request cancelled');
   if (reason instanceof TimedOut) return fail('timeout', reason.message);
+  // The head timeout (exchangeHead), whatever step it interrupted.
+  if (reason instanceof FrameError && reason.kind === 'timeout')
+    return fail('timeout', reason.message);
   if (error instanceof FrameError) {
     if (error.kind === 'timeout' || error.kind === 'aborted') return fail('timeout', error.message);
     if (error.kind === 'protocol' || error.kind === 'too_large')
@@ -300,18 +334,9 @@ function classify(
   return fail('reset', errorMessage(error));
 }
 
-/** Reads the response head frame; running out of the head timeout (not the call) is a timeout. */
-async function readResponseHead(
-  reader: FrameReader,
-  headSignal: AbortSignal,
-  signal: AbortSignal,
-): Promise<ResponseHead> {
-  const frame = await reader.read(frameLimit, headSignal).catch((error: unknown) => {
-    if (headSignal.aborted && !signal.aborted) {
-      throw new FrameError('timeout', 'no response head in time', error);
-    }
-    throw error;
-  });
+/** Reads the response head frame (the head timeout aborts `signal` with a timeout FrameError). */
+async function readResponseHead(reader: FrameReader, signal: AbortSignal): Promise<ResponseHead> {
+  const frame = await reader.read(frameLimit, signal);
   if (frame === undefined) throw new FrameError('eof', 'seller closed the stream before answering');
   if (frame.type !== FrameType.head) throw new FrameError('protocol', 'expected a response head');
   return parseFrame(responseHeadSchema, frame.payload, 'response head', quickResponseHead);
