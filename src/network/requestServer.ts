@@ -9,8 +9,9 @@ import { asError } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import {
   DATA_FRAME_BYTES,
-  encodeFrame,
+  encodeFrames,
   FrameError,
+  type FramePart,
   FrameReader,
   FrameType,
   jsonPayload,
@@ -128,33 +129,32 @@ function owedEcho(stream: Stream): OwedEcho {
   };
 }
 
+const NOTHING = new Uint8Array(0);
+
 async function sendReply(
   stream: Stream,
   reply: OutboundReply,
   signal: AbortSignal,
   echo: OwedEcho,
 ): Promise<void> {
-  const head = encodeFrame(
-    FrameType.head,
-    jsonPayload({ status: reply.status, headers: reply.headers }),
-  );
-  const owed = echo.take();
+  const head = JSON.stringify({ status: reply.status, headers: reply.headers });
+  const owed = echo.take() ?? NOTHING;
   if (
     reply.body === undefined ||
     (reply.body instanceof Uint8Array && reply.body.byteLength <= DATA_FRAME_BYTES)
   ) {
     // A small whole answer: head, body and trailer in one write (one muxer frame, one
-    // encryption, one packet) — this is most non-streaming answers.
+    // encryption, one packet) — this is most non-streaming answers — encoded into one buffer.
     const trailer = (await reply.trailer?.()) ?? {};
-    const frames = owed === undefined ? [head] : [owed, head];
+    const frames: FramePart[] = [[FrameType.head, head]];
     if (reply.body !== undefined && reply.body.byteLength > 0)
-      frames.push(encodeFrame(FrameType.data, reply.body));
-    frames.push(encodeFrame(FrameType.trailer, jsonPayload(trailer)));
-    await writeBytes(stream, Buffer.concat(frames), signal);
+      frames.push([FrameType.data, reply.body]);
+    frames.push([FrameType.trailer, JSON.stringify(trailer)]);
+    await writeBytes(stream, encodeFrames(owed, frames), signal);
     await stream.close({ signal });
     return;
   }
-  await writeBytes(stream, owed === undefined ? head : Buffer.concat([owed, head]), signal);
+  await writeBytes(stream, encodeFrames(owed, [[FrameType.head, head]]), signal);
   let bodyError: Error | undefined;
   try {
     if (reply.body instanceof Uint8Array) await writeData(stream, reply.body, signal);
