@@ -231,6 +231,9 @@ export function encodeFrame(type: FrameTypeValue, payload: Uint8Array): Uint8Arr
   return out;
 }
 
+/** No bytes: an empty payload or prefix. */
+export const EMPTY = new Uint8Array(0);
+
 /** A frame to encode: its type and payload (a string is written as UTF-8, without a copy first). */
 export type FramePart = readonly [FrameTypeValue, Uint8Array | string];
 

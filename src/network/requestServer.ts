@@ -9,6 +9,7 @@ import { asError } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import {
   DATA_FRAME_BYTES,
+  EMPTY,
   encodeFrames,
   FrameError,
   type FramePart,
@@ -129,8 +130,6 @@ function owedEcho(stream: Stream): OwedEcho {
   };
 }
 
-const NOTHING = new Uint8Array(0);
-
 async function sendReply(
   stream: Stream,
   reply: OutboundReply,
@@ -138,7 +137,7 @@ async function sendReply(
   echo: OwedEcho,
 ): Promise<void> {
   const head = JSON.stringify({ status: reply.status, headers: reply.headers });
-  const owed = echo.take() ?? NOTHING;
+  const owed = echo.take() ?? EMPTY;
   if (
     reply.body === undefined ||
     (reply.body instanceof Uint8Array && reply.body.byteLength <= DATA_FRAME_BYTES)

@@ -11,6 +11,7 @@ import { deadline } from './deadline.js';
 import type { PeerRoute } from './directory.js';
 import {
   DATA_FRAME_BYTES,
+  EMPTY,
   encodeFrames,
   FrameError,
   type FramePart,
@@ -56,7 +57,6 @@ export interface LibP2pTransportOptions {
   protocol?: string;
 }
 
-const EMPTY = new Uint8Array(0);
 const noop = () => undefined;
 const HEAD_TIMEOUT_MESSAGE = 'no response head in time';
 

@@ -27,7 +27,7 @@ export function hasContractForm(signature: Hex): boolean {
 }
 
 /** True when `signature` of `digest` is `expected`'s, in a form the contract accepts. */
-export async function isSignedBy(digest: Hex, signature: Hex, expected: Address): Promise<boolean> {
+export function isSignedBy(digest: Hex, signature: Hex, expected: Address): boolean {
   if (!hasContractForm(signature)) return false;
   const v = Number.parseInt(signature.slice(130), 16);
   let publicKey: Uint8Array | null;

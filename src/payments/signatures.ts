@@ -175,7 +175,7 @@ export async function reserveSigner(
  * True when `signature` is `expected`'s signature of the voucher in a form the contract accepts;
  * false for anything else (src/payments/contractSignatures.ts).
  */
-export function isVoucherSignedBy(
+export async function isVoucherSignedBy(
   domain: PaymentsDomain,
   voucher: VoucherFields,
   signature: Hex,
@@ -185,7 +185,7 @@ export function isVoucherSignedBy(
 }
 
 /** True when `signature` is `reserve.buyer`'s signature of the reserve, in the contract's form. */
-export function isReserveSignedByBuyer(
+export async function isReserveSignedByBuyer(
   domain: PaymentsDomain,
   reserve: ReserveMessage,
   signature: Hex,

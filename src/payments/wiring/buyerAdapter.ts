@@ -41,8 +41,6 @@ export interface BuyerPaymentsAdapterOptions {
   /** Sends a voucher to the seller (e.g. `sendVoucher` on the buyer's libp2p node). */
   deliver?: (peerId: PeerId, voucher: VoucherMessage) => Promise<VoucherReply>;
   logger: Logger;
-  /** How long a voucher waits to be carried by the next request (default CARRY_WAIT_MS). */
-  carryWaitMs?: number;
 }
 
 /** Adapts `BuyerPaymentService` (src/payments) to the buyer's `BuyerPayments` seam (src/buyer). */
@@ -76,6 +74,8 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
   }
 
   async complete(input: CompleteInput): Promise<CompleteOutcome> {
+    // The seller answered, so it took the voucher this request carried, whatever `complete` says.
+    this.noteCarried(input.requestId);
     const result = await this.options.payments.complete({
       requestId: input.requestId,
       peerId: input.peerId,
@@ -86,15 +86,17 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
       ...(input.units ? { units: true } : {}),
       ...(input.onCommit ? { onCommit: input.onCommit } : {}),
     });
-    const carried = this.carried.get(input.requestId);
-    if (carried) {
-      this.carried.delete(input.requestId);
-      const before = this.carriedToSeller.get(carried.channelId) ?? -1n;
-      if (carried.cumulative > before)
-        this.carriedToSeller.set(carried.channelId, carried.cumulative);
-    }
     if (result.voucher) this.sendUnlessCarried(input.peerId, input.requestId, result.voucher);
     return { amountMicro: result.amountMicro };
+  }
+
+  private noteCarried(requestId: string): void {
+    const carried = this.carried.get(requestId);
+    if (!carried) return;
+    this.carried.delete(requestId);
+    const before = this.carriedToSeller.get(carried.channelId) ?? -1n;
+    if (carried.cumulative > before)
+      this.carriedToSeller.set(carried.channelId, carried.cumulative);
   }
 
   /** Sends `voucher` after the carry wait unless a request carried it (or a later one) by then. */
@@ -107,10 +109,7 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
       }
       return;
     }
-    const timer = setTimeout(
-      () => this.sendWaiting(channelId),
-      this.options.carryWaitMs ?? CARRY_WAIT_MS,
-    );
+    const timer = setTimeout(() => this.sendWaiting(channelId), CARRY_WAIT_MS);
     timer.unref();
     this.waiting.set(channelId, { peerId, requestId, voucher, timer });
   }
