@@ -7,7 +7,10 @@
  * - direct: the upstream itself (the baseline every "added" figure subtracts);
  * - portkey: `@portkey-ai/gateway` → upstream (provider openai, custom host);
  * - buyer: `svc buyer start` → libp2p → `svc seller start` → upstream;
- * - gateway: `svc gateway start` (SQLite, a key with limits) → buyer → seller → upstream.
+ * - gateway: `svc gateway start` (SQLite, a key with limits) → buyer → seller → upstream;
+ * - floor and floorChain: the same hops with svc's network layer (one libp2p stream per request,
+ *   Noise, yamux, svc's frames) and none of svc's request handling (bench/floorNode.ts), bare
+ *   and behind a bare proxy where the gateway stands: what the architecture's parts cost alone.
  *
  * Every svc component is its own process, as deployed. Sequential latency and streams are
  * measured round by round, one request to each target per round in rotating order, so every
@@ -27,10 +30,11 @@ import { createKey, createStore } from '../src/gateway/index.js';
 import { startGatewayProcess } from '../src/gateway/testing/index.js';
 import { IdentityStore } from '../src/identity/index.js';
 import { requestBodies, UPSTREAM_SCRIPT } from './compareTraffic.js';
+import { startFloor } from './floorPath.js';
 import { cpuMsOf, freePort, printFigure, startChild, stats, throughput } from './lib.js';
 import { nodeArgs, startSellerAndBuyer } from './proxyPath.js';
 
-const TARGETS = ['direct', 'portkey', 'buyer', 'gateway'] as const;
+const TARGETS = ['direct', 'portkey', 'floor', 'floorChain', 'buyer', 'gateway'] as const;
 type Target = (typeof TARGETS)[number];
 const ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 1000);
 const STREAM_ROUNDS = Math.max(50, Math.floor(ROUNDS / 5));
@@ -215,6 +219,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       Date.now(),
     );
     await store.close();
+    const floor = await startFloor(upstreamUrl, stops);
     const gateway = await startGatewayProcess({
       dataDir: buyerDir,
       buyerUrl,
@@ -238,6 +243,8 @@ export default async function bench(): Promise<Record<string, unknown>> {
           'x-portkey-custom-host': `${upstreamUrl}/v1`,
         },
       },
+      floor: { pool: pool(floor.url), path, headers: {} },
+      floorChain: { pool: pool(floor.chainUrl), path, headers: {} },
       buyer: { pool: pool(buyerUrl), path, headers: {} },
       gateway: {
         pool: pool(gateway.url),
@@ -279,6 +286,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       gateway: gateway.pid,
       buyer: buyerPid,
       seller: sellerPid,
+      ...floor.pids,
     });
     load.push(loadavg()[0]!);
 
@@ -295,9 +303,11 @@ export default async function bench(): Promise<Record<string, unknown>> {
       `direct: p50 ${latency.direct.p50Ms.toFixed(2)} ms, p99 ${latency.direct.p99Ms.toFixed(2)} ms; stream first byte ${streams.direct.firstByte.p50Ms.toFixed(2)} ms, last ${streams.direct.lastByte.p50Ms.toFixed(2)} ms; ${rate.direct.requestsPerSecond.toFixed(0)} req/s`,
     );
     const ratios: Record<string, Record<string, number>> = {};
-    for (const target of ['portkey', 'buyer', 'gateway'] as const) {
+    for (const target of ['portkey', 'floor', 'floorChain', 'buyer', 'gateway'] as const) {
       const name = {
         portkey: 'Portkey',
+        floor: 'floor buyer→seller',
+        floorChain: 'floor proxy→buyer→seller',
         buyer: 'svc buyer→seller',
         gateway: 'svc gateway→buyer→seller',
       }[target];
@@ -340,6 +350,11 @@ export default async function bench(): Promise<Record<string, unknown>> {
       printFigure(`${name}: errors at ${CONCURRENCY} concurrent`, rate[target].errors, '', '0');
       console.log(`${name}: CPU µs per request ${JSON.stringify(rate[target].cpuUsPerRequest)}`);
     }
+    const over = (ours: Target, floorOf: Target) =>
+      `+${(added[ours].p50Ms - added[floorOf].p50Ms).toFixed(2)} ms p50`;
+    console.log(
+      `svc's request handling over the floor: buyer→seller ${over('buyer', 'floor')}, gateway→buyer→seller ${over('gateway', 'floorChain')}`,
+    );
     return {
       rounds: ROUNDS,
       streamRounds: STREAM_ROUNDS,
