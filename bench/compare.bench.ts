@@ -10,7 +10,8 @@
  * - gateway: `svc gateway start` (SQLite, a key with limits) → buyer → seller → upstream;
  * - floor and floorChain: the same hops with svc's network layer (one libp2p stream per request,
  *   Noise, yamux, svc's frames) and none of svc's request handling (bench/floorNode.ts), bare
- *   and behind a bare proxy where the gateway stands: what the architecture's parts cost alone.
+ *   and behind a bare proxy where the gateway stands: what the architecture's parts cost alone;
+ * - tcpFloor: that floor with plain TCP instead of libp2p: what the hops and HTTP cost alone.
  *
  * Every svc component is its own process, as deployed. Sequential latency and streams are
  * measured round by round, one request to each target per round in rotating order, so every
@@ -34,7 +35,15 @@ import { startFloor } from './floorPath.js';
 import { cpuMsOf, freePort, printFigure, startChild, stats, throughput } from './lib.js';
 import { nodeArgs, startSellerAndBuyer } from './proxyPath.js';
 
-const TARGETS = ['direct', 'portkey', 'floor', 'floorChain', 'buyer', 'gateway'] as const;
+const TARGETS = [
+  'direct',
+  'portkey',
+  'tcpFloor',
+  'floor',
+  'floorChain',
+  'buyer',
+  'gateway',
+] as const;
 type Target = (typeof TARGETS)[number];
 const ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 1000);
 const STREAM_ROUNDS = Math.max(50, Math.floor(ROUNDS / 5));
@@ -243,6 +252,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
           'x-portkey-custom-host': `${upstreamUrl}/v1`,
         },
       },
+      tcpFloor: { pool: pool(floor.tcpUrl), path, headers: {} },
       floor: { pool: pool(floor.url), path, headers: {} },
       floorChain: { pool: pool(floor.chainUrl), path, headers: {} },
       buyer: { pool: pool(buyerUrl), path, headers: {} },
@@ -303,9 +313,10 @@ export default async function bench(): Promise<Record<string, unknown>> {
       `direct: p50 ${latency.direct.p50Ms.toFixed(2)} ms, p99 ${latency.direct.p99Ms.toFixed(2)} ms; stream first byte ${streams.direct.firstByte.p50Ms.toFixed(2)} ms, last ${streams.direct.lastByte.p50Ms.toFixed(2)} ms; ${rate.direct.requestsPerSecond.toFixed(0)} req/s`,
     );
     const ratios: Record<string, Record<string, number>> = {};
-    for (const target of ['portkey', 'floor', 'floorChain', 'buyer', 'gateway'] as const) {
+    for (const target of TARGETS.filter((t): t is Exclude<Target, 'direct'> => t !== 'direct')) {
       const name = {
         portkey: 'Portkey',
+        tcpFloor: 'TCP floor buyer→seller',
         floor: 'floor buyer→seller',
         floorChain: 'floor proxy→buyer→seller',
         buyer: 'svc buyer→seller',
@@ -352,6 +363,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
     }
     const over = (ours: Target, floorOf: Target) =>
       `+${(added[ours].p50Ms - added[floorOf].p50Ms).toFixed(2)} ms p50`;
+    console.log(`libp2p over plain TCP (floor − TCP floor): ${over('floor', 'tcpFloor')}`);
     console.log(
       `svc's request handling over the floor: buyer→seller ${over('buyer', 'floor')}, gateway→buyer→seller ${over('gateway', 'floorChain')}`,
     );

@@ -11,17 +11,22 @@
  *   (streamed chunk by chunk when the seller streams): no routing, translation or records;
  * - `floorNode.ts proxy <buyer url>`: a `node:http` server in front of the floor buyer, as the
  *   gateway is in front of the buyer, forwarding with undici's `request`: no keys, budgets or
- *   logs (target "floor chain").
+ *   logs (target "floor chain");
+ * - `floorNode.ts tcpseller <upstream url>` and `tcpbuyer <port>`: the same two processes with
+ *   plain TCP between them instead of libp2p (no Noise, no yamux, one connection per request
+ *   in flight, svc's frames): what the process hops and HTTP cost without libp2p (target
+ *   "TCP floor").
  *
  * What the full svc path adds over this floor is svc's request handling; what the floor adds
  * over direct is the process hops, HTTP and libp2p themselves.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import { request } from 'undici';
 import type { PeerId } from '../src/identity/index.js';
+import { encodeFrame, FrameType, type FrameTypeValue } from '../src/network/frames.js';
 import { type InboundRequest, LibP2pTransport, serveRequests } from '../src/network/index.js';
 import { startLoopbackNode } from '../src/network/testing/loopback.js';
 
@@ -121,10 +126,115 @@ async function listen(server: Server): Promise<void> {
   console.log(JSON.stringify({ url: `http://127.0.0.1:${port}` }));
 }
 
+/** Calls `onFrame` with each svc frame (type byte, 4-byte length, payload) read from `socket`. */
+function readFrames(socket: Socket, onFrame: (type: number, payload: Buffer) => void): void {
+  let pending: Buffer = Buffer.alloc(0);
+  socket.on('data', (data: Buffer) => {
+    pending = pending.byteLength === 0 ? data : Buffer.concat([pending, data]);
+    while (pending.byteLength >= 5) {
+      const length = pending.readUInt32BE(1);
+      if (pending.byteLength < 5 + length) break;
+      onFrame(pending[0]!, pending.subarray(5, 5 + length));
+      pending = pending.subarray(5 + length);
+    }
+  });
+}
+
+function sendFrames(socket: Socket, frames: Array<[FrameTypeValue, Uint8Array]>): void {
+  socket.cork();
+  for (const [type, payload] of frames) socket.write(encodeFrame(type, payload));
+  socket.uncork();
+}
+
+const text = (value: string) => Buffer.from(value);
+
+/** Per request on one connection: head (path), data (body), end; answered head, data…, end. */
+async function tcpSeller(upstreamUrl: string): Promise<void> {
+  const server = createTcpServer((socket) => {
+    socket.setNoDelay(true);
+    let path = '/';
+    readFrames(socket, (type, payload) => {
+      if (type === FrameType.head) path = payload.toString();
+      if (type !== FrameType.data) return;
+      request(`${upstreamUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: payload,
+      })
+        .then(async (answer) => {
+          const type = String(answer.headers['content-type'] ?? 'application/json');
+          sendFrames(socket, [[FrameType.head, text(type)]]);
+          for await (const chunk of answer.body) sendFrames(socket, [[FrameType.data, chunk]]);
+          sendFrames(socket, [[FrameType.end, new Uint8Array(0)]]);
+        })
+        .catch((error: unknown) => socket.destroy(error as Error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  console.log(JSON.stringify({ port: (server.address() as AddressInfo).port }));
+}
+
+interface Exchange {
+  head(type: string): void;
+  data(chunk: Buffer): void;
+  end(): void;
+}
+
+async function tcpBuyer(port: number): Promise<void> {
+  const idle: Socket[] = [];
+  const exchanges = new Map<Socket, Exchange>();
+  const open = () => {
+    const socket = connect(port, '127.0.0.1');
+    socket.setNoDelay(true);
+    readFrames(socket, (type, payload) => {
+      const exchange = exchanges.get(socket);
+      if (type === FrameType.head) exchange?.head(payload.toString());
+      else if (type === FrameType.data) exchange?.data(payload);
+      else if (type === FrameType.end) exchange?.end();
+    });
+    return socket;
+  };
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req);
+    const socket = idle.pop() ?? open();
+    const chunks: Buffer[] = [];
+    let streamed = false;
+    await new Promise<void>((resolve) => {
+      exchanges.set(socket, {
+        head(type) {
+          streamed = type.startsWith('text/event-stream');
+          if (streamed) res.writeHead(200, { 'content-type': type });
+        },
+        data(chunk) {
+          if (streamed) res.write(chunk);
+          else chunks.push(Buffer.from(chunk));
+        },
+        end: resolve,
+      });
+      sendFrames(socket, [
+        [FrameType.head, text(req.url ?? '/')],
+        [FrameType.data, body],
+      ]);
+    });
+    exchanges.delete(socket);
+    idle.push(socket);
+    if (streamed) {
+      res.end();
+      return;
+    }
+    const bytes = Buffer.concat(chunks);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.byteLength });
+    res.end(bytes);
+  });
+  await listen(server);
+}
+
 // A normal exit on SIGTERM (bench/lib.ts stops children so), so `--cpu-prof` writes its profile.
 process.once('SIGTERM', () => process.exit(0));
 const [role, target] = process.argv.slice(2);
 if (role === 'seller') await seller(target!);
 else if (role === 'buyer') await buyer(target!);
 else if (role === 'proxy') await proxy(target!);
-else throw new Error('usage: floorNode.ts seller <upstream url> | buyer <multiaddr> | proxy <url>');
+else if (role === 'tcpseller') await tcpSeller(target!);
+else if (role === 'tcpbuyer') await tcpBuyer(Number(target));
+else throw new Error('usage: floorNode.ts seller|tcpseller <upstream url> | buyer <multiaddr>');

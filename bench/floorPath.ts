@@ -1,7 +1,7 @@
 /**
  * Starts the floor of svc's request path (bench/floorNode.ts) in its own processes: a seller and
- * a buyer that keep svc's network layer and drop its request handling, and a bare proxy in
- * front of that buyer where the gateway stands.
+ * a buyer that keep svc's network layer and drop its request handling, a bare proxy in front of
+ * that buyer where the gateway stands, and the same seller and buyer over plain TCP.
  */
 import { fileURLToPath } from 'node:url';
 import { startChild } from './lib.js';
@@ -34,7 +34,9 @@ interface Floor {
   url: string;
   /** The bare proxy in front of the floor buyer. */
   chainUrl: string;
-  pids: { floorSeller: number; floorBuyer: number; floorProxy: number };
+  /** The floor buyer over plain TCP, in front of the TCP floor seller. */
+  tcpUrl: string;
+  pids: Record<'floorSeller' | 'floorBuyer' | 'floorProxy' | 'tcpSeller' | 'tcpBuyer', number>;
 }
 
 export async function startFloor(
@@ -44,9 +46,22 @@ export async function startFloor(
   const seller = await startRole<{ multiaddr: string }>('seller', upstreamUrl, stops);
   const buyer = await startRole<{ url: string }>('buyer', seller.ready.multiaddr, stops);
   const proxy = await startRole<{ url: string }>('proxy', buyer.ready.url, stops);
+  const tcpSeller = await startRole<{ port: number }>('tcpseller', upstreamUrl, stops);
+  const tcpBuyer = await startRole<{ url: string }>(
+    'tcpbuyer',
+    String(tcpSeller.ready.port),
+    stops,
+  );
   return {
     url: buyer.ready.url,
     chainUrl: proxy.ready.url,
-    pids: { floorSeller: seller.pid, floorBuyer: buyer.pid, floorProxy: proxy.pid },
+    tcpUrl: tcpBuyer.ready.url,
+    pids: {
+      floorSeller: seller.pid,
+      floorBuyer: buyer.pid,
+      floorProxy: proxy.pid,
+      tcpSeller: tcpSeller.pid,
+      tcpBuyer: tcpBuyer.pid,
+    },
   };
 }
