@@ -11,7 +11,8 @@
  * - floor and floorChain: the same hops with svc's network layer (one libp2p stream per request,
  *   Noise, yamux, svc's frames) and none of svc's request handling (bench/floorNode.ts), bare
  *   and behind a bare proxy where the gateway stands: what the architecture's parts cost alone;
- * - tcpFloor: that floor with plain TCP instead of libp2p: what the hops and HTTP cost alone.
+ * - tcpFloor: that floor with plain TCP instead of libp2p: what the hops and HTTP cost alone
+ *   (the three floors run with `BENCH_COMPARE_FLOOR=1`; decision 162).
  *
  * Every svc component is its own process, as deployed. Sequential latency and streams are
  * measured round by round, one request to each target per round in rotating order, so every
@@ -35,7 +36,7 @@ import { startFloor } from './floorPath.js';
 import { cpuMsOf, freePort, printFigure, startChild, stats, throughput } from './lib.js';
 import { nodeArgs, startSellerAndBuyer } from './proxyPath.js';
 
-const TARGETS = [
+const ALL_TARGETS = [
   'direct',
   'portkey',
   'tcpFloor',
@@ -44,7 +45,20 @@ const TARGETS = [
   'buyer',
   'gateway',
 ] as const;
-type Target = (typeof TARGETS)[number];
+type Target = (typeof ALL_TARGETS)[number];
+const FLOOR_TARGETS: readonly Target[] = ['tcpFloor', 'floor', 'floorChain'];
+/**
+ * The floors run only with `BENCH_COMPARE_FLOOR=1` (beside svc's targets) or `=only` (instead of
+ * them): more targets per round leave every process colder at its turn, and every added figure
+ * higher (Portkey's too), so only runs with the same targets are comparable.
+ */
+const FLOOR_MODE = process.env.BENCH_COMPARE_FLOOR;
+const WITH_FLOOR = FLOOR_MODE === '1' || FLOOR_MODE === 'only';
+const TARGETS = ALL_TARGETS.filter((target) =>
+  FLOOR_TARGETS.includes(target)
+    ? WITH_FLOOR
+    : FLOOR_MODE !== 'only' || target === 'direct' || target === 'portkey',
+);
 const ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 1000);
 const STREAM_ROUNDS = Math.max(50, Math.floor(ROUNDS / 5));
 const CONCURRENCY = 32;
@@ -228,7 +242,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       Date.now(),
     );
     await store.close();
-    const floor = await startFloor(upstreamUrl, stops);
+    const floor = WITH_FLOOR ? await startFloor(upstreamUrl, stops) : undefined;
     const gateway = await startGatewayProcess({
       dataDir: buyerDir,
       buyerUrl,
@@ -241,7 +255,8 @@ export default async function bench(): Promise<Record<string, unknown>> {
       return made;
     };
     const path = '/v1/chat/completions';
-    const clients: PerTarget<Client> = {
+    // Only the targets of this run have a client (the floors' only when they run).
+    const clients = {
       direct: { pool: pool(upstreamUrl), path, headers: {} },
       portkey: {
         pool: pool(`http://127.0.0.1:${portkeyPort}`),
@@ -252,16 +267,18 @@ export default async function bench(): Promise<Record<string, unknown>> {
           'x-portkey-custom-host': `${upstreamUrl}/v1`,
         },
       },
-      tcpFloor: { pool: pool(floor.tcpUrl), path, headers: {} },
-      floor: { pool: pool(floor.url), path, headers: {} },
-      floorChain: { pool: pool(floor.chainUrl), path, headers: {} },
+      ...(floor && {
+        tcpFloor: { pool: pool(floor.tcpUrl), path, headers: {} },
+        floor: { pool: pool(floor.url), path, headers: {} },
+        floorChain: { pool: pool(floor.chainUrl), path, headers: {} },
+      }),
       buyer: { pool: pool(buyerUrl), path, headers: {} },
       gateway: {
         pool: pool(gateway.url),
         path,
         headers: { authorization: `Bearer ${key.secret}` },
       },
-    };
+    } as PerTarget<Client>;
     const bodies = requestBodies(ROUNDS * 4 + 400, false);
     const streamBodies = requestBodies(STREAM_ROUNDS * 4 + 80, true, 2);
     // The buyer needs the seller in its directory before the first request is routed.
@@ -296,7 +313,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       gateway: gateway.pid,
       buyer: buyerPid,
       seller: sellerPid,
-      ...floor.pids,
+      ...floor?.pids,
     });
     load.push(loadavg()[0]!);
 
@@ -363,10 +380,13 @@ export default async function bench(): Promise<Record<string, unknown>> {
     }
     const over = (ours: Target, floorOf: Target) =>
       `+${(added[ours].p50Ms - added[floorOf].p50Ms).toFixed(2)} ms p50`;
-    console.log(`libp2p over plain TCP (floor − TCP floor): ${over('floor', 'tcpFloor')}`);
-    console.log(
-      `svc's request handling over the floor: buyer→seller ${over('buyer', 'floor')}, gateway→buyer→seller ${over('gateway', 'floorChain')}`,
-    );
+    if (WITH_FLOOR)
+      console.log(`libp2p over plain TCP (floor − TCP floor): ${over('floor', 'tcpFloor')}`);
+    if (WITH_FLOOR && FLOOR_MODE !== 'only') {
+      console.log(
+        `svc's request handling over the floor: buyer→seller ${over('buyer', 'floor')}, gateway→buyer→seller ${over('gateway', 'floorChain')}`,
+      );
+    }
     return {
       rounds: ROUNDS,
       streamRounds: STREAM_ROUNDS,
