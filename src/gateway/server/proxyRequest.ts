@@ -3,7 +3,6 @@
  * stream the answer through untouched, then settle what the buyer says it cost (or, when it cannot
  * say, the whole reservation: spend is never under-counted).
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ERROR_CODES, isErrorCode, SvcError } from '../../errors/index.js';
@@ -29,6 +28,7 @@ import {
 } from './costReport.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
+import { newLogId } from './requestLog.js';
 import { reserveRequest } from './reserveRequest.js';
 import { resolvePolicy } from './resolvePolicy.js';
 import type { Route } from './routes.js';
@@ -67,7 +67,8 @@ export async function proxyRequest(
   logCaller(req, parsed, log);
   const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
   const forwardBody = withModel(body, parsed, model);
-  const requestId = `req_${randomUUID()}`;
+  // Time-ordered (as log ids): the reservation and journal key indexes grow at their ends.
+  const requestId = `req_${newLogId(Date.now())}`;
   log.requestId = requestId;
   const reservation = route.billed
     ? await reserveRequest(deps, caller, req, parsed.json, model, requestId)
