@@ -7,6 +7,7 @@ import type { PeerId } from '../identity/index.js';
 import { logRequestLine } from '../log/index.js';
 import { type MicroUsd, parseUsd, type TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
+import { timeHex } from '../protocol/index.js';
 import type { PreferenceNarrowing } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
 import { type GatewayAccess, gatewayAccessOf, gatewayLimitsOf } from './gatewayAuth.js';
@@ -54,8 +55,7 @@ export function newRequestId(now = Date.now()): string {
     randomFillSync(idPool);
     idOffset = 0;
   }
-  const ms = Math.max(0, Math.min(Math.floor(now), 0xffff_ffff_ffff));
-  const id = `${ms.toString(16).padStart(12, '0')}${idPool.toString('hex', idOffset, idOffset + RANDOM_BYTES)}`;
+  const id = `${timeHex(now)}${idPool.toString('hex', idOffset, idOffset + RANDOM_BYTES)}`;
   idOffset += RANDOM_BYTES;
   return `req_${id}`;
 }

@@ -1,5 +1,6 @@
 /** Building and writing request-log rows (never secrets: no headers, no bodies). */
 import { randomUUID } from 'node:crypto';
+import { timeHex } from '../../protocol/index.js';
 import type { LogRow } from '../store/types.js';
 
 /**
@@ -9,9 +10,7 @@ import type { LogRow } from '../store/types.js';
  */
 export function newLogId(at: number): string {
   const random = randomUUID();
-  const ms = Math.max(0, Math.min(Math.floor(at), 0xffff_ffff_ffff))
-    .toString(16)
-    .padStart(12, '0');
+  const ms = timeHex(at);
   return `${ms.slice(0, 8)}-${ms.slice(8)}-7${random.slice(15)}`;
 }
 
