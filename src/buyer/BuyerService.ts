@@ -17,6 +17,7 @@ import { ControlSecret } from './gatewayAuth.js';
 import { BuyerMetrics } from './metrics.js';
 import type { BuyerPayments } from './payments.js';
 import { RequestRecords } from './requestRecords.js';
+import { ResponseStore } from './responseStore.js';
 import type { Translator } from './translator.js';
 
 export interface BuyerDependencies {
@@ -43,6 +44,8 @@ export class BuyerService {
   readonly speed = new SpeedTracker();
   readonly affinity = new AffinityStore();
   readonly records: RequestRecords;
+  /** Responses returned on /v1/responses, for later turns (decision 173). */
+  readonly responses: ResponseStore;
   readonly metrics = new BuyerMetrics();
   readonly state: RouteStateStore;
   readonly controlSecret: ControlSecret;
@@ -60,6 +63,13 @@ export class BuyerService {
       clock: deps.clock,
       onFlushError: (error) =>
         deps.logger.warn({ err: error }, 'writing request records failed; retried with the next'),
+    });
+    this.responses = new ResponseStore(deps.dataDir, {
+      maxBytes: deps.config.responseStore.maxBytes,
+      maxAgeMs: deps.config.responseStore.maxAgeDays * 86_400_000,
+      clock: deps.clock,
+      onFlushError: (error) =>
+        deps.logger.warn({ err: error }, 'writing kept responses failed; retried with the next'),
     });
     this.controlSecret = new ControlSecret(deps.dataDir);
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);

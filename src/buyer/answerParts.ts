@@ -134,14 +134,10 @@ export function rememberSeller(
   ctx: ProxyContext,
   candidate: RouteCandidate,
   affinityKey: string | undefined,
-  responseId: string | undefined,
 ): void {
   const { service } = ctx;
   service.health.recordSuccess(candidate.offer.peerId);
   if (affinityKey) service.affinity.remember(affinityKey, candidate.offer.peerId);
-  // A later `previous_response_id` must reach the seller that holds that response.
-  if (responseId)
-    service.affinity.remember(responseAffinityKey(responseId), candidate.offer.peerId);
 }
 
 /** The record fields naming the seller. */
@@ -154,9 +150,4 @@ export function servedBy(candidate: RouteCandidate, streamed: boolean) {
     serviceId: offer.serviceId,
     model: offer.modelName,
   };
-}
-
-/** Affinity key of a stored response (responses API `previous_response_id`). */
-export function responseAffinityKey(responseId: string): string {
-  return `response|${responseId}`;
 }

@@ -13,10 +13,9 @@ import type { AttemptOk } from './attempt.js';
 import { commitCost } from './commitCost.js';
 import { finishRequest, type ProxyContext } from './context.js';
 import { deliverStream } from './deliverStream.js';
+import type { ResponsesState } from './responsesState.js';
 import { textOf } from './tokenCount.js';
 import { usageFromBody } from './usage.js';
-
-export { responseAffinityKey } from './answerParts.js';
 
 /** The seller's whole answer in the client's protocol (translated when they differ). */
 function clientBody(
@@ -41,13 +40,6 @@ function clientBody(
   }
 }
 
-function responseIdOf(ctx: ProxyContext, candidate: RouteCandidate, json: unknown) {
-  if (candidate.sellerProtocol !== 'openai-responses') return undefined;
-  if (ctx.route.protocol !== 'openai-responses') return undefined;
-  const id = json && typeof json === 'object' ? (json as { id?: unknown }).id : undefined;
-  return typeof id === 'string' ? id : undefined;
-}
-
 function parseJson(bytes: Buffer): unknown {
   try {
     return JSON.parse(bytes.toString('utf8'));
@@ -62,6 +54,7 @@ async function deliverWhole(
   candidate: RouteCandidate,
   ok: AttemptOk,
   affinityKey: string | undefined,
+  responses: ResponsesState | undefined,
 ): Promise<void> {
   ok.detach();
   const { res } = ctx;
@@ -95,7 +88,8 @@ async function deliverWhole(
   res.end(bytes);
   ctx.service.metrics.spend.inc(Number(cost));
   finishRequest(ctx, { ...draft, costUsd });
-  rememberSeller(ctx, candidate, affinityKey, responseIdOf(ctx, candidate, json));
+  rememberSeller(ctx, candidate, affinityKey);
+  responses?.remember(candidate, json);
 }
 
 /** Delivers a successful seller response (whole or streamed). */
@@ -104,7 +98,8 @@ export async function deliver(
   candidate: RouteCandidate,
   ok: AttemptOk,
   affinityKey: string | undefined,
+  responses?: ResponsesState,
 ): Promise<void> {
-  if (ok.whole) return deliverWhole(ctx, candidate, ok, affinityKey);
-  return deliverStream(ctx, candidate, ok, affinityKey);
+  if (ok.whole) return deliverWhole(ctx, candidate, ok, affinityKey, responses);
+  return deliverStream(ctx, candidate, ok, affinityKey, responses);
 }

@@ -20,8 +20,9 @@ import { commitCost, journalOpen } from './commitCost.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
 import { CostCap } from './costCap.js';
 import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
+import type { ResponsesState } from './responsesState.js';
 import { ProgressJournal } from './streamProgress.js';
-import { StreamUsageScanner } from './usage.js';
+import { FinalResponseCatcher, StreamUsageScanner } from './usage.js';
 
 /**
  * The seller's events as they pass: scanned for usage and outcome, a thrown failure kept. A chunk
@@ -106,6 +107,7 @@ async function pump(
   tap: SellerTap,
   cap: CostCap,
   progress: ProgressJournal | undefined,
+  catcher: FinalResponseCatcher | undefined,
 ): Promise<SvcError | undefined> {
   const { res } = ctx;
   const translated = candidate.sellerProtocol !== ctx.route.protocol;
@@ -119,6 +121,7 @@ async function pump(
       if (translated && isDoneChunk(chunk) && failed()) continue;
       if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
       progress?.tick();
+      catcher?.push(chunk);
     }
   } catch (error) {
     if (!cap.reached) tap.thrown ??= error;
@@ -148,6 +151,7 @@ export async function deliverStream(
   candidate: RouteCandidate,
   ok: AttemptOk,
   affinityKey: string | undefined,
+  responses: ResponsesState | undefined,
 ): Promise<void> {
   const { res, service } = ctx;
   const trailer = trailerOf(ok);
@@ -186,7 +190,12 @@ export async function deliverStream(
         )
       : undefined;
   const tap = new SellerTap(ok, candidate);
-  const failure = await pump(ctx, candidate, tap, cap, progress).finally(() => ok.detach());
+  // A translated responses stream is kept as the client saw it (its ids are the translator's).
+  const translated = candidate.sellerProtocol !== ctx.route.protocol;
+  const catcher = responses && translated ? new FinalResponseCatcher() : undefined;
+  const failure = await pump(ctx, candidate, tap, cap, progress, catcher).finally(() =>
+    ok.detach(),
+  );
   const cancelled = ctx.clientAbort.signal.aborted;
   if (cancelled || cap.reached) {
     ok.controller.abort(new Error(cancelled ? 'client cancelled' : 'cost cap reached'));
@@ -235,10 +244,19 @@ export async function deliverStream(
     service.health.recordFailure(candidate.offer.peerId);
     service.metrics.sellerFailures.inc({ peer_id: candidate.offer.peerId, reason: failure.code });
   } else {
-    const responseId =
-      candidate.sellerProtocol === 'openai-responses' && ctx.route.protocol === 'openai-responses'
-        ? scanner.responseId
-        : undefined;
-    rememberSeller(ctx, candidate, affinityKey, responseId);
+    rememberSeller(ctx, candidate, affinityKey);
+    if (responses && !cancelled) {
+      const final = catcher ? catcher.finalEvent : scanner.finalEvent;
+      responses.remember(candidate, final === undefined ? undefined : responseOfEvent(final));
+    }
+  }
+}
+
+/** The response object of a responses stream's final event, or undefined. */
+function responseOfEvent(data: string): unknown {
+  try {
+    return (JSON.parse(data) as { response?: unknown }).response;
+  } catch {
+    return undefined;
   }
 }

@@ -20,8 +20,9 @@ import {
 } from '../routing/index.js';
 import { applyPreset } from './applyPreset.js';
 import type { ProxyContext } from './context.js';
-import { deliver, responseAffinityKey } from './deliver.js';
+import { deliver } from './deliver.js';
 import { fallbackPlan, requestedModels } from './fallbackModels.js';
+import { openResponsesState, type ResponsesState } from './responsesState.js';
 import { textCall } from './textCall.js';
 import { tryCandidates } from './tryCandidates.js';
 
@@ -61,7 +62,11 @@ interface RoutedTextModel {
   affinityKey: string | undefined;
 }
 
-function routeModel(ctx: ProxyContext, model: string | undefined): RoutedTextModel {
+function routeModel(
+  ctx: ProxyContext,
+  model: string | undefined,
+  responses: ResponsesState | undefined,
+): RoutedTextModel {
   const { service } = ctx;
   const { deps } = service;
   const state = service.state.read();
@@ -92,14 +97,9 @@ function routeModel(ctx: ProxyContext, model: string | undefined): RoutedTextMod
     conversation && target.kind === 'automatic'
       ? `${normalizeModelName(target.model)}|${conversation}`
       : undefined;
-  // A responses-API follow-up goes back to the seller holding the previous response.
-  const previousResponse = body.previous_response_id;
+  // A responses-API follow-up prefers the seller that served the previous response.
   const affinityPeerId =
-    typeof previousResponse === 'string'
-      ? service.affinity.get(responseAffinityKey(previousResponse))
-      : affinityKey
-        ? service.affinity.get(affinityKey)
-        : undefined;
+    responses?.affinityPeerId ?? (affinityKey ? service.affinity.get(affinityKey) : undefined);
   const plan = selectRoute({
     target,
     routeType: 'text',
@@ -118,14 +118,22 @@ function routeModel(ctx: ProxyContext, model: string | undefined): RoutedTextMod
   return { plan, body, affinityKey };
 }
 
-/** Handles one proxied request end to end (a `models` list: each model in order). */
+/**
+ * Handles one proxied request end to end (a `models` list: each model in order). A responses
+ * request's stored state is checked first (400 for an unknown id) and, per seller, passed through
+ * or expanded (src/buyer/responsesState.ts).
+ */
 export async function proxyRequest(ctx: ProxyContext): Promise<void> {
+  const responses = openResponsesState(ctx);
   const models = requestedModels(ctx.body);
-  const { plan, of } = fallbackPlan(models, (model) => routeModel(ctx, model));
+  const { plan, of } = fallbackPlan(models, (model) => routeModel(ctx, model, responses));
   await tryCandidates(
     ctx,
     plan,
-    (candidate) => textCall(ctx, candidate, of(candidate).body),
-    (candidate, ok) => deliver(ctx, candidate, ok, of(candidate).affinityKey),
+    (candidate) => {
+      const { body } = of(candidate);
+      return textCall(ctx, candidate, responses ? responses.bodyFor(candidate, body) : body);
+    },
+    (candidate, ok) => deliver(ctx, candidate, ok, of(candidate).affinityKey, responses),
   );
 }

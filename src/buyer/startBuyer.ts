@@ -102,6 +102,7 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
       await new Promise<void>((resolve) => {
         server.close(() => {
           service.records.close();
+          service.responses.close();
           service.state.close();
           service.controlSecret.close();
           resolve();

@@ -67,8 +67,8 @@ export class StreamUsageScanner {
   private readonly format: ApiFormat | undefined;
   private readonly accumulator: StreamUsageAccumulator | undefined;
   private readonly parts: string[] = [];
-  /** The responses API id of the streamed response (from `response.created`). */
-  responseId: string | undefined;
+  /** A responses stream's final event (`response.completed` / `.incomplete`), as JSON text. */
+  finalEvent: string | undefined;
   /** `ended` once the final event passed; a seller error or malformed event is final too. */
   verdict: StreamVerdict = 'open';
   /** Events seen (the responses API numbers its events). */
@@ -90,14 +90,8 @@ export class StreamUsageScanner {
         // After the final event only a failure changes the verdict (a chat usage chunk does not).
         if (this.verdict === 'open' || verdict === 'seller_error' || verdict === 'malformed') {
           if (verdict !== 'open') this.verdict = verdict;
-        }
-      }
-      if (this.responseId === undefined && event.data.includes('"response.created"')) {
-        try {
-          const id = (JSON.parse(event.data) as { response?: { id?: unknown } }).response?.id;
-          if (typeof id === 'string') this.responseId = id;
-        } catch {
-          // not JSON: no id
+          // The response object the buyer keeps for later turns (src/buyer/responsesState.ts).
+          if (verdict === 'ended' && this.format === 'responses') this.finalEvent = event.data;
         }
       }
     }
@@ -119,5 +113,29 @@ export class StreamUsageScanner {
         }
       })
       .join('');
+  }
+}
+
+const RESPONSES_FINAL = /"type":\s*"response\.(?:completed|incomplete)"/;
+
+/**
+ * Finds a responses stream's final event in the bytes a client receives, for a translated stream
+ * whose response the buyer keeps (src/buyer/responsesState.ts): the ids the client saw are the
+ * translator's, not the seller's.
+ */
+export class FinalResponseCatcher {
+  private readonly decoder = new SseDecoder();
+  private readonly text = new TextDecoder();
+  finalEvent: string | undefined;
+
+  push(chunk: Uint8Array): void {
+    for (const event of this.decoder.push(this.text.decode(chunk, { stream: true }))) {
+      const name = event.event;
+      const final =
+        name === undefined
+          ? RESPONSES_FINAL.test(event.data)
+          : name === 'response.completed' || name === 'response.incomplete';
+      if (final) this.finalEvent = event.data;
+    }
   }
 }

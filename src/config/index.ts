@@ -16,7 +16,12 @@ export {
 export { deepMerge, getAtPath, setAtPath } from './paths.js';
 export { readTextFile } from './readTextFile.js';
 export { configSchema, defaultConfig, type SvcConfig, type SvcConfigInput } from './schema.js';
-export type { AuditConfig, BuyerConfig, PresetConfig } from './sections/buyer.js';
+export type {
+  AuditConfig,
+  BuyerConfig,
+  PresetConfig,
+  ResponseStoreConfig,
+} from './sections/buyer.js';
 export { CHAIN_NETWORKS, type ChainConfig, type PaymentsConfig } from './sections/chain.js';
 export {
   maxPricingSchema,

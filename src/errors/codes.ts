@@ -141,6 +141,17 @@ export const ERROR_CODES = {
     message: "A parameter of this request cannot be carried to the seller's API format.",
   },
   request_cancelled: { status: 499, message: 'The client cancelled the request.' },
+  // Responses API state the buyer keeps (docs/decisions/173-responses-state-kept-by-the-buyer.md).
+  previous_response_not_found: {
+    status: 400,
+    message:
+      'The buyer holds no response with this id for this identity (expired, removed, stored with store: false, or never returned by it). Send the whole conversation as input instead.',
+  },
+  response_item_not_found: {
+    status: 400,
+    message:
+      'The buyer holds no item with this id for this identity (its response expired, was removed or was stored with store: false). Send the item itself instead of an item_reference.',
+  },
 
   // --- payments ---
   chain_unavailable: {

@@ -28,6 +28,22 @@ export const auditSchema = z.strictObject({
   maxShareOfSpend: z.number().min(0).max(100).default(0.02),
 });
 
+/**
+ * The responses the buyer returned on `/v1/responses`, kept on this machine per identity so that
+ * `previous_response_id` and `item_reference` work whichever seller serves the follow-up
+ * (docs/decisions/173-responses-state-kept-by-the-buyer.md). Never sent anywhere.
+ */
+export const responseStoreSchema = z.strictObject({
+  /** Most bytes of stored responses kept per identity; the oldest go first (0 keeps none). */
+  maxBytes: z
+    .number()
+    .int()
+    .min(0)
+    .default(256 * 1024 * 1024),
+  /** Responses older than this are removed. */
+  maxAgeDays: z.number().positive().default(30),
+});
+
 export const buyerSchema = z.strictObject({
   /** Always loopback: the buyer has no keys, so it must never listen on a public interface. */
   host: z.enum(['127.0.0.1', '::1', 'localhost']).default('127.0.0.1'),
@@ -56,8 +72,10 @@ export const buyerSchema = z.strictObject({
   retryAfterMaxSeconds: z.number().min(0).default(10),
   presets: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), presetSchema).default({}),
   audit: auditSchema.prefault({}),
+  responseStore: responseStoreSchema.prefault({}),
 });
 
 export type BuyerConfig = z.infer<typeof buyerSchema>;
 export type AuditConfig = z.infer<typeof auditSchema>;
+export type ResponseStoreConfig = z.infer<typeof responseStoreSchema>;
 export type PresetConfig = z.infer<typeof presetSchema>;
