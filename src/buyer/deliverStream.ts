@@ -19,8 +19,8 @@ import type { AttemptOk } from './attempt.js';
 import { commitCost, journalOpen } from './commitCost.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
 import { CostCap } from './costCap.js';
-import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
 import type { ResponsesState } from './responsesState.js';
+import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
 import { ProgressJournal } from './streamProgress.js';
 import { FinalResponseCatcher, StreamUsageScanner } from './usage.js';
 

@@ -54,6 +54,8 @@ CREATE INDEX IF NOT EXISTS items_at ON items (identity, at);`;
 const SOON_MS = 20;
 /** …or at once when this many wait. */
 const SOON_MAX = 64;
+/** Most responses waiting in memory while writes fail. */
+const MAX_WAITING = 1_024;
 /** Old and oversized responses are removed at most this often (and when much was written). */
 const PRUNE_EVERY_MS = 60_000;
 
@@ -111,6 +113,11 @@ export class ResponseStore {
       this.pendingItems.set(keyOf(identity, itemId), response.id);
     if (this.pending.size >= SOON_MAX) {
       this.flushQuietly();
+      // A database that keeps failing must not make memory grow: the oldest waiting go.
+      for (const key of this.pending.keys()) {
+        if (this.pending.size <= MAX_WAITING) break;
+        this.pending.delete(key);
+      }
       return;
     }
     if (this.timer) return;
@@ -120,6 +127,7 @@ export class ResponseStore {
 
   /** The response `id` kept for `identity`, or undefined. */
   get(identity: string, id: string): StoredResponse | undefined {
+    if (!this.enabled) return undefined;
     const waiting = this.pending.get(keyOf(identity, id));
     if (waiting) return this.fresh(waiting.response);
     const row = this.statementsOf()?.get.get(identity, id);
@@ -143,6 +151,7 @@ export class ResponseStore {
 
   /** The id of the response holding item `itemId` for `identity`, or undefined. */
   ownerOfItem(identity: string, itemId: string): string | undefined {
+    if (!this.enabled) return undefined;
     const waiting = this.pendingItems.get(keyOf(identity, itemId));
     if (waiting) return waiting;
     const row = this.statementsOf()?.owner.get(identity, itemId);

@@ -80,9 +80,7 @@ export class ResponsesState {
     const first = referred[0];
     if (
       first &&
-      referred.every(
-        (r) => r.held && r.peerId === first.peerId && r.serviceId === first.serviceId,
-      )
+      referred.every((r) => r.held && r.peerId === first.peerId && r.serviceId === first.serviceId)
     ) {
       this.holder = { peerId: first.peerId, serviceId: first.serviceId };
     }
@@ -178,7 +176,8 @@ export class ResponsesState {
       if (isReference(item)) {
         const id = String(item.id);
         const owner = this.ownerOf(id);
-        item = owner && [...owner.input, ...owner.output].find((o) => o.id === id && !isReference(o));
+        item =
+          owner && [...owner.input, ...owner.output].find((o) => o.id === id && !isReference(o));
         if (!item) throw itemNotFound(id, `${param}[${i}].id`);
       }
       const kept = replayable(item);
