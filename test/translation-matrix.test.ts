@@ -7,29 +7,21 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningBuyerNode, runBuyerNode } from '../src/buyer/runBuyerNode.js';
-import { scoreAll } from '../src/buyer/testing/testBuyer.js';
-import { defaultConfig } from '../src/config/index.js';
 import type { ApiFormat } from '../src/formats/index.js';
-import { silentLogger } from '../src/log/index.js';
-import type { SvcNode } from '../src/network/index.js';
-import {
-  loopbackNetworkConfig,
-  randomIdentity,
-  startLoopbackNode,
-  waitFor,
-} from '../src/network/testing/loopback.js';
-import { type SellerHandle, startSeller } from '../src/seller/index.js';
-import { removeTempDir, tempDir } from '../src/testing/index.js';
 import {
   hasToolResult,
   type ScriptedVendor,
   startScriptedVendor,
 } from './support/scriptedVendor.js';
+import {
+  type SellerNetwork,
+  type SellerProvider,
+  startSellerNetwork,
+} from './support/sellerNetwork.js';
 
 type Json = Record<string, unknown>;
 const FORMATS: ApiFormat[] = ['chat', 'responses', 'messages'];
-const PROVIDER: Record<ApiFormat, 'openai-chat' | 'openai-responses' | 'anthropic-messages'> = {
+const PROVIDER: Record<ApiFormat, SellerProvider> = {
   chat: 'openai-chat',
   responses: 'openai-responses',
   messages: 'anthropic-messages',
@@ -57,69 +49,27 @@ interface Turn {
   answering?: { id: string; name: string; args: unknown };
 }
 
-let bootstrap: SvcNode;
-let buyer: RunningBuyerNode;
-let dataDir: string;
+let net: SellerNetwork;
 const vendors = {} as Record<ApiFormat, ScriptedVendor>;
-const sellers: SellerHandle[] = [];
 let openai: OpenAI;
 let anthropic: Anthropic;
 
 beforeAll(async () => {
-  dataDir = tempDir('svc-matrix-');
-  bootstrap = await startLoopbackNode('bootstrap');
-  const network = loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] });
-  for (const format of FORMATS) {
-    vendors[format] = await startScriptedVendor(format);
-    sellers.push(
-      await startSeller({
-        identity: randomIdentity(),
-        network,
-        seller: {
-          displayName: `${format} seller`,
-          uploadLimitBytes: 1024 * 1024,
-          providers: [
-            {
-              type: PROVIDER[format],
-              name: PROVIDER[format],
-              baseUrl: vendors[format].baseUrl,
-              services: {
-                [`matrix-${format}`]: { upstreamModel: `vendor-${format}`, categories: [] },
-              },
-              defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
-              maxConcurrency: 16,
-            },
-          ],
-        },
-      }),
-    );
-  }
-  buyer = await runBuyerNode({
-    config: { ...defaultConfig(), network },
-    dataDir,
-    identity: randomIdentity(),
-    logger: silentLogger(),
-    port: 0,
-    reputation: scoreAll(80),
-  });
-  await waitFor(
-    async () => {
-      await fetch(`${buyer.url}/_svc/peers/refresh`, { method: 'POST' });
-      return buyer.directory.list().filter((peer) => peer.reachable).length === FORMATS.length;
-    },
-    60_000,
-    'three sellers discovered',
+  for (const format of FORMATS) vendors[format] = await startScriptedVendor(format);
+  net = await startSellerNetwork(
+    FORMATS.map((format) => ({
+      provider: PROVIDER[format],
+      baseUrl: vendors[format].baseUrl,
+      services: { [`matrix-${format}`]: { upstreamModel: `vendor-${format}` } },
+    })),
   );
-  openai = new OpenAI({ apiKey: 'placeholder', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
-  anthropic = new Anthropic({ apiKey: 'placeholder', baseURL: buyer.url, maxRetries: 0 });
+  openai = new OpenAI({ apiKey: 'placeholder', baseURL: `${net.buyer.url}/v1`, maxRetries: 0 });
+  anthropic = new Anthropic({ apiKey: 'placeholder', baseURL: net.buyer.url, maxRetries: 0 });
 }, 120_000);
 
 afterAll(async () => {
-  await buyer?.stop();
-  for (const seller of sellers) await seller.stop();
-  await bootstrap?.stop();
+  await net?.stop();
   for (const vendor of Object.values(vendors)) await vendor.close();
-  if (dataDir) removeTempDir(dataDir);
 });
 
 async function askChat(turn: Turn): Promise<Answer> {

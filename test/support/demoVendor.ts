@@ -13,6 +13,8 @@ export interface DemoVendor {
   baseUrl: string;
   /** How many requests it answered. */
   requests: number;
+  /** The bodies it received, oldest first. */
+  received: Record<string, unknown>[];
   close(): Promise<void>;
 }
 
@@ -24,7 +26,7 @@ const PATHS: Record<string, ApiProtocol> = {
 
 /** Starts a vendor on a free loopback port that serves only `protocol`. */
 export async function startDemoVendor(protocol: ApiProtocol): Promise<DemoVendor> {
-  const vendor: DemoVendor = { baseUrl: '', requests: 0, close: async () => {} };
+  const vendor: DemoVendor = { baseUrl: '', requests: 0, received: [], close: async () => {} };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -37,6 +39,7 @@ export async function startDemoVendor(protocol: ApiProtocol): Promise<DemoVendor
       vendor.requests++;
       const raw = Buffer.concat(chunks);
       const body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+      vendor.received.push(body);
       const answer = await demoAnswer(protocol, String(body.model), body, raw.byteLength);
       res.writeHead(answer.status, { 'content-type': answer.contentType });
       res.end(answer.parts.join(''));
