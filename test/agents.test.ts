@@ -8,7 +8,7 @@
  * tool calls cross translation in both directions. The tools are installed by
  * `npm run agents:install`, or by this file when they are missing (required under CI=true).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devLayout, freePort, type RunningDevnet, startDevnet } from '../src/devnet/index.js';
 import { type DemoVendor, startDemoVendor } from './support/demoVendor.js';
+import { ensurePinnedPackages } from './support/pinnedPackages.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const BIN = join(ROOT, 'bin/svc.js');
@@ -26,23 +27,9 @@ function toolsInstalled(): boolean {
   return ['claude', 'codex', 'opencode'].every((bin) => existsSync(join(TOOLS_BIN, bin)));
 }
 
-/** Installs the pinned tools when missing (a fresh clone); false when that is impossible. */
-function ensureTools(): boolean {
-  if (toolsInstalled()) return true;
-  const run = spawnSync(process.execPath, [join(ROOT, 'scripts/install-agent-tools.mjs')], {
-    stdio: 'inherit',
-    timeout: 300_000,
-  });
-  return run.status === 0 && toolsInstalled();
-}
-
-const available = ensureTools();
-// In CI (CI=true) or when asked, missing tools fail the run instead of skipping it.
-if (!available && (process.env.CI === 'true' || process.env.SVC_AGENT_TOOLS === 'required')) {
-  throw new Error(
-    'the coding tools of test/agents could not be installed (npm run agents:install)',
-  );
-}
+// Installed when missing (a fresh clone); in CI (CI=true) or when asked, a failed install fails
+// the run instead of skipping it.
+const available = ensurePinnedPackages('test/agents', toolsInstalled, 'SVC_AGENT_TOOLS');
 
 let devnet: RunningDevnet;
 let dataDir: string;

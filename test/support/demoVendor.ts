@@ -1,12 +1,14 @@
 /**
  * A stand-in vendor that speaks one API format and answers with the demo model
- * (src/seller/demo): an upstream for a seller that offers only that format, so a coding tool's
- * loop crosses format translation in the buyer.
+ * (src/seller/demo), or with JSON fitting the schema when asked for structured output
+ * (test/support/structuredAnswer.ts): an upstream for a seller that offers only that format, so a
+ * client's loop crosses format translation in the buyer.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiProtocol } from '../../src/network/index.js';
 import { demoAnswer } from '../../src/seller/index.js';
+import { structuredAnswer } from './structuredAnswer.js';
 
 export interface DemoVendor {
   /** API root including /v1, as a seller's provider `baseUrl`. */
@@ -40,6 +42,12 @@ export async function startDemoVendor(protocol: ApiProtocol): Promise<DemoVendor
       const raw = Buffer.concat(chunks);
       const body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
       vendor.received.push(body);
+      // The demo model has no structured output: a request for it gets JSON fitting its schema.
+      const structured = structuredAnswer(protocol, body);
+      if (structured) {
+        res.writeHead(200, { 'content-type': structured.contentType }).end(structured.body);
+        return;
+      }
       const answer = await demoAnswer(protocol, String(body.model), body, raw.byteLength);
       res.writeHead(answer.status, { 'content-type': answer.contentType });
       res.end(answer.parts.join(''));
