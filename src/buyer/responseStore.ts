@@ -29,6 +29,8 @@ export interface StoredResponse {
   held: boolean;
   /** When it was kept (epoch ms). */
   at: number;
+  /** Its stored size (0 while it waits to be written). */
+  bytes?: number;
 }
 
 export interface ResponseStoreOptions {
@@ -142,6 +144,7 @@ export class ResponseStore {
         serviceId: String(row.service),
         held: Number(row.held) === 1,
         at: Number(row.at),
+        bytes: Number(row.bytes),
       });
     } catch {
       return undefined;
@@ -241,7 +244,7 @@ export class ResponseStore {
         'INSERT OR REPLACE INTO items (identity, id, response, at) VALUES (?, ?, ?, ?)',
       ),
       get: db.prepare(
-        'SELECT at, previous, peer, service, held, body FROM responses WHERE identity = ? AND id = ?',
+        'SELECT at, previous, peer, service, held, bytes, body FROM responses WHERE identity = ? AND id = ?',
       ),
       owner: db.prepare('SELECT response FROM items WHERE identity = ? AND id = ?'),
     };

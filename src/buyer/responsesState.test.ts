@@ -205,6 +205,24 @@ describe('previous_response_id', () => {
     expect(t.network.calls).toHaveLength(0);
   });
 
+  it('refuses with 413 to expand a conversation larger than buyer.bodyLimitBytes', async () => {
+    t = await startTestBuyer({ config: { bodyLimitBytes: 3_000 } });
+    const chat = t.network.addSeller(
+      { peerId: 'chat', services: [{ id: 'm', pricing: free }] },
+      (call) => chatCompletion(call, 'ok'),
+    );
+    const first = await postJson({ input: 'a'.repeat(2_000) });
+    t.buyer.service.responses.flush(); // written, with its size
+    const second = await postJson({ input: 'b'.repeat(1_000), previous_response_id: first.id });
+    t.buyer.service.responses.flush();
+    const third = await post({ input: 'c', previous_response_id: second.id });
+    expect(third.status).toBe(413);
+    const body = await readJson<ErrorBody>(third);
+    expect(body.error.code).toBe('body_too_large');
+    expect(body.error.message).toContain('buyer.bodyLimitBytes');
+    expect(t.network.callsTo(chat)).toHaveLength(2);
+  });
+
   it('keeps responses per identity: another identity cannot continue them', async () => {
     t = await startTestBuyer();
     t.network.addSeller({ peerId: 'chat', services: [{ id: 'm', pricing: free }] }, (call) =>

@@ -68,6 +68,8 @@ export class ResponsesState {
     private readonly identity: string,
     private readonly body: Json,
     private readonly clock: () => number,
+    /** Most bytes of kept turns one expansion may carry (`buyer.bodyLimitBytes`). */
+    private readonly maxExpandedBytes = Number.POSITIVE_INFINITY,
   ) {
     const previousId = body.previous_response_id;
     if (typeof previousId === 'string') {
@@ -189,8 +191,16 @@ export class ResponsesState {
   /** The whole conversation: every earlier turn's input and output, then this request's input. */
   private expand(): Json[] {
     const chain: StoredResponse[] = [];
+    let bytes = 0;
     for (let link = this.previous; link; ) {
       chain.push(link);
+      bytes += link.bytes ?? 0;
+      if (bytes > this.maxExpandedBytes) {
+        throw new SvcError('body_too_large', {
+          message: `previous_response_id: the conversation it continues is larger than buyer.bodyLimitBytes (${this.maxExpandedBytes} bytes) and cannot be sent to a seller that does not hold it. Send a shorter conversation as input instead.`,
+          details: { param: 'previous_response_id', limitBytes: this.maxExpandedBytes },
+        });
+      }
       if (chain.length > MAX_CHAIN) {
         throw new SvcError('invalid_request', {
           message: `previous_response_id: the chain is longer than ${MAX_CHAIN} responses. Send the whole conversation as input instead.`,
@@ -224,5 +234,12 @@ export function openResponsesState(ctx: ProxyContext): ResponsesState | undefine
   if (ctx.route.protocol !== 'openai-responses') return undefined;
   const { service } = ctx;
   if (!service.responses.enabled) return undefined;
-  return new ResponsesState(service.responses, ctx.access.identity, ctx.body, service.deps.clock);
+  const { deps } = service;
+  return new ResponsesState(
+    service.responses,
+    ctx.access.identity,
+    ctx.body,
+    deps.clock,
+    deps.config.bodyLimitBytes,
+  );
 }

@@ -112,6 +112,7 @@ function driver(
         model: await modelOf(endpoint, model),
         prompt: TEXT_PROMPT,
         maxRetries: 0,
+        maxOutputTokens: 1024,
       });
       return result.text;
     },
@@ -122,6 +123,7 @@ function driver(
         model: await modelOf(endpoint, model),
         prompt: TEXT_PROMPT,
         maxRetries: 0,
+        maxOutputTokens: 1024,
         onError: errors.onError,
       });
       let deltas = 0;
@@ -139,6 +141,7 @@ function driver(
         model: await modelOf(endpoint, model),
         prompt: TOOL_PROMPT,
         maxRetries: 0,
+        maxOutputTokens: 1024,
         tools: {
           [TOOL_NAME]: sdk.tool({
             description: TOOL_DESCRIPTION,
@@ -168,6 +171,7 @@ function driver(
         model: await modelOf(endpoint, model),
         prompt: STRUCTURED_PROMPT,
         maxRetries: 0,
+        maxOutputTokens: 1024,
         output: Output.object({ schema: weather }),
       });
       return result.output;
