@@ -304,6 +304,20 @@ describe('item_reference', () => {
     }
   });
 
+  it('refuses more than 4,096 item references in one request, calling no seller', async () => {
+    t = await startTestBuyer();
+    t.network.addSeller({ peerId: 'chat', services: [{ id: 'm', pricing: free }] }, (call) =>
+      chatCompletion(call, 'x'),
+    );
+    const first = await postJson({ input: 'hi' });
+    const id = (first.output as Json[])[0]!.id;
+    const references = Array.from({ length: 4_097 }, () => ({ type: 'item_reference', id }));
+    const res = await post({ input: [{ role: 'user', content: 'hi' }, ...references] });
+    expect(res.status).toBe(400);
+    expect((await readJson<ErrorBody>(res)).error.message).toContain('item_reference');
+    expect(t.network.calls).toHaveLength(1);
+  });
+
   it('answers 400 response_item_not_found naming an unknown item id', async () => {
     t = await startTestBuyer();
     t.network.addSeller({ peerId: 'chat', services: [{ id: 'm', pricing: free }] }, (call) =>

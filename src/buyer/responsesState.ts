@@ -15,6 +15,8 @@ type Json = Record<string, unknown>;
 
 /** Longest chain of `previous_response_id` links expanded (a bound on work per request). */
 const MAX_CHAIN = 10_000;
+/** Most `item_reference` items one request may hold (each is a lookup). */
+const MAX_REFERENCES = 4_096;
 
 function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -57,6 +59,8 @@ function replayable(item: Json): Json | undefined {
 export class ResponsesState {
   /** Responses read for this request, by id. */
   private readonly read = new Map<string, StoredResponse>();
+  /** Item id -> the id of the response holding it, as read for this request. */
+  private readonly owners = new Map<string, string>();
   private readonly previous: StoredResponse | undefined;
   /** The seller holding everything referred to, when one does. */
   private readonly holder: { peerId: string; serviceId: string } | undefined;
@@ -156,6 +160,12 @@ export class ResponsesState {
     for (let i = 0; i < input.length; i++) {
       const item: unknown = input[i];
       if (!isRecord(item) || !isReference(item)) continue;
+      if (owners.length === MAX_REFERENCES) {
+        throw new SvcError('invalid_request', {
+          message: `input: more than ${MAX_REFERENCES} item_reference items. Send the items themselves instead.`,
+          details: { param: 'input' },
+        });
+      }
       const id = item.id;
       if (typeof id !== 'string') throw itemNotFound(String(id), `input[${i}].id`);
       const owner = this.ownerOf(id);
@@ -166,7 +176,11 @@ export class ResponsesState {
   }
 
   private ownerOf(itemId: string): StoredResponse | undefined {
-    const ownerId = this.store.ownerOfItem(this.identity, itemId);
+    let ownerId = this.owners.get(itemId);
+    if (ownerId === undefined) {
+      ownerId = this.store.ownerOfItem(this.identity, itemId);
+      if (ownerId !== undefined) this.owners.set(itemId, ownerId);
+    }
     return ownerId === undefined ? undefined : this.response(ownerId);
   }
 
