@@ -318,6 +318,25 @@ describe('item_reference', () => {
     expect(t.network.calls).toHaveLength(1);
   });
 
+  it('answers 400 invalid_request for ids that are not strings', async () => {
+    t = await startTestBuyer();
+    t.network.addSeller({ peerId: 'chat', services: [{ id: 'm', pricing: free }] }, (call) =>
+      chatCompletion(call, 'x'),
+    );
+    const cases: Array<[Json, string]> = [
+      [{ input: 'hi', previous_response_id: 42 }, 'previous_response_id'],
+      [{ input: [{ type: 'item_reference', id: 7 }] }, 'input[0].id'],
+    ];
+    for (const [body, param] of cases) {
+      const res = await post(body);
+      expect(res.status).toBe(400);
+      const error = (await readJson<ErrorBody & { error: { param: string } }>(res)).error;
+      expect(error.code).toBe('invalid_request');
+      expect(error.param).toBe(param);
+    }
+    expect(t.network.calls).toHaveLength(0);
+  });
+
   it('answers 400 response_item_not_found naming an unknown item id', async () => {
     t = await startTestBuyer();
     t.network.addSeller({ peerId: 'chat', services: [{ id: 'm', pricing: free }] }, (call) =>

@@ -79,6 +79,11 @@ export class ResponsesState {
     if (typeof previousId === 'string') {
       this.previous = this.response(previousId);
       if (!this.previous) throw previousNotFound(previousId, false);
+    } else if (previousId !== undefined && previousId !== null) {
+      throw new SvcError('invalid_request', {
+        message: 'previous_response_id: must be a string (the id of an earlier response).',
+        details: { param: 'previous_response_id' },
+      });
     }
     const owners = this.referenceOwners();
     const referred = [...(this.previous ? [this.previous] : []), ...owners];
@@ -167,7 +172,12 @@ export class ResponsesState {
         });
       }
       const id = item.id;
-      if (typeof id !== 'string') throw itemNotFound(String(id), `input[${i}].id`);
+      if (typeof id !== 'string') {
+        throw new SvcError('invalid_request', {
+          message: `input[${i}].id: an item_reference needs the id (a string) of an earlier item.`,
+          details: { param: `input[${i}].id` },
+        });
+      }
       const owner = this.ownerOf(id);
       if (!owner) throw itemNotFound(id, `input[${i}].id`);
       owners.push(owner);
