@@ -192,7 +192,7 @@ export async function deliverStream(
   const tap = new SellerTap(ok, candidate);
   // A translated responses stream is kept as the client saw it (its ids are the translator's).
   const translated = candidate.sellerProtocol !== ctx.route.protocol;
-  const catcher = responses && translated ? new FinalResponseCatcher() : undefined;
+  const catcher = responses?.keeps && translated ? new FinalResponseCatcher() : undefined;
   const failure = await pump(ctx, candidate, tap, cap, progress, catcher).finally(() =>
     ok.detach(),
   );
@@ -245,7 +245,7 @@ export async function deliverStream(
     service.metrics.sellerFailures.inc({ peer_id: candidate.offer.peerId, reason: failure.code });
   } else {
     rememberSeller(ctx, candidate, affinityKey);
-    if (responses && !cancelled) {
+    if (responses?.keeps && !cancelled) {
       const final = catcher ? catcher.finalEvent : scanner.finalEvent;
       responses.remember(candidate, final === undefined ? undefined : responseOfEvent(final));
     }

@@ -97,6 +97,11 @@ export class ResponsesState {
     }
   }
 
+  /** True when the answer is kept (the request did not say `store: false`). */
+  get keeps(): boolean {
+    return this.body.store !== false;
+  }
+
   /** The seller that served what this request continues (routing prefers it). */
   get affinityPeerId(): string | undefined {
     return this.previous?.peerId;
@@ -126,7 +131,7 @@ export class ResponsesState {
    * said `store: false` or the response failed. Runs after the answer was delivered.
    */
   remember(candidate: RouteCandidate, response: unknown): void {
-    if (this.body.store === false || !isRecord(response)) return;
+    if (!this.keeps || !isRecord(response)) return;
     if (typeof response.id !== 'string') return;
     if (response.status !== 'completed' && response.status !== 'incomplete') return;
     const previousId = this.body.previous_response_id;
