@@ -50,6 +50,7 @@ export class BuyerService {
   readonly startedAt: number;
   /** Audits of the model each seller serves (README "Trust and audits"). */
   readonly audits: Auditor;
+  readonly auditStore: AuditStore;
   private index: { fingerprint: string; builtAt: number; value: OfferIndex } | undefined;
 
   constructor(readonly deps: BuyerDependencies) {
@@ -64,9 +65,12 @@ export class BuyerService {
     this.controlSecret = new ControlSecret(deps.dataDir);
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);
     this.startedAt = deps.clock();
+    this.auditStore = new AuditStore(deps.dataDir, deps.clock, (message) =>
+      deps.logger.warn(message),
+    );
     this.audits = new Auditor({
       config: deps.config.audit,
-      store: new AuditStore(deps.dataDir, deps.clock, (message) => deps.logger.warn(message)),
+      store: this.auditStore,
       offers: () => this.offers(),
       logger: deps.logger,
       clock: deps.clock,

@@ -47,7 +47,7 @@ export interface UpOptions {
 }
 
 /** Audits of every answer, budget enough to watch the substitute get caught in a few requests. */
-const WATCH_AUDITS = { sampleRate: 1, dailyBudgetUsd: 1, maxShareOfSpend: 100 };
+const WATCH_AUDITS = { sampleRate: 1, dailyBudgetUsd: 1, maxShareOfSpend: 100, maxDelayMs: 2_000 };
 
 /** A running local network (attached mode). */
 export interface RunningDevnet {
