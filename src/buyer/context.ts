@@ -116,6 +116,11 @@ function recordSpeed(ctx: ProxyContext, completed: boolean, outputTokens: number
   });
 }
 
+/** True for the auditor's own requests: they carry its marker header (src/audit/ask.ts). */
+export function isAudit(ctx: ProxyContext): boolean {
+  return ctx.req.headers[AUDIT_HEADER] === ctx.service.audits.marker;
+}
+
 /**
  * Tells the auditor about a delivered answer (README "Trust and audits"): its cost counts toward
  * the day's own spend and the seller may be queued for an audit, run later, off this request.
@@ -126,7 +131,7 @@ function noteForAudits(
   record: Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts'>,
 ): void {
   const { audits } = ctx.service;
-  if (ctx.req.headers[AUDIT_HEADER] === audits.marker) return;
+  if (isAudit(ctx)) return;
   const timing = ctx.answerTiming;
   if (!timing || !record.completed || record.peerId === null) return;
   let cost = 0n;

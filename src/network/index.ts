@@ -69,6 +69,7 @@ export {
   responseHash,
 } from './receiptHashes.js';
 export {
+  type AnswerEvidence,
   MAX_RECEIPT_SERVICE_ID,
   type Receipt,
   type ReceiptCheck,

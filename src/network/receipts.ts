@@ -7,6 +7,7 @@
  */
 import { type Hex, hexToBytes } from 'viem';
 import { z } from 'zod';
+import type { ApiProtocol } from '../formats/index.js';
 import { isSignedBy, type PeerId, signDigest } from '../identity/index.js';
 import type { MicroUsd, TokenPriceMicro, TokenUsage } from '../money/index.js';
 import { type ReceiptFields, receiptDigest, requestHash, responseHash } from './receiptHashes.js';
@@ -128,6 +129,22 @@ export function receiptFields(answer: {
     costMicroUsd: BigInt(answer.claims.costMicroUsd ?? '0').toString(),
     timeMs: answer.timeMs,
   };
+}
+
+/**
+ * One answer's receipt with the bytes it covers, as the buyer keeps it for an audit
+ * (src/buyer/evidence.ts): `verifyReceipt(receipt, { seller: peerId, request, response })` holds.
+ */
+export interface AnswerEvidence {
+  receipt: Receipt;
+  /** The request as sent: `receipt.requestHash` is `requestHash(method, path, body)`. */
+  request: { method: string; path: string; body: Uint8Array };
+  /** The response as received, before any translation: `receipt.responseHash` covers it. */
+  response: { status: number; body: Uint8Array };
+  /** The API format the seller answered in (the format of `response.body`). */
+  sellerProtocol: ApiProtocol;
+  peerId: PeerId;
+  serviceId: string;
 }
 
 /** Why a receipt is refused (each a reason a test names). */
