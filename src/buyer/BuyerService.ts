@@ -13,6 +13,7 @@ import {
   RouteStateStore,
   SpeedTracker,
 } from '../routing/index.js';
+import { EvidenceStore } from './evidence.js';
 import { ControlSecret } from './gatewayAuth.js';
 import { BuyerMetrics } from './metrics.js';
 import type { BuyerPayments } from './payments.js';
@@ -51,6 +52,8 @@ export class BuyerService {
   /** Audits of the model each seller serves (README "Trust and audits"). */
   readonly audits: Auditor;
   readonly auditStore: AuditStore;
+  /** Audit answers' verified receipts with their bytes, by request id, until taken. */
+  readonly evidence: EvidenceStore;
   private index: { fingerprint: string; builtAt: number; value: OfferIndex } | undefined;
 
   constructor(readonly deps: BuyerDependencies) {
@@ -68,6 +71,7 @@ export class BuyerService {
     this.auditStore = new AuditStore(deps.dataDir, deps.clock, (message) =>
       deps.logger.warn(message),
     );
+    this.evidence = new EvidenceStore(deps.clock);
     this.audits = new Auditor({
       config: deps.config.audit,
       store: this.auditStore,

@@ -118,6 +118,11 @@ function recordSpeed(ctx: ProxyContext, completed: boolean, outputTokens: number
   });
 }
 
+/** True for the auditor's own requests: they carry its marker header (src/audit/ask.ts). */
+export function isAudit(ctx: ProxyContext): boolean {
+  return ctx.req.headers[AUDIT_HEADER] === ctx.service.audits.marker;
+}
+
 /**
  * Tells the auditor about a delivered answer (README "Trust and audits"): its cost counts toward
  * the identity's own spend, its pace and (sometimes) its shape join the traffic profile audits
@@ -129,7 +134,7 @@ function noteForAudits(
   record: Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts'>,
 ): void {
   const { audits } = ctx.service;
-  if (ctx.req.headers[AUDIT_HEADER] === audits.marker) return;
+  if (isAudit(ctx)) return;
   const timing = ctx.answerTiming;
   if (!timing || !record.completed || record.peerId === null) return;
   let cost = 0n;
