@@ -55,6 +55,11 @@ function fromStream(format: ApiFormat, body: string): AnswerText {
   return streamCostMicro === undefined ? { text } : { text, streamCostMicro };
 }
 
+/** True for a body that is an event stream (what a seller sent, without its headers). */
+export function looksLikeStream(body: string): boolean {
+  return /^(?:event|data|id|retry|:)/.test(body.trimStart());
+}
+
 /** The text of an answer body (`stream` when it is an event stream). */
 export function answerText(format: ApiFormat, body: string, stream: boolean): AnswerText {
   return stream ? fromStream(format, body) : { text: fromJson(format, body) };

@@ -7,9 +7,11 @@
  * every such header before any seller.
  */
 import { request as httpRequest } from 'node:http';
+import { formatOfProtocol } from '../formats/index.js';
 import { type MicroUsd, parseUsd } from '../money/index.js';
+import type { AnswerEvidence } from '../network/index.js';
 import { SVC_HEADER } from '../protocol/index.js';
-import { answerText } from './answerText.js';
+import { answerText, looksLikeStream } from './answerText.js';
 import type { ProbeReply, ProbeRequest, SendProbe } from './auditor.js';
 
 export const AUDIT_HEADER = 'x-svc-audit';
@@ -26,8 +28,46 @@ export interface ProxyTarget {
   marker: string;
   /** The gateway control secret, when one exists (needed for identities other than default). */
   controlSecret: () => string | undefined;
-  /** The seller's receipt kept for an audit request, by its request id, when there is one. */
-  receiptOf?: (requestId: string) => Record<string, unknown> | undefined;
+  /** The verified receipt and bytes the buyer kept for an audit request, taken by its id. */
+  evidenceOf?: (requestId: string) => AnswerEvidence | undefined;
+}
+
+/** How long to wait for the evidence of an answer (checked once the answer is out). */
+const EVIDENCE_WAIT_MS = 2_000;
+/** Largest request or response kept with a verdict (a larger answer keeps its receipt only). */
+const MAX_KEPT_BYTES = 512 * 1024;
+
+async function evidenceFor(target: ProxyTarget, requestId: string, signal: AbortSignal) {
+  const take = target.evidenceOf;
+  if (!take) return undefined;
+  const until = Date.now() + EVIDENCE_WAIT_MS;
+  for (;;) {
+    const found = take(requestId);
+    if (found || Date.now() > until || signal.aborted) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+
+/** The receipt and, when small enough to keep, the bytes it covers. */
+function kept(evidence: AnswerEvidence): Pick<ProbeReply, 'receipt' | 'evidence'> {
+  const receipt = evidence.receipt as unknown as Record<string, unknown>;
+  if (evidence.request.body.byteLength + evidence.response.body.byteLength > MAX_KEPT_BYTES) {
+    return { receipt };
+  }
+  return {
+    receipt,
+    evidence: {
+      request: {
+        method: evidence.request.method,
+        path: evidence.request.path,
+        body: base64(evidence.request.body),
+      },
+      response: { status: evidence.response.status, body: base64(evidence.response.body) },
+      sellerProtocol: evidence.sellerProtocol,
+    },
+  };
 }
 
 function rawHeaders(probe: ProbeRequest, target: ProxyTarget, host: string): string[] {
@@ -94,7 +134,14 @@ export function sendThroughProxy(target: ProxyTarget): SendProbe {
     const costMicro: MicroUsd =
       streamCostMicro ?? (typeof costHeader === 'string' ? parseUsd(costHeader) : 0n);
     const requestId = answer.headers[SVC_HEADER.requestId];
-    const receipt = typeof requestId === 'string' ? target.receiptOf?.(requestId) : undefined;
-    return { text, costMicro, ...(receipt ? { receipt } : {}) };
+    const evidence =
+      typeof requestId === 'string' ? await evidenceFor(target, requestId, signal) : undefined;
+    if (!evidence) return { text, costMicro };
+    // The text compared is the one of the bytes the seller signed, in its own format, as anyone
+    // checking the bundle reads it (src/audit/bundle.ts).
+    const format = formatOfProtocol(evidence.sellerProtocol);
+    const body = Buffer.from(evidence.response.body).toString('utf8');
+    const own = format ? answerText(format, body, looksLikeStream(body)).text : text;
+    return { text: own, costMicro, ...kept(evidence) };
   };
 }

@@ -21,7 +21,7 @@ import { TrafficProfile } from './profile.js';
 import { type RequestShape, type ShapeInput, shapeOf } from './shape.js';
 import { apartness, comparableText, quantise } from './statistics.js';
 import type { AuditStore } from './store.js';
-import type { ProbeAnswer, SellerAudit } from './verdict.js';
+import type { ProbeAnswer, ProbeEvidence, SellerAudit } from './verdict.js';
 
 /** Other sellers each probe goes to: at least two (a majority), at most three. */
 const MIN_REFERENCES = 2;
@@ -47,7 +47,9 @@ export interface ProbeRequest {
 export interface ProbeReply {
   text: string;
   costMicro: MicroUsd;
+  /** The seller's verified receipt, and the bytes it covers when they were kept. */
   receipt?: Record<string, unknown>;
+  evidence?: ProbeEvidence;
 }
 
 export type SendProbe = (request: ProbeRequest, signal: AbortSignal) => Promise<ProbeReply>;
@@ -362,6 +364,7 @@ export class Auditor implements AuditSource {
         text: comparableText(reply.text),
         costUsd: formatUsd(reply.costMicro),
         ...(reply.receipt ? { receipt: reply.receipt } : {}),
+        ...(reply.evidence ? { evidence: reply.evidence } : {}),
       };
     } catch (error) {
       if (!this.abort.signal.aborted) {

@@ -5,12 +5,15 @@
  * proxy, driven by the official `openai` SDK. The evader serves the user's requests until the
  * buyer's audits fail it; then the honest sellers do.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningBuyerNode, runBuyerNode } from '../buyer/runBuyerNode.js';
 import { waitForDiscovery } from '../buyer/testing/discovery.js';
 import { scoreAll } from '../buyer/testing/testBuyer.js';
 import { normalizeModelName } from '../catalog/index.js';
+import { runCli } from '../cli/testing/runCli.js';
 import { defaultConfig, type SellerConfig } from '../config/index.js';
 import { silentLogger } from '../log/index.js';
 import type { SvcNode } from '../network/index.js';
@@ -216,4 +219,47 @@ describe('audits on a loopback network', () => {
       audit: { verdict: 'failed' },
     });
   }, 240_000);
+
+  it('keeps the receipts a verdict rests on: svc audit show, export, and verify on its own', async () => {
+    const cheat = evader.node.peerId;
+    const shown = await runCli(['--data-dir', dataDir, 'audit', 'show', `0x${cheat}`]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`${cheat}  ${KEY}: failed`);
+    expect(shown.stdout).toMatch(/RECEIPTS/);
+    expect(shown.stdout).toMatch(/\b4\/4\b/);
+
+    const exported = await runCli(['--data-dir', dataDir, 'audit', 'export', cheat]);
+    expect(exported.code).toBe(0);
+    const bundle = JSON.parse(exported.stdout) as {
+      probes: { answers: { receipt?: unknown; evidence?: { response: { body: string } } }[] }[];
+    };
+    const answers = bundle.probes.flatMap((probe) => probe.answers);
+    expect(answers.every((answer) => answer.receipt && answer.evidence)).toBe(true);
+    const file = join(dataDir, 'bundle.json');
+    writeFileSync(file, exported.stdout);
+    // Checked with no data directory and no buyer: only the bundle.
+    const verified = await runCli(['audit', 'verify', file, '--json']);
+    expect(verified.code).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({
+      ok: true,
+      verdictMatches: true,
+      receipts: { verified: answers.length, missing: 0 },
+      textsFromBytes: answers.length,
+      recomputed: { verdict: 'failed' },
+    });
+
+    // One byte of one answer changed: its receipt no longer covers it.
+    const body = Buffer.from(answers[0]!.evidence!.response.body, 'base64');
+    body[body.length - 2] = body[body.length - 2]! ^ 1;
+    answers[0]!.evidence!.response.body = body.toString('base64');
+    writeFileSync(file, JSON.stringify(bundle));
+    const refused = await runCli(['audit', 'verify', file]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('receipt refused (response_mismatch)');
+    expect(refused.stdout).toContain('bundle does NOT verify');
+
+    const unknown = await runCli(['--data-dir', dataDir, 'audit', 'show', 'not-a-peer']);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('not a peer id');
+  }, 60_000);
 });

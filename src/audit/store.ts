@@ -192,5 +192,4 @@ export class AuditStore {
     if (!this.readOnly) this.writeSpend();
     this.db.close();
   }
-
 }

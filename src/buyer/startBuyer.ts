@@ -97,6 +97,7 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
       baseUrl: () => url,
       marker: service.audits.marker,
       controlSecret: () => service.controlSecret.current()?.toString(),
+      evidenceOf: (requestId) => service.evidence.take(requestId),
     }),
   );
   return {
