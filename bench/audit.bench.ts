@@ -1,168 +1,227 @@
 /**
- * Audits (README "Trust and audits"): how many audits flag a seller serving another model, how
- * often honest sellers are flagged, and what audits cost as a share of the buyer's own spend
- * under the default `buyer.audit` config. The real auditor and the real demo model run in
- * process (src/audit/testing/demoMarket.ts); libp2p and HTTP are left out, as they change
- * neither the verdicts nor the costs.
+ * Audits (README "Trust and audits"), on the in-process market (src/audit/testing/demoMarket.ts:
+ * the real demo model, the real auditor and exact test, a buyer's own traffic of four kinds of
+ * clients, virtual time):
+ * - for each way of evading audits, the audits needed to fail the evader;
+ * - how often honest sellers are flagged;
+ * - what audits cost as a share of the buyer's own spend under the default config;
+ * - whether a seller can tell audits from traffic: two classifiers trained on what a seller sees.
+ * libp2p and HTTP are left out: they change neither verdicts, costs nor what a seller sees of a
+ * request's body and headers.
  */
-import type { Auditor } from '../src/audit/index.js';
+
 import {
-  type DemoMarket,
-  demoMarket,
+  DemoMarket,
+  type HonestWhen,
   type MarketSeller,
-  marketAuditor,
-  OPEN_AUDITS,
+  seededRandom,
 } from '../src/audit/testing/demoMarket.js';
-import { normalizeModelName } from '../src/catalog/index.js';
-import { type AuditConfig, defaultConfig } from '../src/config/index.js';
-import { costOfUsage, formatUsd, toPriceMicro } from '../src/money/index.js';
-import { removeTempDir, tempDir } from '../src/testing/index.js';
+import { EVADERS } from '../src/audit/testing/evaders.js';
+import { SELLER_VIEW_PHRASES } from '../src/audit/testing/generatorVocabulary.js';
+import { userTraffic } from '../src/audit/testing/userTraffic.js';
+import { verdictOf } from '../src/audit/verdict.js';
+import { defaultConfig } from '../src/config/index.js';
+import { formatUsd } from '../src/money/index.js';
+import { classify } from './auditClassifier.js';
 
 const MODEL = 'svc-demo-smart';
-const KEY = normalizeModelName(MODEL);
-const OPEN = OPEN_AUDITS;
-/** Prices of the demo network's `svc-demo-smart` sellers (src/devnet/sellers.ts). */
-const PRICES = [
-  { inputUsdPerMillion: 3, outputUsdPerMillion: 15 },
-  { inputUsdPerMillion: 2.5, outputUsdPerMillion: 12 },
-  { inputUsdPerMillion: 3.3, outputUsdPerMillion: 16.5 },
-  { inputUsdPerMillion: 2.75, outputUsdPerMillion: 13.2 },
+/** Prices of the demo network's `svc-demo-smart` sellers (src/devnet/sellers.ts), and a cheap one. */
+const HONEST: MarketSeller[] = [
+  { label: 'h1', pricing: { inputUsdPerMillion: 3, outputUsdPerMillion: 15 } },
+  { label: 'h2', pricing: { inputUsdPerMillion: 2.5, outputUsdPerMillion: 12 } },
+  { label: 'h3', pricing: { inputUsdPerMillion: 3.3, outputUsdPerMillion: 16.5 } },
 ];
+const CHEAP = { inputUsdPerMillion: 0.6, outputUsdPerMillion: 3 };
 
-function withAuditor<T>(
-  market: DemoMarket,
-  config: AuditConfig,
-  seed: number,
-  run: (auditor: Auditor) => Promise<T>,
-): Promise<T> {
-  const dir = tempDir('svc-audit-bench-');
-  const auditor = marketAuditor(market, config, dir, seed);
-  return run(auditor).finally(async () => {
-    await auditor.stop();
-    removeTempDir(dir);
-  });
-}
+/** A seller that knows svc's generator: honest when a prompt uses its vocabulary (a limit). */
+const knowsGenerator: HonestWhen = (view) => {
+  const text = new TextDecoder().decode(view.body);
+  return SELLER_VIEW_PHRASES.some((phrase) => text.includes(phrase));
+};
 
-const honest = (label: string, index = 0): MarketSeller => ({
-  label,
-  weights: MODEL,
-  pricing: PRICES[index % PRICES.length]!,
-});
+const EVASIONS: Record<string, HonestWhen | undefined> = {
+  'none (plain substitute)': undefined,
+  ...EVADERS,
+  'generator vocabulary (known limit)': knowsGenerator,
+  'sees the probe flag (control)': (view) => view.probe,
+};
 
-/** Audits of a substitute until it is failed (at most 20), over `trials` markets. */
-async function detection(trials: number) {
-  const toSuspect: number[] = [];
-  const toFail: number[] = [];
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Audits of the evader until it is failed (at most 40), over `trials` markets. */
+async function evasion(name: string, honestWhen: HonestWhen | undefined, trials: number) {
+  const audits: number[] = [];
+  let failed = 0;
+  let userHonest = 0;
+  let users = 0;
+  let probesHonest = 0;
+  let probes = 0;
   for (let trial = 0; trial < trials; trial++) {
-    const market = demoMarket(MODEL, [
-      honest('h1', 0),
-      honest('h2', 1),
-      honest('h3', 2),
-      {
-        label: 'sub',
-        weights: 'svc-demo-fast',
-        pricing: { inputUsdPerMillion: 0.5, outputUsdPerMillion: 2 },
-      },
-    ]);
-    await withAuditor(market, OPEN, 1000 + trial, async (auditor) => {
-      const sub = market.peerId('sub');
-      let audits = 0;
-      while (audits < 20 && auditor.audit(sub, KEY)?.verdict !== 'failed') {
-        auditor.noteAnswer(sub, KEY, 1_000_000n);
-        await auditor.idle();
-        audits++;
-        if (auditor.audit(sub, KEY)?.verdict === 'suspect' && toSuspect.length === trial) {
-          toSuspect.push(audits);
-        }
-      }
-      toFail.push(
-        auditor.audit(sub, KEY)?.verdict === 'failed' ? audits : Number.POSITIVE_INFINITY,
-      );
+    const market = new DemoMarket({
+      model: MODEL,
+      seed: 1000 + trial,
+      sellers: [
+        ...HONEST,
+        {
+          label: 'x',
+          pricing: CHEAP,
+          substitute: 'svc-demo-fast',
+          ...(honestWhen ? { honestWhen } : {}),
+        },
+      ],
     });
+    const traffic = userTraffic(1_000, seededRandom(2000 + trial));
+    for (let from = 0; from < traffic.length; from += 10) {
+      await market.run('x', traffic.slice(from, from + 10), traffic[from + 10]?.at);
+      const tally = market.tally.get(market.peerId('x'));
+      if (market.verdict('x')?.verdict === 'failed' || (tally?.probes ?? 0) >= 40) break;
+    }
+    await market.drain();
+    const tally = market.tally.get(market.peerId('x'))!;
+    const isFailed = market.verdict('x')?.verdict === 'failed';
+    if (isFailed) failed++;
+    audits.push(isFailed ? tally.probes : Number.POSITIVE_INFINITY);
+    userHonest += tally.userHonest;
+    users += tally.userRequests;
+    probesHonest += tally.probesHonest;
+    probes += tally.probes;
+    market.close();
   }
+  const caught = audits.filter(Number.isFinite);
   return {
+    evasion: name,
     trials,
-    auditsToSuspect: { mean: mean(toSuspect), max: Math.max(...toSuspect) },
-    auditsToFail: { mean: mean(toFail), max: Math.max(...toFail) },
-    failedWithin20: toFail.filter((n) => n <= 20).length,
+    failed,
+    failedWithin20: audits.filter((n) => n <= 20).length,
+    auditsToFail: caught.length > 0 ? { median: median(caught), max: Math.max(...caught) } : null,
+    honestShare: {
+      users: users === 0 ? 0 : userHonest / users,
+      audits: probes === 0 ? 0 : probesHonest / probes,
+    },
   };
 }
 
-/** `audits` audits of honest sellers with unseeded sampled answers; audits after which the audited seller was not `pass`. */
-async function falsePositives(audits: number) {
-  const labels = ['h1', 'h2', 'h3', 'h4'];
-  const market = demoMarket(
-    MODEL,
-    labels.map((label, i) => honest(label, i)),
-  );
-  return withAuditor(market, OPEN, 99, async (auditor) => {
-    let flagged = 0;
-    for (let i = 0; i < audits; i++) {
-      const label = labels[i % labels.length]!;
-      auditor.noteAnswer(market.peerId(label), KEY, 1_000_000n);
-      await auditor.idle();
-      if (auditor.audit(market.peerId(label), KEY)?.verdict !== 'pass') flagged++;
+/** Honest markets until `audits` probes each; every window any seller's verdict rested on. */
+async function falsePositives(runs: number, audits: number) {
+  let windows = 0;
+  let flagged = 0;
+  let worstP = 1;
+  for (let run = 0; run < runs; run++) {
+    const market = new DemoMarket({
+      model: MODEL,
+      seed: 50 + run,
+      sellers: [...HONEST, { label: 'x', pricing: CHEAP }],
+    });
+    const traffic = userTraffic(audits * 8, seededRandom(60 + run));
+    for (let from = 0; from < traffic.length && market.probes.length < audits; from += 100) {
+      await market.run('x', traffic.slice(from, from + 100), traffic[from + 100]?.at);
     }
-    return {
-      audits,
-      flaggedAudits: flagged,
-      falsePositiveRate: flagged / audits,
-      verdicts: Object.fromEntries(labels.map((l) => [l, auditor.audit(market.peerId(l), KEY)])),
-    };
-  });
+    await market.drain();
+    for (const label of ['h1', 'h2', 'h3', 'x']) {
+      const peerId = market.peerId(label);
+      const mine = market.probes.filter((probe) => probe.answers.some((a) => a.peerId === peerId));
+      for (let end = 1; end <= mine.length; end++) {
+        const standing = verdictOf(peerId, mine.slice(0, end))!;
+        windows++;
+        worstP = Math.min(worstP, standing.pValue);
+        if (standing.verdict !== 'pass') flagged++;
+      }
+    }
+    market.close();
+  }
+  return {
+    runs,
+    auditsPerRun: audits,
+    verdictsChecked: windows,
+    flagged,
+    rate: flagged / windows,
+    lowestP: worstP,
+  };
 }
 
-/** A day of `requests` answers of `input`/`output` tokens under the default audit config. */
-async function costShare(requests: number, input: number, output: number) {
+/**
+ * Days of the buyer's own traffic under the default audit config, served by the cheapest seller
+ * (references cost 4-5 times as much): audits' share of spend, and requests per probe.
+ */
+async function costShare(requests: number) {
   const config = defaultConfig().buyer.audit;
-  const labels = ['h1', 'h2', 'h3', 'h4'];
-  const market = demoMarket(
-    MODEL,
-    labels.map((label, i) => honest(label, i)),
-  );
-  return withAuditor(market, config, 5, async (auditor) => {
-    let own = 0n;
-    for (let i = 0; i < requests; i++) {
-      const seller = i % labels.length;
-      const cost = costOfUsage(
-        { inputTokens: input, cachedInputTokens: 0, outputTokens: output },
-        toPriceMicro(PRICES[seller]!),
-      );
-      own += cost;
-      auditor.noteAnswer(market.peerId(labels[seller]!), KEY, cost);
-      await auditor.idle();
-    }
-    const share = Number((market.stats.costMicro * 1_000_000n) / (own === 0n ? 1n : own)) / 1e6;
-    return {
-      config,
-      requests,
-      tokensPerAnswer: { input, output },
-      ownSpendUsd: formatUsd(own),
-      auditSpendUsd: formatUsd(market.stats.costMicro),
-      auditRequests: market.stats.requests,
-      auditShareOfSpend: share,
-      withinTwoPercent: share <= 0.02,
-    };
+  const market = new DemoMarket({
+    model: MODEL,
+    seed: 7,
+    config,
+    sellers: [...HONEST, { label: 'x', pricing: CHEAP }],
   });
+  const traffic = userTraffic(requests, seededRandom(8));
+  await market.run('x', traffic);
+  const share = Number((market.spend.audit * 1_000_000n) / (market.spend.own || 1n)) / 1e6;
+  const days = Math.ceil(traffic.at(-1)!.at / 86_400_000);
+  const result = {
+    config,
+    requests,
+    days,
+    probes: market.probes.length,
+    requestsPerProbe: market.probes.length > 0 ? Math.round(requests / market.probes.length) : null,
+    ownSpendUsd: formatUsd(market.spend.own),
+    auditSpendUsd: formatUsd(market.spend.audit),
+    auditShareOfSpend: share,
+    withinTwoPercent: share <= 0.02,
+  };
+  market.close();
+  return result;
 }
 
-const mean = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / Math.max(1, xs.length);
+/** Classifiers on one seller's view of a day of traffic with audits after every answer. */
+async function indistinguishability(seeds: number[]) {
+  const out = [];
+  for (const seed of seeds) {
+    const market = new DemoMarket({
+      model: MODEL,
+      seed,
+      sellers: [...HONEST, { label: 'x', pricing: CHEAP }],
+    });
+    await market.run('x', userTraffic(3_000, seededRandom(seed + 1)));
+    const views = market.views.get(market.peerId('x'))!;
+    out.push({
+      seed,
+      shapeAndTiming: classify(views, seededRandom(seed + 2), { shapeOnly: true }),
+      withTextStatistics: classify(views, seededRandom(seed + 2)),
+    });
+    market.close();
+  }
+  return out;
+}
+
+const percent = (x: number) => `${(x * 100).toFixed(1)} %`;
 
 export default async function bench(): Promise<Record<string, unknown>> {
-  const detect = await detection(20);
+  const evasions = [];
   console.log(
-    `detection: substitute failed within 20 audits in ${detect.failedWithin20}/${detect.trials} trials; audits to fail mean ${detect.auditsToFail.mean}, max ${detect.auditsToFail.max} (to suspect: mean ${detect.auditsToSuspect.mean})`,
+    'evasion                                  failed  within 20  audits to fail (median, max)  honest on users / audits',
   );
-  const fp = await falsePositives(1000);
-  console.log(
-    `false positives: ${fp.flaggedAudits} of ${fp.audits} honest audits flagged (rate ${fp.falsePositiveRate})`,
-  );
-  const agentDay = await costShare(2000, 3000, 600);
-  const smallDay = await costShare(2000, 200, 100);
-  for (const day of [agentDay, smallDay]) {
+  for (const [name, rule] of Object.entries(EVASIONS)) {
+    const result = await evasion(name, rule, 6);
+    evasions.push(result);
+    const audits = result.auditsToFail
+      ? `${result.auditsToFail.median}, ${result.auditsToFail.max}`
+      : '-';
     console.log(
-      `cost: ${day.requests} answers of ${day.tokensPerAnswer.input}/${day.tokensPerAnswer.output} tokens, own ${day.ownSpendUsd} USD, audits ${day.auditSpendUsd} USD in ${day.auditRequests} requests = ${(day.auditShareOfSpend * 100).toFixed(2)} % of spend`,
+      `${name.padEnd(40)} ${`${result.failed}/${result.trials}`.padStart(6)}  ${`${result.failedWithin20}/${result.trials}`.padStart(9)}  ${audits.padStart(28)}  ${percent(result.honestShare.users).padStart(8)} / ${percent(result.honestShare.audits)}`,
     );
   }
-  return { detection: detect, falsePositives: fp, cost: { agentDay, smallDay } };
+  const fp = await falsePositives(3, 1_000);
+  console.log(
+    `false positives: ${fp.flagged} of ${fp.verdictsChecked} verdicts of honest sellers flagged over ${fp.runs} runs of ${fp.auditsPerRun} audits (rate ${fp.rate}); lowest p ${fp.lowestP.toExponential(2)}`,
+  );
+  const cost = await costShare(20_000);
+  console.log(
+    `cost (default config): ${cost.requests} requests over ${cost.days} days, own ${cost.ownSpendUsd} USD, audits ${cost.auditSpendUsd} USD in ${cost.probes} probes (one per ${cost.requestsPerProbe} requests) = ${percent(cost.auditShareOfSpend)} of spend`,
+  );
+  const classifiers = await indistinguishability([3, 13]);
+  for (const run of classifiers) {
+    console.log(
+      `classifier (seed ${run.seed}, ${run.shapeAndTiming.probes} audits, ${run.shapeAndTiming.userRequests} user requests): shape, parameters, headers, timing: logistic ${percent(run.shapeAndTiming.logisticRegression.accuracy)}, boosted stumps ${percent(run.shapeAndTiming.boostedStumps.accuracy)}; with text statistics: logistic ${percent(run.withTextStatistics.logisticRegression.accuracy)}, boosted stumps ${percent(run.withTextStatistics.boostedStumps.accuracy)}`,
+    );
+  }
+  return { evasions, falsePositives: fp, cost, classifiers };
 }

@@ -1,164 +1,173 @@
 /**
- * The auditor at the statistics level: the real demo model answers in process (no libp2p, no
- * HTTP; src/audit/audits.e2e.test.ts covers the network), the real auditor judges, a real
- * store keeps verdicts in a temporary data dir.
+ * The auditor in an in-process market (src/audit/testing/demoMarket.ts): the real demo model
+ * answers, the real auditor shapes, schedules, pays and judges, time is virtual;
+ * src/audit/audits.e2e.test.ts covers libp2p and HTTP.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { normalizeModelName } from '../catalog/index.js';
 import type { AuditConfig } from '../config/index.js';
 import { removeTempDir, tempDir } from '../testing/index.js';
-import type { Auditor } from './auditor.js';
 import { AuditStore } from './store.js';
-import {
-  type DemoMarket,
-  demoMarket,
-  type MarketSeller,
-  marketAuditor,
-  OPEN_AUDITS,
-  seededRandom,
-} from './testing/demoMarket.js';
+import { DemoMarket, type MarketSeller, OPEN_AUDITS, seededRandom } from './testing/demoMarket.js';
+import { userTraffic } from './testing/userTraffic.js';
 
 const MODEL = 'svc-demo-smart';
-const KEY = normalizeModelName(MODEL);
 const dirs: string[] = [];
+const markets: DemoMarket[] = [];
 afterEach(() => {
+  for (const market of markets.splice(0)) market.close();
   for (const dir of dirs.splice(0)) removeTempDir(dir);
 });
 
-const OPEN = OPEN_AUDITS;
-
-function auditorFor(market: DemoMarket, config: AuditConfig = OPEN) {
-  const dir = tempDir('svc-audit-');
-  dirs.push(dir);
-  return { auditor: marketAuditor(market, config, dir, 7), dir };
+function open(
+  sellers: MarketSeller[],
+  options: { config?: AuditConfig; dataDir?: string; seed?: number } = {},
+) {
+  const market = new DemoMarket({ model: MODEL, sellers, seed: options.seed ?? 1, ...options });
+  markets.push(market);
+  return market;
 }
 
-/** One audit of `label`: a delivered answer costing 1 USD, then wait for the audit. */
-async function auditOnce(auditor: Auditor, market: DemoMarket, label: string) {
-  auditor.noteAnswer(market.peerId(label), KEY, 1_000_000n);
-  await auditor.idle();
-}
-
-const honest = (label: string): MarketSeller => ({ label, weights: MODEL });
+const HONEST: MarketSeller[] = [{ label: 'h1' }, { label: 'h2' }, { label: 'h3' }];
+const SUBSTITUTE: MarketSeller = { label: 'x', substitute: 'svc-demo-fast' };
 
 describe('auditor', () => {
-  it('flags a seller serving another model within 20 audits, and passes the honest ones', async () => {
-    const market = demoMarket(MODEL, [
-      honest('h1'),
-      honest('h2'),
-      honest('h3'),
-      { label: 'sub', weights: 'svc-demo-fast' },
-    ]);
-    const { auditor } = auditorFor(market);
-    let audits = 0;
-    while (auditor.audit(market.peerId('sub'), KEY)?.verdict !== 'failed' && audits < 20) {
-      await auditOnce(auditor, market, 'sub');
-      audits++;
-    }
-    expect(auditor.audit(market.peerId('sub'), KEY)?.verdict).toBe('failed');
-    expect(audits).toBeLessThanOrEqual(20);
-    const standing = auditor.standing(market.peerId('sub'), KEY)!;
-    expect(standing.evidence.outcome).toBe('disagree');
-    expect(standing.evidence.prompts.length).toBeGreaterThan(0);
-    expect(standing.evidence.answers[0]).toContain('Sampled:');
-    // Spot check first (similarity and prefix), then the sampled test (statistic and p-value).
-    expect(audits).toBe(2);
-    expect(standing.evidence).toMatchObject({ kind: 'sampled', prefix: null });
-    expect(standing.evidence.pValue).toBeLessThanOrEqual(0.005);
-    expect(standing.evidence.statistic).toBeGreaterThan(0);
-    // Failed sellers are left out of later audits: only honest sellers are compared.
-
-    for (let i = 0; i < 4; i++) {
-      await auditOnce(auditor, market, 'h1');
-      await auditOnce(auditor, market, 'h2');
-    }
-    expect(auditor.audit(market.peerId('h1'), KEY)?.verdict).toBe('pass');
-    expect(auditor.audit(market.peerId('h2'), KEY)?.verdict).toBe('pass');
+  it('fails a seller serving another model, passes the honest ones, and keeps the probes behind each verdict', async () => {
+    const market = open([...HONEST, SUBSTITUTE]);
+    await market.run('x', userTraffic(200, seededRandom(2)));
+    const standing = market.verdict('x')!;
+    expect(standing.verdict).toBe('failed');
+    expect(standing.pValue).toBeLessThanOrEqual(1e-6);
+    expect(standing.disagreements).toBeGreaterThan(standing.audits / 2);
+    const probe = standing.probes.at(-1)!;
+    expect(probe.answers.length).toBeGreaterThanOrEqual(3);
+    expect(probe.scores).toHaveLength(probe.answers.length);
+    expect(probe.answers.map((answer) => answer.peerId)).toContain(market.peerId('x'));
+    for (const answer of probe.answers) expect(answer.text.length).toBeGreaterThan(0);
+    for (const label of ['h1', 'h2', 'h3']) expect(market.verdict(label)?.verdict).toBe('pass');
+    // Once failed, x is never asked again as a reference for the others.
+    const before = market.tally.get(market.peerId('x'))!.probes;
+    for (const label of ['h1', 'h2'])
+      await market.run(label, userTraffic(40, seededRandom(3), market.now + 1));
+    expect(market.tally.get(market.peerId('x'))!.probes).toBe(before);
   });
 
-  it('flags no honest seller over 1,000 audits with sampled answers', async () => {
-    const market = demoMarket(
-      MODEL,
-      [honest('h1'), honest('h2'), honest('h3'), honest('h4')],
-      seededRandom(11),
-    );
-    const { auditor } = auditorFor(market);
-    const labels = ['h1', 'h2', 'h3', 'h4'];
-    let flagged = 0;
-    for (let i = 0; i < 1000; i++) {
-      const label = labels[i % labels.length]!;
-      await auditOnce(auditor, market, label);
-      if (auditor.audit(market.peerId(label), KEY)?.verdict !== 'pass') flagged++;
-    }
-    expect(flagged).toBe(0);
-    for (const label of labels) {
-      expect(auditor.audit(market.peerId(label), KEY)).toMatchObject({
-        verdict: 'pass',
-        disagreements: 0,
-      });
-    }
-  }, 240_000);
-
-  it('is inconclusive with fewer than two other sellers', async () => {
-    const market = demoMarket(MODEL, [honest('h1'), { label: 'sub', weights: 'other' }]);
-    const { auditor } = auditorFor(market);
-    await auditOnce(auditor, market, 'sub');
-    expect(auditor.audit(market.peerId('sub'), KEY)).toBeUndefined();
-    expect(market.stats.requests).toBe(0);
+  it('does not audit with fewer than two other sellers of the model', async () => {
+    const market = open([{ label: 'h1' }, SUBSTITUTE]);
+    await market.run('x', userTraffic(30, seededRandom(4)));
+    expect(market.verdict('x')).toBeUndefined();
+    expect(market.spend.audit).toBe(0n);
+    expect(market.tally.get(market.peerId('x'))!.probes).toBe(0);
   });
 
-  it('spends at most the share of own spend and the daily budget, nothing without own spend', async () => {
-    const market = demoMarket(MODEL, [honest('h1'), honest('h2'), honest('h3')]);
+  it('copies the buyer’s own traffic: paths, headers in order, parameters and identity, never its words', async () => {
+    const market = open([...HONEST, { label: 'x' }]);
+    await market.run('x', userTraffic(300, seededRandom(5)));
+    const views = market.views.get(market.peerId('x'))!;
+    const users = views.filter((view) => !view.probe);
+    const probes = views.filter((view) => view.probe);
+    expect(probes.length).toBeGreaterThan(10);
+    const signature = (view: (typeof views)[number]) =>
+      JSON.stringify([view.path, view.headers, Object.keys(view.json)]);
+    const userSignatures = new Set(users.map(signature));
+    for (const view of probes) {
+      expect(userSignatures.has(signature(view))).toBe(true);
+      expect(view.identity).toBe('default');
+    }
+    // No run of 24 characters of any user's text reaches a probe.
+    const userTexts = users.map((view) => new TextDecoder().decode(view.body));
+    for (const view of probes) {
+      const text = JSON.stringify(view.json.messages ?? view.json.input ?? '');
+      for (const piece of text.match(/[A-Za-z ,.']{24,}/g) ?? []) {
+        const sample = piece.slice(0, 24);
+        if (/^(You are|Use it|Follow the)/.test(sample)) continue;
+        expect(userTexts.some((user) => user.includes(sample))).toBe(false);
+      }
+    }
+  });
+
+  it('spreads probes in time like the buyer’s own requests: no bursts', async () => {
+    const market = open([...HONEST, { label: 'x' }]);
+    await market.run('x', userTraffic(400, seededRandom(6)));
+    const views = market.views.get(market.peerId('x'))!;
+    const gapBefore = (index: number) => views[index]!.at - views[index - 1]!.at;
+    const median = (values: number[]) =>
+      values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const probeGaps: number[] = [];
+    const userGaps: number[] = [];
+    for (let i = 1; i < views.length; i++)
+      (views[i]!.probe ? probeGaps : userGaps).push(gapBefore(i));
+    expect(probeGaps.length).toBeGreaterThan(20);
+    expect(median(probeGaps)).toBeGreaterThan(median(userGaps) / 3);
+    expect(median(probeGaps)).toBeLessThan(median(userGaps) * 3);
+  });
+
+  it('pays each identity’s audits from that identity, within its share of its own spend and the daily budget', async () => {
     const config: AuditConfig = {
       enabled: true,
       sampleRate: 1,
       dailyBudgetUsd: 0.25,
       maxShareOfSpend: 0.02,
+      maxDelayMs: 600_000,
     };
-    const { auditor } = auditorFor(market, config);
-    auditor.noteAnswer(market.peerId('h1'), KEY, 0n);
-    await auditor.idle();
-    expect(market.stats.requests).toBe(0);
-
-    let own = 0n;
-    for (let i = 0; i < 200; i++) {
-      const cost = 2_000n; // 0.002 USD per answer
-      own += cost;
-      auditor.noteAnswer(market.peerId(['h1', 'h2', 'h3'][i % 3]!), KEY, cost);
-      await auditor.idle();
-    }
-    expect(market.stats.requests).toBeGreaterThan(0);
-    expect(market.stats.costMicro * 100n).toBeLessThanOrEqual(own * 2n);
+    const market = open([...HONEST, { label: 'x' }], { config });
+    // Nothing without own spend.
+    expect(market.store.spentToday('default')).toEqual({ own: 0n, audit: 0n });
+    // One UTC day of traffic (the market's clock starts at the epoch): the allowance is daily.
+    const day = userTraffic(800, seededRandom(7)).filter((item) => item.at < 86_000_000);
+    await market.run('x', day, 86_000_000);
+    const spent = market.store.spentToday('default');
+    expect(spent.own).toBe(market.spend.own);
+    expect(spent.audit).toBe(market.spend.audit);
+    expect(spent.audit).toBeGreaterThan(0n);
+    expect(spent.audit * 100n).toBeLessThanOrEqual(spent.own * 2n);
+    expect(market.store.spentToday('teamx')).toEqual({ own: 0n, audit: 0n });
   });
 
   it('does nothing when turned off', async () => {
-    const market = demoMarket(MODEL, [honest('h1'), honest('h2'), honest('h3')]);
-    const { auditor } = auditorFor(market, { ...OPEN, enabled: false });
-    await auditOnce(auditor, market, 'h1');
-    expect(market.stats.requests).toBe(0);
+    const market = open([...HONEST, SUBSTITUTE], { config: { ...OPEN_AUDITS, enabled: false } });
+    await market.run('x', userTraffic(50, seededRandom(8)));
+    expect(market.spend.audit).toBe(0n);
+    expect(market.verdict('x')).toBeUndefined();
   });
 
-  it('keeps verdicts across restarts and sets an unreadable file aside', async () => {
-    const market = demoMarket(MODEL, [
-      honest('h1'),
-      honest('h2'),
-      { label: 'sub', weights: 'svc-demo-fast' },
-    ]);
-    const { auditor, dir } = auditorFor(market);
-    for (let i = 0; i < 4; i++) await auditOnce(auditor, market, 'sub');
-    await auditor.stop();
-    expect(auditor.audit(market.peerId('sub'), KEY)?.verdict).toBe('failed');
+  it('keeps verdicts across restarts, and sets an older kind of audit file aside', async () => {
+    const dir = tempDir('svc-audit-');
+    dirs.push(dir);
+    writeFileSync(join(dir, 'placeholder'), '');
+    const market = open([...HONEST, SUBSTITUTE], { dataDir: dir });
+    await market.run('x', userTraffic(200, seededRandom(9)));
+    const before = market.verdict('x')!;
+    expect(before.verdict).toBe('failed');
+    market.close();
+    markets.splice(markets.indexOf(market), 1);
 
     const again = new AuditStore(dir, Date.now);
-    expect(again.audit(market.peerId('sub'), KEY)?.verdict).toBe('failed');
-    expect(again.spentToday().audit).toBe(market.stats.costMicro);
+    expect(again.audit(market.peerId('x'), market.modelKey)).toMatchObject({
+      verdict: 'failed',
+      pValue: before.pValue,
+      audits: before.audits,
+    });
+    again.close();
 
-    writeFileSync(again.path, '{"not": "an audit file"');
-    const fresh = new AuditStore(dir, Date.now);
-    expect(fresh.audit(market.peerId('sub'), KEY)).toBeUndefined();
-    expect(existsSync(`${again.path}.invalid`)).toBe(true);
-    expect(readFileSync(join(dir, 'buyer', 'audits.json.invalid'), 'utf8')).toContain('not');
+    writeFileSync(join(dir, 'buyer', 'audits.json'), '{"day":"2026-01-01"}');
+    const warnings: string[] = [];
+    const fresh = new AuditStore(dir, Date.now, (message) => warnings.push(message));
+    expect(existsSync(join(dir, 'buyer', 'audits.json.v1'))).toBe(true);
+    expect(warnings[0]).toContain('moved aside');
+    expect(fresh.audit(market.peerId('x'), market.modelKey)?.verdict).toBe('failed');
+    fresh.close();
+  });
+
+  it('stops: probes under way are dropped', async () => {
+    const market = open([...HONEST, { label: 'x' }]);
+    const traffic = userTraffic(20, seededRandom(10));
+    await market.run('x', traffic, traffic.at(-1)!.at);
+    await market.auditor.stop();
+    await market.auditor.idle();
+    const probes = market.probes.length;
+    await market.drain();
+    expect(market.probes.length).toBe(probes);
   });
 });

@@ -1,39 +1,67 @@
 /**
- * The buyer's auditor (docs/decisions/153-model-audits.md, README "Trust and audits"): after a
- * delivered answer, with probability `sampleRate`, the seller that served it is queued for an
- * audit of that model. Audits run one at a time, off the request path, against two other
- * sellers of the model: a spot re-execution at temperature 0 with a fixed seed, or (every other
- * audit) a two-sample test over sampled answers. Each stays within the day's audit allowance.
+ * The buyer's auditor (docs/decisions/164-audits-a-seller-cannot-tell-from-traffic.md, README
+ * "Trust and audits"). After a delivered answer, with probability `sampleRate`, it writes a
+ * probe: a request in the shape of one of the buyer's own recent requests (same format, path,
+ * headers, parameters, structure and lengths; new words), paid by the same identity. The probe
+ * goes to the seller that served and to two or three other sellers of the model, each copy at
+ * its own time, drawn from the gaps between the buyer's own requests. Once the copies are
+ * answered, how far each answer stands from the others joins each seller's window, and the
+ * exact odd-one-out test gives the verdict (src/audit/verdict.ts). Audits stay within the day's
+ * allowance of each identity.
  */
 import { randomBytes } from 'node:crypto';
 import type { AuditSource, Offer, OfferAudit, OfferIndex } from '../catalog/index.js';
 import type { AuditConfig } from '../config/index.js';
 import { errorMessage } from '../errors/index.js';
+import type { ApiFormat } from '../formats/index.js';
 import type { Logger } from '../log/index.js';
-import { formatUsd, type MicroUsd, maxCostOfRequest, usdNumberToMicro } from '../money/index.js';
-import { type AskSeller, AUDIT_MAX_TOKENS, type AuditAnswer, type AuditQuestion } from './ask.js';
-import { pickCanaries } from './canaries.js';
+import { formatUsd, type MicroUsd, usdNumberToMicro } from '../money/index.js';
+import { renderProbe, type WrittenProbe, writeProbe } from './generator/fill.js';
+import { TrafficProfile } from './profile.js';
+import { type RequestShape, type ShapeInput, shapeOf } from './shape.js';
+import { apartness, comparableText, quantise } from './statistics.js';
 import type { AuditStore } from './store.js';
-import {
-  type AuditEvidence,
-  type AuditKind,
-  judgeSampled,
-  judgeSpot,
-  type SellerAudit,
-  type SellerSamples,
-} from './verdict.js';
+import type { ProbeAnswer, ProbeEvidence, SellerAudit } from './verdict.js';
 
-/** Other sellers each audit compares with (two, so a disagreement has a majority). */
-const REFERENCES = 2;
-/** Canary prompts of a sampled audit, and answers per prompt from each seller. */
-const SAMPLED_PROMPTS = 3;
-const SAMPLES_PER_PROMPT = 4;
-/** Audits waiting at most; more are dropped (the next sampled answer queues again). */
-const MAX_QUEUE = 16;
-/** Input tokens assumed per canary when estimating an audit's cost beforehand. */
-const CANARY_INPUT_TOKENS = 64;
-/** Temperature of sampled answers. */
-const SAMPLED_TEMPERATURE = 1;
+/** Other sellers each probe goes to: at least two (a majority), at most three. */
+const MIN_REFERENCES = 2;
+const MAX_REFERENCES = 3;
+/** Probes under way at most. */
+const MAX_PENDING = 16;
+/** Times a copy's wait starts again because the buyer sent a request first. */
+const MAX_RESTARTS = 64;
+
+/** One copy of a probe, as the buyer's proxy receives it. */
+export interface ProbeRequest {
+  peerId: string;
+  serviceId: string;
+  identity: string;
+  format: ApiFormat;
+  path: string;
+  headers: [string, string][];
+  body: Uint8Array;
+  maxCostUsd?: string;
+}
+
+/** A seller's answer to a probe copy. */
+export interface ProbeReply {
+  text: string;
+  costMicro: MicroUsd;
+  /** The seller's verified receipt, and the bytes it covers when they were kept. */
+  receipt?: Record<string, unknown>;
+  evidence?: ProbeEvidence;
+}
+
+export type SendProbe = (request: ProbeRequest, signal: AbortSignal) => Promise<ProbeReply>;
+
+/** Runs `run` after `ms`; returns a cancel. Tests pass their own clock. */
+export type After = (ms: number, run: () => Promise<void>) => () => void;
+
+const realAfter: After = (ms, run) => {
+  const timer = setTimeout(() => void run(), ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
 
 export interface AuditorDeps {
   config: AuditConfig;
@@ -42,57 +70,75 @@ export interface AuditorDeps {
   logger: Logger;
   clock: () => number;
   random?: () => number;
+  after?: After;
 }
 
-interface Job {
+/** A delivered answer the auditor hears of. */
+export interface DeliveredAnswer {
   peerId: string;
   modelKey: string;
+  identity: string;
+  costMicro: MicroUsd;
+  /** When the request arrived (ms). */
+  arrivedAt: number;
+  /** The request, for its shape (called only when one is wanted, after the answer). */
+  request?: () => ShapeInput;
 }
 
-/** Requests of an audit of `kind` (the confirming re-sample of a sampled audit included). */
-function auditRequests(kind: AuditKind): number {
-  return kind === 'spot'
-    ? 1 + REFERENCES
-    : 2 * SAMPLED_PROMPTS * SAMPLES_PER_PROMPT * (1 + REFERENCES);
+interface Pending {
+  id: string;
+  modelKey: string;
+  identity: string;
+  shape: RequestShape;
+  written: WrittenProbe;
+  offers: Offer[];
+  answers: (ProbeAnswer | null)[];
+  left: number;
+  /** The estimate held against the allowance while the probe is under way. */
+  reserved: MicroUsd;
+  /** The estimate before calibration, and what the copies answered so far cost. */
+  estimated: MicroUsd;
+  spent: MicroUsd;
+  cancels: (() => void)[];
 }
 
 export class Auditor implements AuditSource {
   /** Marks the buyer's own audit requests (src/audit/ask.ts). */
   readonly marker = randomBytes(16).toString('hex');
-  private ask: AskSeller | undefined;
-  private readonly queue: Job[] = [];
-  private readonly kinds = new Map<string, number>();
-  private draining: Promise<void> | undefined;
+  readonly profile: TrafficProfile;
+  private send: SendProbe | undefined;
+  private readonly pending = new Map<string, Pending>();
+  private readonly reserved = new Map<string, MicroUsd>();
+  /** Per identity: what finished probes were estimated at, and what they cost. */
+  private readonly calibration = new Map<string, { estimated: MicroUsd; spent: MicroUsd }>();
+  /** Running average cost of the buyer's own answers, per identity and model. */
+  private readonly typicalCost = new Map<string, MicroUsd>();
   private readonly abort = new AbortController();
   private readonly random: () => number;
+  private readonly after: After;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly deps: AuditorDeps) {
     this.random = deps.random ?? Math.random;
-  }
-
-  /** A whole number in [1, 2^31) (seeds). */
-  private seed(): number {
-    return 1 + Math.floor(this.random() * (2 ** 31 - 1));
-  }
-
-  private canaries(count: number): string[] {
-    return pickCanaries(count, (limit) => Math.floor(this.random() * limit));
+    this.after = deps.after ?? realAfter;
+    this.profile = new TrafficProfile(this.random);
   }
 
   get enabled(): boolean {
     return this.deps.config.enabled;
   }
 
-  /** Starts auditing through `ask` (the buyer's proxy, once it listens). */
-  start(ask: AskSeller): void {
-    this.ask = ask;
+  /** Starts auditing through `send` (the buyer's proxy, once it listens). */
+  start(send: SendProbe): void {
+    this.send = send;
   }
 
-  /** Stops: the audit under way is aborted, queued ones are dropped. */
+  /** Stops: probes under way are dropped, copies in flight aborted. */
   async stop(): Promise<void> {
-    this.queue.length = 0;
     this.abort.abort(new Error('buyer stopping'));
-    await this.draining;
+    for (const probe of this.pending.values()) for (const cancel of probe.cancels) cancel();
+    this.pending.clear();
+    this.wakeIdle();
   }
 
   /** The verdict routing and the catalog use. */
@@ -107,199 +153,253 @@ export class Auditor implements AuditSource {
       : undefined;
   }
 
-  /** The verdict with its evidence (`/_svc/peers`). */
+  /** The verdict with the probes behind it (`/_svc/peers`, `svc audit show`). */
   standing(peerId: string, modelKey: string): SellerAudit | undefined {
     return this.deps.store.audit(peerId, modelKey);
   }
 
   /**
-   * Called once a user's answer is delivered: adds its cost to the day's own spend and maybe
-   * queues an audit of the seller. Never waits for the audit.
+   * Called once a user's answer is delivered: its cost counts toward the identity's own spend,
+   * its pace and shape join the traffic profile, and maybe a probe is planned. Never waits.
    */
-  noteAnswer(peerId: string, modelKey: string, costMicro: MicroUsd): void {
-    this.deps.store.addOwnSpend(costMicro);
-    const { config } = this.deps;
-    if (!config.enabled || !this.ask || this.abort.signal.aborted) return;
-    if (this.random() >= config.sampleRate) return;
-    if (this.queue.length >= MAX_QUEUE) return;
-    if (this.queue.some((job) => job.peerId === peerId && job.modelKey === modelKey)) return;
-    this.queue.push({ peerId, modelKey });
-    // Started on a later turn of the event loop: the answer's own bookkeeping finishes first.
-    this.draining ??= new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.drain())
-      .finally(() => {
-        this.draining = undefined;
-      });
+  noteAnswer(answer: DeliveredAnswer): void {
+    const { store, config } = this.deps;
+    store.addOwnSpend(answer.identity, answer.costMicro);
+    this.noteCost(answer);
+    this.profile.noteArrival(answer.identity, answer.modelKey, answer.arrivedAt);
+    const { request } = answer;
+    const shape =
+      request !== undefined && this.profile.wantsShape(answer.identity, answer.modelKey);
+    const probe =
+      config.enabled &&
+      this.send !== undefined &&
+      !this.abort.signal.aborted &&
+      this.random() < config.sampleRate;
+    if (!shape && !probe) return;
+    // On a later turn of the event loop: the answer's own bookkeeping finishes first.
+    setImmediate(() => {
+      if (shape) this.noteShape(answer, request!);
+      if (probe && !this.abort.signal.aborted) this.plan(answer);
+    });
   }
 
-  /** Resolves once the queue is empty (tests and the bench wait on it). */
-  async idle(): Promise<void> {
-    while (this.draining) await this.draining;
-  }
-
-  private async drain(): Promise<void> {
-    for (let job = this.queue.shift(); job; job = this.queue.shift()) {
-      if (this.abort.signal.aborted) return;
-      try {
-        await this.run(job);
-      } catch (error) {
-        if (!this.abort.signal.aborted) {
-          this.deps.logger.warn(
-            { peerId: job.peerId, model: job.modelKey, err: errorMessage(error) },
-            'audit failed',
-          );
-        }
-      }
+  private noteShape(answer: DeliveredAnswer, request: () => ShapeInput): void {
+    try {
+      const shape = shapeOf(request());
+      if (shape) this.profile.noteShape(answer.modelKey, { ...shape, servedBy: answer.peerId });
+    } catch (error) {
+      this.deps.logger.debug({ err: errorMessage(error) }, 'request not shaped for audits');
     }
   }
 
-  /** Micro-USD audits may still spend today. */
-  private allowance(): MicroUsd {
+  private noteCost(answer: DeliveredAnswer): void {
+    const key = `${answer.identity}|${answer.modelKey}`;
+    const before = this.typicalCost.get(key);
+    // A running average over about the last 32 answers.
+    this.typicalCost.set(
+      key,
+      before === undefined ? answer.costMicro : before + (answer.costMicro - before) / 32n,
+    );
+  }
+
+  /** Resolves once no probe is under way (tests and the bench wait on it). */
+  idle(): Promise<void> {
+    if (this.pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private wakeIdle(): void {
+    if (this.pending.size > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Micro-USD audits of `identity` may still spend today (none without own spend). */
+  private allowance(identity: string): MicroUsd {
     const { config, store } = this.deps;
-    const spent = store.spentToday();
+    const spent = store.spentToday(identity);
     const budget = usdNumberToMicro(config.dailyBudgetUsd);
     // The share is applied in parts per million, in integers.
     const share = (spent.own * BigInt(Math.round(config.maxShareOfSpend * 1_000_000))) / 1_000_000n;
     const cap = share < budget ? share : budget;
-    return cap - spent.audit;
+    return cap - spent.audit - (this.reserved.get(identity) ?? 0n);
   }
 
-  /** True when an audit estimated at `estimate` fits today's allowance (none without own spend). */
-  private affordable(estimate: MicroUsd): boolean {
-    const left = this.allowance();
-    return left > 0n && estimate <= left;
-  }
-
-  /** The target and REFERENCES other reachable sellers of the model not failed by audits. */
-  private participants(job: Job): Offer[] | undefined {
-    const model = this.deps.offers().byModel.get(job.modelKey);
-    const target = model?.offers.find((o) => o.peerId === job.peerId && o.reachable);
+  /** The audited seller and up to MAX_REFERENCES others (reachable, not failed), or undefined. */
+  private participants(peerId: string, modelKey: string): Offer[] | undefined {
+    const model = this.deps.offers().byModel.get(modelKey);
+    const target = model?.offers.find((o) => o.peerId === peerId && o.reachable);
     if (!model || !target) return undefined;
+    const seen = new Set<string>([peerId]);
     const others = model.offers.filter(
       (o) =>
         o.reachable &&
-        o.peerId !== job.peerId &&
         o.type === 'text' &&
-        this.audit(o.peerId, job.modelKey)?.verdict !== 'failed',
+        !seen.has(o.peerId) &&
+        seen.add(o.peerId) &&
+        this.audit(o.peerId, modelKey)?.verdict !== 'failed',
     );
-    const seen = new Set<string>();
-    const distinct = others.filter((o) => !seen.has(o.peerId) && seen.add(o.peerId));
-    for (let i = distinct.length - 1; i > 0; i--) {
+    for (let i = others.length - 1; i > 0; i--) {
       const j = Math.floor(this.random() * (i + 1));
-      [distinct[i], distinct[j]] = [distinct[j]!, distinct[i]!];
+      [others[i], others[j]] = [others[j]!, others[i]!];
     }
-    if (distinct.length < REFERENCES) return undefined;
-    return [target, ...distinct.slice(0, REFERENCES)];
+    if (others.length < MIN_REFERENCES) return undefined;
+    return [target, ...others.slice(0, MAX_REFERENCES)];
   }
 
-  private async run(job: Job): Promise<void> {
-    const sellers = this.participants(job);
-    if (!sellers) return; // Too few other sellers to tell who is wrong.
-    const key = `${job.peerId}|${job.modelKey}`;
-    const turn = this.kinds.get(key) ?? 0;
-    const perRequest = sellers.reduce(
-      (sum, offer) => sum + maxCostOfRequest(CANARY_INPUT_TOKENS, AUDIT_MAX_TOKENS, offer.price),
-      0n,
+  /**
+   * What a probe costs on average: the buyer's typical answer at each participant's price. Not
+   * the cost of the probe at hand: a budget that let only cheap shapes through would make probes
+   * smaller than the buyer's traffic, which a seller could see. The day's spend may go over the
+   * allowance by one probe; on average it stays within.
+   */
+  private estimate(identity: string, modelKey: string, offers: Offer[]): MicroUsd {
+    const typical = this.typicalCost.get(`${identity}|${modelKey}`) ?? 0n;
+    const weight = (offer: Offer) =>
+      offer.price.inputMicroPerMillion + offer.price.outputMicroPerMillion;
+    const base = weight(offers[0]!);
+    let total = 0n;
+    for (const offer of offers) total += base > 0n ? (typical * weight(offer)) / base : typical;
+    return total;
+  }
+
+  /** An estimate scaled up by how far finished probes of `identity` cost more than estimated. */
+  private calibrated(identity: string, estimate: MicroUsd): MicroUsd {
+    const seen = this.calibration.get(identity);
+    if (!seen || seen.estimated === 0n || seen.spent <= seen.estimated) return estimate;
+    return (estimate * seen.spent) / seen.estimated;
+  }
+
+  private calibrate(probe: Pending): void {
+    const seen = this.calibration.get(probe.identity) ?? { estimated: 0n, spent: 0n };
+    seen.estimated += probe.estimated;
+    seen.spent += probe.spent;
+    // Recent probes weigh most: halved once the sums grow past about 100 USD.
+    if (seen.estimated > 100_000_000n) {
+      seen.estimated /= 2n;
+      seen.spent /= 2n;
+    }
+    this.calibration.set(probe.identity, seen);
+  }
+
+  private plan(answer: DeliveredAnswer): void {
+    const { peerId, modelKey, identity } = answer;
+    // Planned for any answer, whoever is being probed already: a limit per seller would make
+    // probes rarer when the buyer's requests come fast, which a seller could see.
+    if (this.pending.size >= MAX_PENDING) return;
+    const offers = this.participants(peerId, modelKey);
+    if (!offers) return; // Too few other sellers to tell who is off.
+    const estimated = this.estimate(identity, modelKey, offers);
+    const estimate = this.calibrated(identity, estimated);
+    const left = this.allowance(identity);
+    if (left <= 0n || estimate > left) return;
+    // Chosen only once the probe is on: which shapes fit must not depend on their size.
+    const shape = this.profile.shapeFor(identity, modelKey);
+    const probe: Pending = {
+      id: `probe_${randomBytes(8).toString('hex')}`,
+      modelKey,
+      identity,
+      shape,
+      written: writeProbe(shape, this.random),
+      offers,
+      answers: offers.map(() => null),
+      left: offers.length,
+      reserved: estimate,
+      estimated,
+      spent: 0n,
+      cancels: [],
+    };
+    const id = probe.id;
+    this.reserved.set(identity, (this.reserved.get(identity) ?? 0n) + estimate);
+    this.pending.set(id, probe);
+    for (let index = 0; index < offers.length; index++) this.scheduleCopy(probe, index, 0);
+  }
+
+  /**
+   * Each copy leaves after a quiet gap: the one that came before the request its shape was taken
+   * from (else one drawn from the buyer's gaps); when one of the buyer's requests arrives first,
+   * the wait starts again from it. So a copy follows the last request by a gap that kind of
+   * client has, not by whatever was left of a wait that a request interrupted.
+   */
+  private scheduleCopy(probe: Pending, index: number, restarts: number): void {
+    const { identity, modelKey } = probe;
+    const gap = probe.shape.gapMs ?? this.profile.gapFor(identity, modelKey);
+    const delay = Math.min(this.deps.config.maxDelayMs, gap);
+    const from = this.deps.clock();
+    probe.cancels.push(
+      this.after(delay, async () => {
+        const last = this.profile.lastArrival(identity, modelKey);
+        if (last !== undefined && last > from && restarts < MAX_RESTARTS) {
+          this.scheduleCopy(probe, index, restarts + 1);
+          return;
+        }
+        await this.sendCopy(probe.id, probe, index);
+      }),
     );
-    const fits = (kind: AuditKind) =>
-      this.affordable(perRequest * BigInt(auditRequests(kind) / sellers.length));
-    // Spot checks and sampled tests take turns; a sampled test the allowance cannot cover
-    // gives way to a spot check.
-    const planned: AuditKind = turn % 2 === 0 ? 'spot' : 'sampled';
-    const kind: AuditKind = planned === 'sampled' && !fits('sampled') ? 'spot' : planned;
-    if (!fits(kind)) return;
-    if (kind === planned) this.kinds.set(key, turn + 1);
-    let cost = 0n;
-    const ask = async (offer: Offer, question: Omit<AuditQuestion, 'peerId' | 'serviceId'>) => {
-      const answer: AuditAnswer = await this.ask!(
-        { ...question, peerId: offer.peerId, serviceId: offer.serviceId },
+  }
+
+  private async sendCopy(id: string, probe: Pending, index: number): Promise<void> {
+    const offer = probe.offers[index]!;
+    const { shape } = probe;
+    try {
+      const reply = await this.send!(
+        {
+          peerId: offer.peerId,
+          serviceId: offer.serviceId,
+          identity: probe.identity,
+          format: shape.format,
+          path: shape.path,
+          headers: shape.headers,
+          body: renderProbe(probe.written, shape.servedBy === offer.peerId, this.random),
+          ...(shape.maxCostUsd !== undefined ? { maxCostUsd: shape.maxCostUsd } : {}),
+        },
         this.abort.signal,
       );
-      cost += answer.costMicro;
-      return answer.text;
-    };
-    try {
-      const evidence =
-        kind === 'spot' ? await this.spot(sellers, ask) : await this.sampled(sellers, ask);
-      this.deps.store.record(
-        job.peerId,
-        job.modelKey,
-        { ...evidence, costUsd: formatUsd(cost) },
-        cost,
-      );
-    } catch (error) {
-      if (cost > 0n) this.deps.store.addAuditSpend(cost);
-      throw error;
-    }
-  }
-
-  private async spot(
-    sellers: Offer[],
-    ask: (offer: Offer, question: Omit<AuditQuestion, 'peerId' | 'serviceId'>) => Promise<string>,
-  ): Promise<Omit<AuditEvidence, 'costUsd'>> {
-    const [prompt] = this.canaries(1);
-    const question = { prompt: prompt!, temperature: 0, seed: this.seed() };
-    const answers: string[] = [];
-    for (const offer of sellers) answers.push(await ask(offer, question));
-    const [own, ...references] = answers;
-    const judged = judgeSpot(own!, references);
-    return {
-      kind: 'spot',
-      at: this.deps.clock(),
-      outcome: judged.outcome,
-      prompts: [prompt!],
-      answers: [own!],
-      references,
-      referencePeers: sellers.slice(1).map((offer) => offer.peerId),
-      statistic: judged.similarity,
-      prefix: judged.prefix,
-      pValue: null,
-    };
-  }
-
-  private async sampled(
-    sellers: Offer[],
-    ask: (offer: Offer, question: Omit<AuditQuestion, 'peerId' | 'serviceId'>) => Promise<string>,
-  ): Promise<Omit<AuditEvidence, 'costUsd'>> {
-    const prompts = this.canaries(SAMPLED_PROMPTS);
-    const collect = async (): Promise<SellerSamples[]> => {
-      const all: SellerSamples[] = [];
-      for (const offer of sellers) {
-        const perPrompt: string[][] = [];
-        for (const prompt of prompts) {
-          const answers: string[] = [];
-          for (let i = 0; i < SAMPLES_PER_PROMPT; i++) {
-            answers.push(await ask(offer, { prompt, temperature: SAMPLED_TEMPERATURE }));
-          }
-          perPrompt.push(answers);
-        }
-        all.push(perPrompt);
-      }
-      return all;
-    };
-    const seed = this.seed();
-    let samples = await collect();
-    let judged = judgeSampled(samples, seed);
-    if (judged.outcome === 'needs-confirmation') {
-      // A rejection counts only when a fresh sample rejects again.
-      samples = await collect();
-      const again = judgeSampled(samples, seed + 1);
-      judged = {
-        outcome: again.outcome === 'needs-confirmation' ? 'disagree' : again.outcome,
-        test: again.test,
+      if (reply.costMicro > 0n) this.deps.store.addAuditSpend(probe.identity, reply.costMicro);
+      probe.spent += reply.costMicro;
+      probe.answers[index] = {
+        peerId: offer.peerId,
+        serviceId: offer.serviceId,
+        text: comparableText(reply.text),
+        costUsd: formatUsd(reply.costMicro),
+        ...(reply.receipt ? { receipt: reply.receipt } : {}),
+        ...(reply.evidence ? { evidence: reply.evidence } : {}),
       };
+    } catch (error) {
+      if (!this.abort.signal.aborted) {
+        this.deps.logger.warn(
+          { peerId: offer.peerId, model: probe.modelKey, err: errorMessage(error) },
+          'audit request failed',
+        );
+      }
     }
-    return {
-      kind: 'sampled',
-      at: this.deps.clock(),
-      outcome: judged.outcome === 'needs-confirmation' ? 'disagree' : judged.outcome,
-      prompts,
-      answers: samples[0]!.map((answers) => answers[0]!),
-      references: samples.slice(1).flatMap((seller) => seller.map((answers) => answers[0]!)),
-      referencePeers: sellers.slice(1).map((offer) => offer.peerId),
-      statistic: judged.test.statistic,
-      prefix: null,
-      pValue: judged.test.pValue,
-    };
+    if (--probe.left > 0 || this.pending.get(id) !== probe) return;
+    this.finish(id, probe);
+  }
+
+  private finish(id: string, probe: Pending): void {
+    this.pending.delete(id);
+    this.calibrate(probe);
+    const reserved = (this.reserved.get(probe.identity) ?? 0n) - probe.reserved;
+    if (reserved > 0n) this.reserved.set(probe.identity, reserved);
+    else this.reserved.delete(probe.identity);
+    const answers = probe.answers.filter((answer): answer is ProbeAnswer => answer !== null);
+    if (answers.length >= 3 && !this.abort.signal.aborted) {
+      try {
+        this.deps.store.record({
+          id: probe.id,
+          at: this.deps.clock(),
+          modelKey: probe.modelKey,
+          identity: probe.identity,
+          format: probe.shape.format,
+          answers,
+          scores: quantise(apartness(answers.map((answer) => answer.text))),
+        });
+      } catch (error) {
+        this.deps.logger.warn({ err: errorMessage(error) }, 'audit not recorded');
+      }
+    }
+    this.wakeIdle();
   }
 }

@@ -1,10 +1,11 @@
 /**
- * Audits on a real loopback network: a libp2p bootstrap node, three demo seller nodes announcing
- * one model (two honest, one cheaper substitute answering with another model's weights), and
- * the buyer proxy, driven by the official `openai` SDK. The substitute serves the user's
- * requests until the buyer's audits fail it; then the honest sellers do.
+ * Audits on a real loopback network: a libp2p bootstrap node, three honest demo sellers of one
+ * model and a cheaper seller whose `openai-chat` upstream is the adversary of README "Trust and
+ * audits" (answering honestly only what looks like an audit by the old tells), and the buyer
+ * proxy, driven by the official `openai` SDK. The evader serves the user's requests until the
+ * buyer's audits fail it; then the honest sellers do.
  */
-import { readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { type RunningBuyerNode, runBuyerNode } from '../buyer/runBuyerNode.js';
 import { waitForDiscovery } from '../buyer/testing/discovery.js';
 import { scoreAll } from '../buyer/testing/testBuyer.js';
 import { normalizeModelName } from '../catalog/index.js';
+import { runCli } from '../cli/testing/runCli.js';
 import { defaultConfig, type SellerConfig } from '../config/index.js';
 import { silentLogger } from '../log/index.js';
 import type { SvcNode } from '../network/index.js';
@@ -22,26 +24,43 @@ import {
 } from '../network/testing/loopback.js';
 import { type SellerHandle, startSeller } from '../seller/index.js';
 import { removeTempDir, tempDir, waitFor } from '../testing/index.js';
+import { type EvadingUpstream, startEvadingUpstream } from './testing/evadingUpstream.js';
 
 const MODEL = 'svc-demo-smart';
 const KEY = normalizeModelName(MODEL);
 
-/** Words around each question, so an answer costs more than the audit it triggers. */
-const PADDING = ' Some context for the question.'.repeat(300);
+/** A system prompt and some context, as the buyer's users send them. */
+const SYSTEM = 'You are a helpful assistant for the support team. Answer in short paragraphs.';
+const CONTEXT = ' Here is some context from the ticket.'.repeat(40);
 
-/** A demo seller of MODEL; `weights` set: it serves that model's answers instead. */
-function demoSeller(price: number, weights?: string): SellerConfig {
+function honestSeller(): SellerConfig {
   return {
-    displayName: weights ? 'substitute' : 'honest',
+    displayName: 'honest',
     uploadLimitBytes: 1024 * 1024,
     providers: [
       {
         type: 'demo',
         name: 'demo',
-        services: {
-          [MODEL]: { categories: ['text'], ...(weights ? { upstreamModel: weights } : {}) },
-        },
-        defaultPricing: { inputUsdPerMillion: price, outputUsdPerMillion: price * 4 },
+        services: { [MODEL]: { categories: ['text'] } },
+        defaultPricing: { inputUsdPerMillion: 3, outputUsdPerMillion: 12 },
+        maxConcurrency: 16,
+      },
+    ],
+  };
+}
+
+function evadingSeller(upstream: EvadingUpstream): SellerConfig {
+  return {
+    displayName: 'evader',
+    uploadLimitBytes: 1024 * 1024,
+    providers: [
+      {
+        type: 'openai-chat',
+        name: 'openai',
+        baseUrl: upstream.baseUrl,
+        apiKeyEnv: 'SVC_EVADER_UPSTREAM_KEY',
+        services: { [MODEL]: { categories: ['text'] } },
+        defaultPricing: { inputUsdPerMillion: 0.5, outputUsdPerMillion: 2 },
         maxConcurrency: 16,
       },
     ],
@@ -54,33 +73,35 @@ interface PeerOffer {
     verdict: string;
     audits: number;
     disagreements: number;
-    evidence: {
-      kind: string;
-      pValue: number | null;
-      prompts: string[];
-      answers: string[];
-      references: string[];
-      outcome: string;
-    };
+    pValue: number;
+    probes: { answers: { peerId: string; text: string }[]; scores: number[] }[];
   } | null;
 }
 
 describe('audits on a loopback network', () => {
   let bootstrap: SvcNode;
   let sellers: SellerHandle[] = [];
-  let substitute: SellerHandle;
+  let evader: SellerHandle;
+  let upstream: EvadingUpstream;
   let buyer: RunningBuyerNode;
   let dataDir: string;
   let openai: OpenAI;
 
   beforeAll(async () => {
+    process.env.SVC_EVADER_UPSTREAM_KEY = 'upstream-key';
     dataDir = tempDir('svc-audit-e2e-');
+    upstream = await startEvadingUpstream(MODEL, 'svc-demo-fast');
     bootstrap = await startLoopbackNode('bootstrap');
     const network = loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] });
     const start = (seller: SellerConfig) =>
       startSeller({ identity: randomIdentity(), seller, network });
-    substitute = await start(demoSeller(0.5, 'svc-demo-fast'));
-    sellers = [substitute, await start(demoSeller(3)), await start(demoSeller(3))];
+    evader = await start(evadingSeller(upstream));
+    sellers = [
+      evader,
+      await start(honestSeller()),
+      await start(honestSeller()),
+      await start(honestSeller()),
+    ];
     const config = defaultConfig();
     buyer = await runBuyerNode({
       config: {
@@ -88,9 +109,14 @@ describe('audits on a loopback network', () => {
         network,
         buyer: {
           ...config.buyer,
-          // Every answer is followed by an audit, and audits may spend far more than the
-          // answers (a handful of answers must pay for a sampled test of 72 canaries).
-          audit: { enabled: true, sampleRate: 1, dailyBudgetUsd: 10, maxShareOfSpend: 100 },
+          // Every answer is followed by a probe, spent freely, sent within a fraction of a second.
+          audit: {
+            enabled: true,
+            sampleRate: 1,
+            dailyBudgetUsd: 10,
+            maxShareOfSpend: 100,
+            maxDelayMs: 200,
+          },
         },
       },
       dataDir,
@@ -102,8 +128,8 @@ describe('audits on a loopback network', () => {
     });
     await waitForDiscovery(
       buyer,
-      () => buyer.directory.list().filter((peer) => peer.reachable).length === 3,
-      'three sellers discovered',
+      () => buyer.directory.list().filter((peer) => peer.reachable).length === 4,
+      'four sellers discovered',
     );
     openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
   }, 90_000);
@@ -112,6 +138,7 @@ describe('audits on a loopback network', () => {
     await buyer?.stop();
     for (const seller of sellers) await seller.stop();
     await bootstrap?.stop();
+    await upstream?.close();
     if (dataDir) removeTempDir(dataDir);
   });
 
@@ -122,59 +149,62 @@ describe('audits on a loopback network', () => {
     const { data, response } = await openai.chat.completions
       .create({
         model: MODEL,
-        messages: [{ role: 'user', content: `question ${asked}.${PADDING}` }],
+        messages: [
+          { role: 'system', content: SYSTEM },
+          { role: 'user', content: `Ticket ${asked}: the export fails on large files.${CONTEXT}` },
+        ],
       })
       .withResponse();
-    expect(data.choices[0]!.message.content).toContain(`question ${asked}`);
+    expect(data.choices[0]!.message.content).toContain(`Ticket ${asked}`);
     return response.headers.get('x-svc-peer-id')!;
   }
 
   const auditsOf = (peerId: string) => buyer.service.audits.audit(peerId, KEY);
 
-  it('flags the substitute within 20 audits; routing then prefers the honest sellers', async () => {
-    const sub = substitute.node.peerId;
-    for (let round = 0; round < 20 && auditsOf(sub)?.verdict !== 'failed'; round++) {
-      const before = auditsOf(sub)?.audits ?? 0;
-      // The cheaper substitute serves while it is not failed; each answer queues its audit.
-      expect(await ask()).toBe(sub);
+  it('fails the evader within 20 audits while it substituted the user’s answers; routing then prefers the honest sellers', async () => {
+    const cheat = evader.node.peerId;
+    const lastProbe = () => buyer.service.audits.standing(cheat, KEY)?.probes.at(-1)?.id;
+    for (let round = 0; round < 30 && auditsOf(cheat)?.verdict !== 'failed'; round++) {
+      const before = lastProbe();
+      // The cheaper evader serves while it is not failed; each answer is followed by a probe.
+      expect(await ask()).toBe(cheat);
       await waitFor(
         async () => {
           await buyer.service.audits.idle();
-          return (auditsOf(sub)?.audits ?? 0) > before;
+          return lastProbe() !== before;
         },
         60_000,
-        'the audit of the substitute',
+        'a probe of the evader',
       );
     }
-    const verdict = auditsOf(sub)!;
+    const verdict = auditsOf(cheat)!;
     expect(verdict.verdict).toBe('failed');
     expect(verdict.audits).toBeLessThanOrEqual(20);
+    // Its trick did not find the probes: it served the cheaper model to users and to audits.
+    expect(upstream.answered.substituted).toBe(asked + verdict.audits);
+    expect(upstream.answered.honest).toBe(0);
 
     const honest = sellers.slice(1).map((seller) => seller.node.peerId);
     for (let i = 0; i < 4; i++) expect(honest).toContain(await ask());
-    for (const peerId of honest) expect(auditsOf(peerId)?.verdict).not.toBe('failed');
+    for (const peerId of honest) expect(auditsOf(peerId)?.verdict).toBe('pass');
 
-    // The verdict and its evidence, in /_svc/peers and the catalog.
+    // The verdict and the probes behind it, in /_svc/peers and the catalog.
     const peers = (await (await fetch(`${buyer.url}/_svc/peers`)).json()) as {
       peers: { peerId: string; offers: PeerOffer[] }[];
     };
-    const offer = peers.peers.find((peer) => peer.peerId === sub)!.offers[0]!;
-    expect(offer.audit).toMatchObject({ verdict: 'failed', evidence: { outcome: 'disagree' } });
-    expect(offer.audit!.evidence.prompts.length).toBeGreaterThan(0);
-    expect(offer.audit!.evidence.answers[0]).toContain('Sampled:');
-    expect(offer.audit!.evidence.references.length).toBeGreaterThan(0);
-    // A spot check made it suspect; the sampled test over the network failed it.
-    expect(offer.audit!.evidence.kind).toBe('sampled');
-    expect(offer.audit!.evidence.pValue).toBeLessThanOrEqual(0.005);
+    const offer = peers.peers.find((peer) => peer.peerId === cheat)!.offers[0]!;
+    expect(offer.audit).toMatchObject({ verdict: 'failed' });
+    expect(offer.audit!.pValue).toBeLessThanOrEqual(1e-6);
+    const probe = offer.audit!.probes.at(-1)!;
+    expect(probe.answers.map((answer) => answer.peerId)).toContain(cheat);
+    expect(probe.answers.length).toBe(4);
+    expect(probe.scores).toHaveLength(4);
 
-    // Audits were paid (estimated here: unpaid development payments) from the audit budget,
-    // kept apart from the answers' own spend, in the buyer's data dir.
-    const file = JSON.parse(readFileSync(join(dataDir, 'buyer', 'audits.json'), 'utf8')) as {
-      auditSpentMicro: string;
-      ownSpentMicro: string;
-    };
-    expect(BigInt(file.auditSpentMicro)).toBeGreaterThan(0n);
-    expect(BigInt(file.ownSpentMicro)).toBeGreaterThan(0n);
+    // Audits were paid (estimated here: unpaid development payments) by the same identity as
+    // the user's requests, kept apart from their own spend.
+    const spent = buyer.service.auditStore.spentToday('default');
+    expect(spent.audit).toBeGreaterThan(0n);
+    expect(spent.own).toBeGreaterThan(0n);
 
     const entry = (await openai.models.retrieve(MODEL)) as unknown as {
       peers: {
@@ -184,9 +214,52 @@ describe('audits on a loopback network', () => {
       }[];
     };
     expect(entry.peers.at(-1)).toMatchObject({
-      peerId: sub,
+      peerId: cheat,
       effectiveReputationScore: 0,
       audit: { verdict: 'failed' },
     });
   }, 240_000);
+
+  it('keeps the receipts a verdict rests on: svc audit show, export, and verify on its own', async () => {
+    const cheat = evader.node.peerId;
+    const shown = await runCli(['--data-dir', dataDir, 'audit', 'show', `0x${cheat}`]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`${cheat}  ${KEY}: failed`);
+    expect(shown.stdout).toMatch(/RECEIPTS/);
+    expect(shown.stdout).toMatch(/\b4\/4\b/);
+
+    const exported = await runCli(['--data-dir', dataDir, 'audit', 'export', cheat]);
+    expect(exported.code).toBe(0);
+    const bundle = JSON.parse(exported.stdout) as {
+      probes: { answers: { receipt?: unknown; evidence?: { response: { body: string } } }[] }[];
+    };
+    const answers = bundle.probes.flatMap((probe) => probe.answers);
+    expect(answers.every((answer) => answer.receipt && answer.evidence)).toBe(true);
+    const file = join(dataDir, 'bundle.json');
+    writeFileSync(file, exported.stdout);
+    // Checked with no data directory and no buyer: only the bundle.
+    const verified = await runCli(['audit', 'verify', file, '--json']);
+    expect(verified.code).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({
+      ok: true,
+      verdictMatches: true,
+      receipts: { verified: answers.length, missing: 0 },
+      textsFromBytes: answers.length,
+      recomputed: { verdict: 'failed' },
+    });
+
+    // One byte of one answer changed: its receipt no longer covers it.
+    const body = Buffer.from(answers[0]!.evidence!.response.body, 'base64');
+    body[body.length - 2] = body[body.length - 2]! ^ 1;
+    answers[0]!.evidence!.response.body = body.toString('base64');
+    writeFileSync(file, JSON.stringify(bundle));
+    const refused = await runCli(['audit', 'verify', file]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('receipt refused (response_mismatch)');
+    expect(refused.stdout).toContain('bundle does NOT verify');
+
+    const unknown = await runCli(['--data-dir', dataDir, 'audit', 'show', 'not-a-peer']);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('not a peer id');
+  }, 60_000);
 });

@@ -1,5 +1,7 @@
-/** Audits of the model each seller serves (docs/decisions/153-model-audits.md). */
-export { AUDIT_HEADER, askThroughProxy } from './ask.js';
-export { Auditor } from './auditor.js';
+/** Audits of the model each seller serves (docs/decisions/164-audits-a-seller-cannot-tell-from-traffic.md). */
+export { AUDIT_HEADER, sendThroughProxy } from './ask.js';
+export { Auditor, type DeliveredAnswer } from './auditor.js';
+export { type AuditBundle, bundleOf, MAX_BUNDLE_BYTES, verifyBundle } from './bundle.js';
+export type { ShapeInput } from './shape.js';
 export { AuditStore } from './store.js';
-export type { AuditEvidence, SellerAudit, Verdict } from './verdict.js';
+export type { ProbeRecord, SellerAudit, Verdict } from './verdict.js';

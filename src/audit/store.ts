@@ -1,149 +1,195 @@
 /**
- * Audit history and the day's spend, kept in `<data-dir>/buyer/audits.json` so verdicts survive
- * restarts. Bounded: the last VERDICT_WINDOW audits per (seller, model), answers shortened, at
- * most MAX_SELLERS pairs. A file that does not parse is set aside and audits start afresh (a
- * lost history only means sellers are audited again).
+ * Probes, verdicts and the day's spend, kept in `<data-dir>/buyer/audits.sqlite` so verdicts
+ * survive restarts (docs/decisions/164-...). Bounded: the last VERDICT_WINDOW probes of each
+ * (seller, model) are kept, with their answers as compared and their receipts; a probe no window
+ * holds any more is deleted, and so is a pair not audited for PAIR_RETENTION_MS. Spend is kept
+ * per UTC day and identity: the buyer's own spend in memory (written with the next probe), the
+ * audits' at once.
  */
-import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { ensureDir, writeFileAtomic } from '../config/index.js';
+import { DatabaseSync } from 'node:sqlite';
+import { ensureDir } from '../config/index.js';
 import type { MicroUsd } from '../money/index.js';
-import { type AuditEvidence, type SellerAudit, VERDICT_WINDOW, verdictOf } from './verdict.js';
+import { type ProbeRecord, type SellerAudit, VERDICT_WINDOW, verdictOf } from './verdict.js';
 
-/** Longest prompt or answer kept as evidence. */
-const MAX_EVIDENCE_CHARS = 400;
-/** Most (seller, model) pairs remembered; the least recently audited goes first. */
-const MAX_SELLERS = 2_000;
+/** A pair with no probe for this long is forgotten. */
+const PAIR_RETENTION_MS = 90 * 86_400_000;
+/** Verdicts kept in memory (the rest are read back when asked for). */
+const MAX_CACHED = 2_000;
 
-const text = z.string().max(10_000);
-const evidenceSchema = z.object({
-  kind: z.enum(['spot', 'sampled']),
-  at: z.number(),
-  outcome: z.enum(['agree', 'disagree', 'inconclusive']),
-  prompts: z.array(text).max(16),
-  answers: z.array(text).max(16),
-  references: z.array(text).max(16),
-  referencePeers: z.array(z.string().max(200)).max(16),
-  statistic: z.number(),
-  prefix: z.number().nullable(),
-  pValue: z.number().nullable(),
-  costUsd: z.string().max(32),
-});
-const fileSchema = z.object({
-  day: z.string().max(10),
-  auditSpentMicro: z.string().regex(/^\d{1,18}$/),
-  ownSpentMicro: z.string().regex(/^\d{1,18}$/),
-  sellers: z.record(z.string().max(400), z.array(evidenceSchema).max(VERDICT_WINDOW)),
-});
-
-const shorten = (value: string) =>
-  value.length > MAX_EVIDENCE_CHARS ? `${value.slice(0, MAX_EVIDENCE_CHARS)}…` : value;
-
-const keyOf = (peerId: string, modelKey: string) => `${peerId}|${modelKey}`;
+const SCHEMA = `CREATE TABLE IF NOT EXISTS probes (
+  id TEXT PRIMARY KEY, at INTEGER NOT NULL, model TEXT NOT NULL, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS participants (
+  peer TEXT NOT NULL, model TEXT NOT NULL, at INTEGER NOT NULL, probe TEXT NOT NULL,
+  PRIMARY KEY (peer, model, probe));
+CREATE INDEX IF NOT EXISTS participants_at ON participants (peer, model, at);
+CREATE TABLE IF NOT EXISTS spend (
+  day TEXT NOT NULL, identity TEXT NOT NULL, own INTEGER NOT NULL, audit INTEGER NOT NULL,
+  PRIMARY KEY (day, identity));`;
 
 /** The UTC day of `ms`, `YYYY-MM-DD`. */
 export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+const keyOf = (peerId: string, modelKey: string) => `${peerId}|${modelKey}`;
+
+interface Spend {
+  own: MicroUsd;
+  audit: MicroUsd;
+}
+
 export class AuditStore {
   readonly path: string;
+  private readonly db: DatabaseSync;
   private day: string;
-  /** Epoch ms of `day`'s start: most calls need no date formatting. */
-  private dayStartMs: number;
-  private auditSpent = 0n;
-  private ownSpent = 0n;
-  private readonly sellers = new Map<string, AuditEvidence[]>();
+  private spend = new Map<string, Spend>();
+  private readonly verdicts = new Map<string, SellerAudit | undefined>();
+  private readonly readOnly: boolean;
 
   constructor(
-    dataDir: string,
+    dataDir: string | undefined,
     private readonly clock: () => number,
     warn: (message: string) => void = () => {},
+    options: { readOnly?: boolean } = {},
   ) {
-    this.path = join(dataDir, 'buyer', 'audits.json');
+    this.path = dataDir ? join(dataDir, 'buyer', 'audits.sqlite') : ':memory:';
+    this.readOnly = options.readOnly ?? false;
+    if (this.readOnly) {
+      // For commands reading what a running buyer writes (WAL lets them read at once).
+      if (!existsSync(this.path)) throw new Error(`no audits in ${this.path}`);
+      this.db = new DatabaseSync(this.path, { readOnly: true });
+      this.day = dayOf(clock());
+      return;
+    }
+    if (dataDir) {
+      ensureDir(join(dataDir, 'buyer'));
+      const older = join(dataDir, 'buyer', 'audits.json');
+      if (existsSync(older)) {
+        renameSync(older, `${older}.v1`);
+        warn(`${older} holds audits of an older kind; moved aside, audits start afresh`);
+      }
+    }
+    this.db = new DatabaseSync(this.path);
+    this.db.exec('PRAGMA journal_mode = WAL');
+    this.db.exec(SCHEMA);
     this.day = dayOf(clock());
-    this.dayStartMs = Date.parse(this.day);
-    if (!existsSync(this.path)) return;
+    const rows = this.db
+      .prepare('SELECT identity, own, audit FROM spend WHERE day = ?')
+      .all(this.day) as { identity: string; own: number | bigint; audit: number | bigint }[];
+    for (const row of rows) {
+      this.spend.set(row.identity, { own: BigInt(row.own), audit: BigInt(row.audit) });
+    }
+  }
+
+  private today(identity: string): Spend {
+    const day = dayOf(this.clock());
+    if (day !== this.day) {
+      this.day = day;
+      this.spend = new Map();
+    }
+    let spend = this.spend.get(identity);
+    if (!spend) {
+      spend = { own: 0n, audit: 0n };
+      this.spend.set(identity, spend);
+    }
+    return spend;
+  }
+
+  /** Today's spend of `identity`: on audits, and on its own (non-audit) requests. */
+  spentToday(identity: string): { own: MicroUsd; audit: MicroUsd } {
+    const { own, audit } = this.today(identity);
+    return { own, audit };
+  }
+
+  /** Adds to today's own spend of `identity` (kept in memory; written with the next probe). */
+  addOwnSpend(identity: string, micro: MicroUsd): void {
+    this.today(identity).own += micro;
+  }
+
+  /** Adds an audit request's cost to today's spend of `identity`, and writes the day's spend. */
+  addAuditSpend(identity: string, micro: MicroUsd): void {
+    this.today(identity).audit += micro;
+    this.writeSpend();
+  }
+
+  private writeSpend(): void {
+    const put = this.db.prepare(
+      'INSERT INTO spend (day, identity, own, audit) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (day, identity) DO UPDATE SET own = excluded.own, audit = excluded.audit',
+    );
+    for (const [identity, spend] of this.spend) put.run(this.day, identity, spend.own, spend.audit);
+  }
+
+  /** Records a probe for every seller that answered it, and keeps each one's window. */
+  record(probe: ProbeRecord): void {
+    const at = probe.at;
+    this.db.exec('BEGIN');
     try {
-      const file = fileSchema.parse(JSON.parse(readFileSync(this.path, 'utf8')));
-      for (const [key, history] of Object.entries(file.sellers).slice(-MAX_SELLERS)) {
-        this.sellers.set(key, history);
+      this.db
+        .prepare('INSERT OR REPLACE INTO probes (id, at, model, record) VALUES (?, ?, ?, ?)')
+        .run(probe.id, at, probe.modelKey, JSON.stringify(probe));
+      const join = this.db.prepare(
+        'INSERT OR REPLACE INTO participants (peer, model, at, probe) VALUES (?, ?, ?, ?)',
+      );
+      const trim = this.db.prepare(
+        `DELETE FROM participants WHERE peer = ? AND model = ? AND probe NOT IN (
+           SELECT probe FROM participants WHERE peer = ? AND model = ? ORDER BY at DESC LIMIT ?)`,
+      );
+      for (const answer of probe.answers) {
+        join.run(answer.peerId, probe.modelKey, at, probe.id);
+        trim.run(answer.peerId, probe.modelKey, answer.peerId, probe.modelKey, VERDICT_WINDOW);
+        this.verdicts.delete(keyOf(answer.peerId, probe.modelKey));
       }
-      if (file.day === this.day) {
-        this.auditSpent = BigInt(file.auditSpentMicro);
-        this.ownSpent = BigInt(file.ownSpentMicro);
-      }
+      this.db.prepare('DELETE FROM participants WHERE at < ?').run(at - PAIR_RETENTION_MS);
+      this.db.exec('DELETE FROM probes WHERE id NOT IN (SELECT probe FROM participants)');
+      this.writeSpend();
+      this.db.exec('COMMIT');
     } catch (error) {
-      renameSync(this.path, `${this.path}.invalid`);
-      warn(`${this.path} was unreadable (${String(error)}); moved aside, audits start afresh`);
+      this.db.exec('ROLLBACK');
+      throw error;
     }
   }
 
-  private rollDay(): void {
-    const now = this.clock();
-    if (now >= this.dayStartMs && now - this.dayStartMs < 86_400_000) return;
-    const today = dayOf(now);
-    this.dayStartMs = Date.parse(today);
-    if (today === this.day) return;
-    this.day = today;
-    this.auditSpent = 0n;
-    this.ownSpent = 0n;
+  /** The probes of `peerId` for `modelKey` in its window, oldest first. */
+  probes(peerId: string, modelKey: string): ProbeRecord[] {
+    const rows = this.db
+      .prepare(
+        `SELECT p.record FROM participants s JOIN probes p ON p.id = s.probe
+         WHERE s.peer = ? AND s.model = ? ORDER BY s.at ASC`,
+      )
+      .all(peerId, modelKey) as { record: string }[];
+    return rows.map((row) => JSON.parse(row.record) as ProbeRecord);
   }
 
-  /** Today's spend: on audits, and on the buyer's own (non-audit) requests. */
-  spentToday(): { audit: MicroUsd; own: MicroUsd } {
-    this.rollDay();
-    return { audit: this.auditSpent, own: this.ownSpent };
+  /** The pairs (seller, model) with probes, for `svc audit show` without a model. */
+  pairs(peerId?: string): { peerId: string; modelKey: string }[] {
+    const rows = (
+      peerId === undefined
+        ? this.db.prepare('SELECT DISTINCT peer, model FROM participants').all()
+        : this.db
+            .prepare('SELECT DISTINCT peer, model FROM participants WHERE peer = ?')
+            .all(peerId)
+    ) as { peer: string; model: string }[];
+    return rows.map((row) => ({ peerId: row.peer, modelKey: row.model }));
   }
 
-  /** Adds to today's own spend (kept in memory; written with the next audit). */
-  addOwnSpend(micro: MicroUsd): void {
-    this.rollDay();
-    this.ownSpent += micro;
-  }
-
-  /** Records one audit and its cost, and writes the file. */
-  record(peerId: string, modelKey: string, evidence: AuditEvidence, costMicro: MicroUsd): void {
-    this.rollDay();
-    this.auditSpent += costMicro;
-    const key = keyOf(peerId, modelKey);
-    const history = this.sellers.get(key) ?? [];
-    history.push({
-      ...evidence,
-      prompts: evidence.prompts.map(shorten),
-      answers: evidence.answers.map(shorten),
-      references: evidence.references.map(shorten),
-    });
-    this.sellers.delete(key);
-    this.sellers.set(key, history.slice(-VERDICT_WINDOW));
-    while (this.sellers.size > MAX_SELLERS) {
-      const oldest = this.sellers.keys().next().value;
-      if (oldest === undefined) break;
-      this.sellers.delete(oldest);
-    }
-    this.save();
-  }
-
-  /** Records today's spend without an audit (e.g. an audit that failed half way). */
-  addAuditSpend(micro: MicroUsd): void {
-    this.rollDay();
-    this.auditSpent += micro;
-    this.save();
-  }
-
-  /** The standing of a seller for a model; undefined before any conclusive audit. */
+  /** The standing of a seller for a model; undefined before any probe. */
   audit(peerId: string, modelKey: string): SellerAudit | undefined {
-    const history = this.sellers.get(keyOf(peerId, modelKey));
-    return history ? verdictOf(history) : undefined;
+    const key = keyOf(peerId, modelKey);
+    if (this.verdicts.has(key)) return this.verdicts.get(key);
+    const standing = verdictOf(peerId, this.probes(peerId, modelKey));
+    if (this.verdicts.size >= MAX_CACHED) {
+      const oldest = this.verdicts.keys().next().value;
+      if (oldest !== undefined) this.verdicts.delete(oldest);
+    }
+    this.verdicts.set(key, standing);
+    return standing;
   }
 
-  private save(): void {
-    ensureDir(join(this.path, '..'));
-    const file: z.infer<typeof fileSchema> = {
-      day: this.day,
-      auditSpentMicro: this.auditSpent.toString(),
-      ownSpentMicro: this.ownSpent.toString(),
-      sellers: Object.fromEntries(this.sellers),
-    };
-    writeFileAtomic(this.path, `${JSON.stringify(file)}\n`);
+  /** Writes the day's spend and closes the database. */
+  close(): void {
+    if (!this.db.isOpen) return;
+    if (!this.readOnly) this.writeSpend();
+    this.db.close();
   }
 }

@@ -1,130 +1,90 @@
 /**
- * From audit answers to a verdict per (seller, model) (docs/decisions/153-model-audits.md):
- * each audit agrees, disagrees or is inconclusive; over a seller's recent audits, no
- * disagreement is `pass`, one is `suspect`, two or more are `failed`.
+ * From probes to a verdict per (seller, model) (docs/decisions/166-odd-one-out-test.md): over
+ * the seller's last VERDICT_WINDOW probes, the exact odd-one-out test asks how likely an honest
+ * seller would stand as far apart from the others as this one did. `suspect` at p ≤ SUSPECT_P,
+ * `failed` at p ≤ FAILED_P, `pass` otherwise.
  */
-import {
-  agreement,
-  type PromptSamples,
-  type TwoSampleResult,
-  twoSampleTest,
-} from './statistics.js';
+import { oddOneOutTest } from './statistics.js';
 
 export type Verdict = 'pass' | 'suspect' | 'failed';
-export type AuditKind = 'spot' | 'sampled';
-export type AuditOutcome = 'agree' | 'disagree' | 'inconclusive';
 
-/** What one audit found, kept as evidence. */
-export interface AuditEvidence {
-  kind: AuditKind;
-  /** When the audit ended (ms since the epoch). */
-  at: number;
-  outcome: AuditOutcome;
-  prompts: string[];
-  /** The audited seller's answers (the first per prompt, shortened). */
-  answers: string[];
-  /** The other sellers' answers (the first per prompt, shortened). */
-  references: string[];
-  referencePeers: string[];
-  /** Spot: token-level similarity to the other sellers' answer; sampled: MMD² (Hamming). */
-  statistic: number;
-  /** Spot: shared prefix share; sampled: null. */
-  prefix: number | null;
-  /** Sampled: the permutation p-value (of the confirming test when there was one). */
-  pValue: number | null;
+/** Probes a verdict looks back over. */
+export const VERDICT_WINDOW = 24;
+/** p-value at or below which a seller is `suspect`. */
+export const SUSPECT_P = 1e-5;
+/** p-value at or below which a seller is `failed`. */
+export const FAILED_P = 1e-6;
+
+/** The exact bytes a receipt covers (base64), kept so anyone can check it (decision 168). */
+export interface ProbeEvidence {
+  request: { method: string; path: string; body: string };
+  response: { status: number; body: string };
+  /** The API format the seller answered in. */
+  sellerProtocol: string;
+}
+
+/** One seller's answer to a probe. */
+export interface ProbeAnswer {
+  peerId: string;
+  serviceId: string;
+  /** The answer's text as compared (its first 512 tokens: src/audit/statistics.ts). */
+  text: string;
   costUsd: string;
+  /** The seller's signed receipt of the exact request and answer, when the buyer checked one. */
+  receipt?: Record<string, unknown>;
+  /** The bytes the receipt covers, when they were small enough to keep. */
+  evidence?: ProbeEvidence;
 }
 
-/** Answers at temperature 0 count as the same at or above this token-level similarity. */
-export const SAME_ANSWER = 0.9;
-/** A two-sample test rejects at or below this p-value (then a fresh sample must confirm it). */
-export const REJECT_P = 0.005;
-/** Audits a verdict looks back over. */
-export const VERDICT_WINDOW = 20;
-
-export interface SpotJudgement {
-  outcome: AuditOutcome;
-  similarity: number;
-  prefix: number;
-  exact: boolean;
+/** One probe: the same request answered by several sellers of one model. */
+export interface ProbeRecord {
+  id: string;
+  /** When its last answer came (ms since the epoch). */
+  at: number;
+  modelKey: string;
+  identity: string;
+  /** The API format and path the probe was sent in. */
+  format: string;
+  answers: ProbeAnswer[];
+  /** Apartness of each answer, quantised (src/audit/statistics.ts), in the order of `answers`. */
+  scores: number[];
 }
 
-/**
- * A temperature-0 answer against other sellers' answers to the same request: inconclusive
- * unless at least two references agree with each other (with one reference there is no telling
- * which side is wrong); otherwise the audited answer agrees or disagrees with theirs.
- */
-export function judgeSpot(answer: string, references: string[]): SpotJudgement {
-  const [first, ...rest] = references;
-  if (first === undefined)
-    return { outcome: 'inconclusive', similarity: 0, prefix: 0, exact: false };
-  const against = agreement(answer, first);
-  const consensus =
-    rest.length > 0 && rest.every((other) => agreement(first, other).similarity >= SAME_ANSWER);
-  const outcome = !consensus
-    ? 'inconclusive'
-    : against.similarity >= SAME_ANSWER
-      ? 'agree'
-      : 'disagree';
-  return { outcome, similarity: against.similarity, prefix: against.prefix, exact: against.exact };
-}
-
-/** Sampled answers per prompt, per seller (index 0 is the audited seller). */
-export type SellerSamples = string[][];
-
-/** Each seller's samples against the rest's, prompt by prompt. */
-function leaveOneOut(sellers: SellerSamples[], index: number, seed: number): TwoSampleResult {
-  const prompts: PromptSamples[] = sellers[index]!.map((own, prompt) => ({
-    seller: own,
-    pool: sellers.flatMap((other, at) => (at === index ? [] : other[prompt]!)),
-  }));
-  return twoSampleTest(prompts, seed);
-}
-
-export interface SampledJudgement {
-  /** 'disagree' only after `confirm` agrees; 'needs-confirmation' asks for a fresh sample. */
-  outcome: AuditOutcome | 'needs-confirmation';
-  test: TwoSampleResult;
-}
-
-/**
- * The audited seller (index 0) against the pool of the others: it is rejected when its test
- * says different (p ≤ REJECT_P) and it is the most different seller of the audit, so an honest
- * seller compared with a pool holding a substitute is not the one blamed.
- */
-export function judgeSampled(sellers: SellerSamples[], seed: number): SampledJudgement {
-  if (sellers.length < 3) return { outcome: 'inconclusive', test: { statistic: 0, pValue: 1 } };
-  const own = leaveOneOut(sellers, 0, seed);
-  if (own.pValue > REJECT_P) return { outcome: 'agree', test: own };
-  for (let index = 1; index < sellers.length; index++) {
-    if (leaveOneOut(sellers, index, seed).statistic > own.statistic) {
-      return { outcome: 'inconclusive', test: own };
-    }
-  }
-  return { outcome: 'needs-confirmation', test: own };
-}
-
-/** A seller's standing for one model: its verdict and the audits behind it. */
+/** A seller's standing for one model: its verdict and the probes behind it. */
 export interface SellerAudit {
   verdict: Verdict;
+  /** Probes in the window. */
   audits: number;
+  /** Probes in which this seller's answer stood furthest from the others'. */
   disagreements: number;
-  /** The most telling audit: the last disagreement, else the last audit. */
-  evidence: AuditEvidence;
+  /** The exact test's p-value over the window. */
+  pValue: number;
+  /** Sum of this seller's quantised apartness over the window. */
+  statistic: number;
+  /** The probes the verdict rests on, oldest first. */
+  probes: ProbeRecord[];
 }
 
-/** The verdict over the recent audits; undefined before any conclusive audit. */
-export function verdictOf(history: readonly AuditEvidence[]): SellerAudit | undefined {
-  const recent = history.slice(-VERDICT_WINDOW);
-  const conclusive = recent.filter((audit) => audit.outcome !== 'inconclusive');
-  if (conclusive.length === 0) return undefined;
-  const against = recent.filter((audit) => audit.outcome === 'disagree');
+/** The verdict of `peerId` over `history` (its probes, oldest first); undefined before any. */
+export function verdictOf(
+  peerId: string,
+  history: readonly ProbeRecord[],
+): SellerAudit | undefined {
+  const probes = history.slice(-VERDICT_WINDOW);
+  const scored = probes.flatMap((probe) => {
+    const seller = probe.answers.findIndex((answer) => answer.peerId === peerId);
+    return seller >= 0 && probe.scores.length >= 3 ? [{ scores: probe.scores, seller }] : [];
+  });
+  if (scored.length === 0) return undefined;
+  const test = oddOneOutTest(scored);
   const verdict: Verdict =
-    against.length === 0 ? 'pass' : against.length === 1 ? 'suspect' : 'failed';
+    test.pValue <= FAILED_P ? 'failed' : test.pValue <= SUSPECT_P ? 'suspect' : 'pass';
   return {
     verdict,
-    audits: conclusive.length,
-    disagreements: against.length,
-    evidence: against.at(-1) ?? recent.at(-1)!,
+    audits: test.probes,
+    disagreements: test.oddOneOut,
+    pValue: test.pValue,
+    statistic: test.statistic,
+    probes: [...probes],
   };
 }

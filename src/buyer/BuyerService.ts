@@ -13,6 +13,7 @@ import {
   RouteStateStore,
   SpeedTracker,
 } from '../routing/index.js';
+import { EvidenceStore } from './evidence.js';
 import { ControlSecret } from './gatewayAuth.js';
 import { BuyerMetrics } from './metrics.js';
 import type { BuyerPayments } from './payments.js';
@@ -53,6 +54,9 @@ export class BuyerService {
   readonly startedAt: number;
   /** Audits of the model each seller serves (README "Trust and audits"). */
   readonly audits: Auditor;
+  readonly auditStore: AuditStore;
+  /** Audit answers' verified receipts with their bytes, by request id, until taken. */
+  readonly evidence: EvidenceStore;
   private index: { fingerprint: string; builtAt: number; value: OfferIndex } | undefined;
 
   constructor(readonly deps: BuyerDependencies) {
@@ -74,9 +78,13 @@ export class BuyerService {
     this.controlSecret = new ControlSecret(deps.dataDir);
     this.ownPreferences = ownPreferences(deps.config.routingPreferences);
     this.startedAt = deps.clock();
+    this.auditStore = new AuditStore(deps.dataDir, deps.clock, (message) =>
+      deps.logger.warn(message),
+    );
+    this.evidence = new EvidenceStore(deps.clock);
     this.audits = new Auditor({
       config: deps.config.audit,
-      store: new AuditStore(deps.dataDir, deps.clock, (message) => deps.logger.warn(message)),
+      store: this.auditStore,
       offers: () => this.offers(),
       logger: deps.logger,
       clock: deps.clock,

@@ -16,6 +16,7 @@ function answer(trailer: Promise<SellerTrailer | undefined>, whole?: Buffer): At
     paid: false,
     price: { inputMicroPerMillion: 0n, outputMicroPerMillion: 0n },
     inputTokens: async () => 0,
+    sent: { path: '/v1/chat/completions', body: new Uint8Array(), multipart: false, atMs: 0 },
     ...(whole ? { whole } : {}),
   };
 }

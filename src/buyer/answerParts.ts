@@ -9,6 +9,7 @@ import { encodeSellerHeaders } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import type { AttemptOk } from './attempt.js';
 import type { ProxyContext } from './context.js';
+import type { ReceiptOutcome } from './receiptCheck.js';
 import { countTextTokensAsync } from './tokenCount.js';
 
 /** Longest wait for the seller's usage claim after its body ended. */
@@ -105,6 +106,7 @@ export async function completePayment(
   estimate: () => Promise<TokenUsage>,
   units?: boolean,
   failed?: boolean,
+  receipt?: ReceiptOutcome,
 ): Promise<void> {
   if (!ok.paid) return;
   const { deps } = ctx.service;
@@ -123,6 +125,7 @@ export async function completePayment(
       price: ok.price,
       serviceId: candidate.offer.serviceId,
       ...(units ? { units } : {}),
+      ...(receipt !== undefined && receipt !== 'verified' ? { receiptRefused: true } : {}),
     });
   } catch (error) {
     deps.logger.warn({ err: error, requestId: ctx.requestId }, 'payment completion failed');

@@ -9,7 +9,8 @@ import { addressFromPeerId } from '../identity/index.js';
 import type { MicroUsd, TokenPriceMicro } from '../money/index.js';
 import { type SellerResponse, TransportError } from '../network/index.js';
 import { actionForStatus, type RouteCandidate } from '../routing/index.js';
-import type { ProxyContext } from './context.js';
+import { isAudit, type ProxyContext } from './context.js';
+import { MAX_EVIDENCE_RESPONSE_BYTES } from './evidence.js';
 import {
   type AttemptFailure,
   cancelled,
@@ -47,6 +48,17 @@ export interface AttemptOk {
   inputTokens: () => Promise<number>;
   /** The whole answer, for answers that are not event streams. */
   whole?: Buffer;
+  /** What was sent, as the seller's receipt must cover it (src/buyer/receiptCheck.ts). */
+  sent: SentRequest;
+}
+
+/** The request as sent to the seller, and when (unix ms, the clock sellers sign receipts with). */
+export interface SentRequest {
+  path: string;
+  body: Uint8Array;
+  /** Multipart bodies go byte for byte: their `model` is the client's, not the offer's. */
+  multipart: boolean;
+  atMs: number;
 }
 
 export type AttemptOutcome = AttemptOk | AttemptFailure;
@@ -149,6 +161,7 @@ async function requestHead(
   call: SellerCall,
   payment: Record<string, unknown> | undefined,
   controller: AbortController,
+  keepResponseBytes: number | undefined,
 ): Promise<SellerResponse | AttemptFailure> {
   const { deps } = ctx.service;
   const peerId = candidate.offer.peerId;
@@ -165,6 +178,7 @@ async function requestHead(
         ...(payment ? { payment } : {}),
         signal: controller.signal,
         headTimeoutMs,
+        ...(keepResponseBytes !== undefined ? { keepResponseBytes } : {}),
       }),
       aborted,
     ]);
@@ -248,7 +262,15 @@ export async function sendToSeller(
     if (paid) payments.release?.(ctx.requestId, sellerError);
   };
   const { controller, detach } = followClient(ctx);
-  const response = await requestHead(ctx, candidate, call, payment, controller);
+  const sent: SentRequest = {
+    path: call.path,
+    body: call.body,
+    multipart: (call.headers['content-type'] ?? '').startsWith('multipart/'),
+    atMs: Date.now(),
+  };
+  // An audit's answer is kept with its receipt, as evidence (src/buyer/evidence.ts).
+  const keep = isAudit(ctx) ? MAX_EVIDENCE_RESPONSE_BYTES : undefined;
+  const response = await requestHead(ctx, candidate, call, payment, controller, keep);
   if ('kind' in response) {
     detach();
     releasePayment();
@@ -276,6 +298,7 @@ export async function sendToSeller(
     price: call.price,
     ...(paid && call.maxCostMicro !== undefined ? { maxCostMicro: call.maxCostMicro } : {}),
     inputTokens: call.inputTokens,
+    sent,
   };
   if (!call.whole && isStream(response)) return ok;
   const whole = await readWhole(ctx, peerId, response, controller);

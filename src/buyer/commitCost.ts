@@ -52,7 +52,8 @@ const capped = (amount: MicroUsd, cap: MicroUsd | undefined) =>
 /**
  * Pays the seller (checks its claim, journals the record, signs the voucher) and returns the
  * amount committed; a failed answer (`failed`) commits nothing and frees the payment. Free offers commit 0; without payments (development) the buyer's count at
- * the seller's price, capped. A payment that fails before it journals commits nothing.
+ * the seller's price, capped. A payment that fails before it journals commits nothing. A receipt
+ * the buyer refused (`draft.receipt`) pays no more than the buyer's own count (decision 168).
  */
 export async function commitCost(
   ctx: ProxyContext,
@@ -82,6 +83,9 @@ export async function commitCost(
       estimatedUsage: await estimatedUsage(),
       price: ok.price,
       serviceId: offer.serviceId,
+      ...(draft.receipt !== undefined && draft.receipt !== 'verified'
+        ? { receiptRefused: true }
+        : {}),
       onCommit: (amountMicro) => {
         committed = amountMicro;
         journal(ctx, draft, amountMicro);

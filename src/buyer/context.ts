@@ -1,16 +1,18 @@
 /** Per-request context of a proxied request, and the record/metrics written when it finishes. */
 import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AUDIT_HEADER } from '../audit/index.js';
+import { AUDIT_HEADER, type ShapeInput } from '../audit/index.js';
 import type { ErrorStyle } from '../errors/index.js';
+import { type ApiFormat, formatOfProtocol } from '../formats/index.js';
 import type { PeerId } from '../identity/index.js';
 import { logRequestLine } from '../log/index.js';
 import { type MicroUsd, parseUsd, type TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
-import { timeHex } from '../protocol/index.js';
+import { SVC_HEADER, timeHex } from '../protocol/index.js';
 import type { PreferenceNarrowing } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
 import { type GatewayAccess, gatewayAccessOf, gatewayLimitsOf } from './gatewayAuth.js';
+import { headersForSeller } from './http.js';
 import type { RequestRecord } from './requestRecords.js';
 
 export interface ProxyRoute {
@@ -116,17 +118,23 @@ function recordSpeed(ctx: ProxyContext, completed: boolean, outputTokens: number
   });
 }
 
+/** True for the auditor's own requests: they carry its marker header (src/audit/ask.ts). */
+export function isAudit(ctx: ProxyContext): boolean {
+  return ctx.req.headers[AUDIT_HEADER] === ctx.service.audits.marker;
+}
+
 /**
  * Tells the auditor about a delivered answer (README "Trust and audits"): its cost counts toward
- * the day's own spend and the seller may be queued for an audit, run later, off this request.
- * The auditor's own requests carry its marker and are neither counted nor audited.
+ * the identity's own spend, its pace and (sometimes) its shape join the traffic profile audits
+ * copy, and the seller may be probed later, off this request. The auditor's own requests carry
+ * its marker and are neither counted, shaped nor audited.
  */
 function noteForAudits(
   ctx: ProxyContext,
   record: Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts'>,
 ): void {
   const { audits } = ctx.service;
-  if (ctx.req.headers[AUDIT_HEADER] === audits.marker) return;
+  if (isAudit(ctx)) return;
   const timing = ctx.answerTiming;
   if (!timing || !record.completed || record.peerId === null) return;
   let cost = 0n;
@@ -135,7 +143,29 @@ function noteForAudits(
   } catch {
     // A cost that is not a plain amount counts as nothing toward the audit share.
   }
-  audits.noteAnswer(timing.peerId, timing.modelKey, cost);
+  const format = formatOfProtocol(ctx.route.protocol);
+  audits.noteAnswer({
+    peerId: timing.peerId,
+    modelKey: timing.modelKey,
+    identity: ctx.access.identity,
+    costMicro: cost,
+    arrivedAt: ctx.startedAt,
+    ...(format ? { request: () => shapeInputOf(ctx, format) } : {}),
+  });
+}
+
+/** What the auditor needs to shape a request: as the seller saw it, without svc's headers. */
+function shapeInputOf(ctx: ProxyContext, format: ApiFormat): ShapeInput {
+  const maxCost = ctx.req.headers[SVC_HEADER.maxCostUsd];
+  return {
+    format,
+    path: ctx.req.url ?? '/',
+    body: ctx.body,
+    ...(ctx.rawBody ? { rawHead: ctx.rawBody.subarray(0, 64) } : {}),
+    headers: Object.entries(headersForSeller(ctx.req)),
+    identity: ctx.access.identity,
+    ...(typeof maxCost === 'string' && ctx.access.authenticated ? { maxCostUsd: maxCost } : {}),
+  };
 }
 
 /**

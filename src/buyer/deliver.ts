@@ -13,6 +13,7 @@ import type { AttemptOk } from './attempt.js';
 import { commitCost } from './commitCost.js';
 import { finishRequest, type ProxyContext } from './context.js';
 import { deliverStream } from './deliverStream.js';
+import { checkReceipt, checkUnpaidReceipt } from './receiptCheck.js';
 import type { ResponsesState } from './responsesState.js';
 import { textOf } from './tokenCount.js';
 import { usageFromBody } from './usage.js';
@@ -74,8 +75,16 @@ async function deliverWhole(
     outputTokens: usage.outputTokens,
     finished: wholeAnswerFinished(candidate.sellerProtocol, sellerJson),
   });
+  // A paid answer's receipt is checked before paying (decision 168), an unpaid one's after.
+  const receipt = ok.paid ? checkReceipt(ctx, candidate, ok, claimed) : undefined;
   // Paid before the cost is written: the header shows what the seller was committed.
-  const draft = { ...servedBy(candidate, false), status: response.status, completed: true, usage };
+  const draft = {
+    ...servedBy(candidate, false),
+    status: response.status,
+    completed: true,
+    usage,
+    ...(receipt ? { receipt } : {}),
+  };
   const cost = await commitCost(ctx, candidate, ok, claimed, estimate, usage, draft, failed);
   const costUsd = formatUsd(cost);
   res.writeHead(response.status, {
@@ -87,6 +96,7 @@ async function deliverWhole(
   });
   res.end(bytes);
   ctx.service.metrics.spend.inc(Number(cost));
+  await checkUnpaidReceipt(ctx, candidate, ok, claimed, draft);
   finishRequest(ctx, { ...draft, costUsd });
   rememberSeller(ctx, candidate, affinityKey);
   responses?.remember(candidate, json);

@@ -19,6 +19,7 @@ import type { AttemptOk } from './attempt.js';
 import { commitCost, journalOpen } from './commitCost.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
 import { CostCap } from './costCap.js';
+import { checkReceipt, checkUnpaidReceipt } from './receiptCheck.js';
 import type { ResponsesState } from './responsesState.js';
 import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
 import { ProgressJournal } from './streamProgress.js';
@@ -211,12 +212,15 @@ export async function deliverStream(
     () => scanner.streamedText,
   );
   const errorCode = cancelled ? 'request_cancelled' : failure?.code;
+  // A paid answer's receipt is checked before paying (decision 168), an unpaid one's after.
+  const receipt = ok.paid ? checkReceipt(ctx, candidate, ok, claimed) : undefined;
   const draft = {
     ...served,
     status: cancelled ? 499 : failure ? failure.status : ok.response.status,
     completed: !cancelled && !failure,
     usage,
     ...(errorCode ? { errorCode } : {}),
+    ...(receipt ? { receipt } : {}),
   };
   // The delivered part is paid for, failed or not; a stream that failed before any content is
   // not (src/payments/failedAnswer.ts). The cost written is what was committed.
@@ -239,6 +243,7 @@ export async function deliverStream(
     res.end(encodeUsageComment({ ...usage, costUsd, ...(errorCode ? { errorCode } : {}) }));
   }
   service.metrics.spend.inc(Number(cost));
+  await checkUnpaidReceipt(ctx, candidate, ok, claimed, draft);
   finishRequest(ctx, { ...draft, costUsd });
   if (failure) {
     service.health.recordFailure(candidate.offer.peerId);

@@ -1,5 +1,6 @@
 /** Buyer: the local proxy: HTTP server, routing with failover, catalog, control plane, metrics. */
 export { BuyerService } from './BuyerService.js';
+export type { EvidenceStore } from './evidence.js';
 export { formatsTranslator } from './formatsTranslator.js';
 export {
   type BuyerPayments,

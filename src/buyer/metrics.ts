@@ -39,6 +39,12 @@ export class BuyerMetrics {
     labelNames: ['state'],
     registers: [this.registry],
   });
+  readonly receipts = new Counter({
+    name: 'svc_buyer_receipts_total',
+    help: "Sellers' receipts checked, per seller and outcome (verified, or why refused)",
+    labelNames: ['peer_id', 'outcome'],
+    registers: [this.registry],
+  });
   readonly sellerFailures = new Counter({
     name: 'svc_buyer_seller_failures_total',
     help: 'Failed attempts per seller and reason',

@@ -29,6 +29,11 @@ export interface CompleteInput {
   serviceId?: string;
   /** Unit-billed (images, video): the seller's unit count must match the buyer's exactly. */
   units?: boolean;
+  /**
+   * The seller's receipt was missing or bad (src/buyer/receiptCheck.ts): pay no more than the
+   * buyer's own count, and record the claim as refused.
+   */
+  receiptRefused?: boolean;
   /** Called with the amount committed for this request before its voucher is signed. */
   onCommit?: (amountMicro: MicroUsd) => void;
 }

@@ -1,7 +1,7 @@
 /** Starts the local buyer proxy on 127.0.0.1: `startBuyer(...)` -> `{ url, stop() }`. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { askThroughProxy } from '../audit/index.js';
+import { sendThroughProxy } from '../audit/index.js';
 import { NO_REPUTATION, type ReputationSource } from '../catalog/index.js';
 import type { BuyerConfig } from '../config/index.js';
 import { SvcError } from '../errors/index.js';
@@ -92,13 +92,21 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   url = `http://${hostPart}:${address.port}`;
   // Audits go through this same server, so they take the one send path (src/audit/ask.ts).
-  service.audits.start(askThroughProxy(() => url, service.audits.marker));
+  service.audits.start(
+    sendThroughProxy({
+      baseUrl: () => url,
+      marker: service.audits.marker,
+      controlSecret: () => service.controlSecret.current()?.toString(),
+      evidenceOf: (requestId) => service.evidence.take(requestId),
+    }),
+  );
   return {
     url,
     port: address.port,
     service,
     stop: async () => {
       await service.audits.stop();
+      service.auditStore.close();
       await new Promise<void>((resolve) => {
         server.close(() => {
           service.records.close();

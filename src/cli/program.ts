@@ -26,6 +26,10 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import('./commands/buyer/index.js')).registerBuyerCommands,
   },
   {
+    commands: ['audit'],
+    load: async () => (await import('./commands/audit.js')).registerAuditCommands,
+  },
+  {
     commands: ['chain'],
     load: async () => (await import('./commands/chain.js')).registerChainCommands,
   },

@@ -7,6 +7,7 @@ import { createChainClients, deploymentPath, readDeployment, runFaucet } from '.
 import { IdentityStore } from '../identity/index.js';
 import { formatUsd, parseUsd } from '../money/index.js';
 import { libp2pPeerIdFromIdentity } from '../network/index.js';
+import { NEW_SELLER_DAYS, NEW_SELLER_SCORE_CAP } from '../payments/index.js';
 import { isAlive } from './ChildProcess.js';
 import {
   bootstrapSpec,
@@ -47,7 +48,7 @@ export interface UpOptions {
 }
 
 /** Audits of every answer, budget enough to watch the substitute get caught in a few requests. */
-const WATCH_AUDITS = { sampleRate: 1, dailyBudgetUsd: 1, maxShareOfSpend: 100 };
+const WATCH_AUDITS = { sampleRate: 1, dailyBudgetUsd: 1, maxShareOfSpend: 100, maxDelayMs: 2_000 };
 
 /** A running local network (attached mode). */
 export interface RunningDevnet {
@@ -303,7 +304,7 @@ function printSummary(
   p(`  key       ${key.secret}  (${key.id}, Default workspace, weekly budget ${weekly} USD)`);
   p(`  chain     ${state.chainRpcUrl}  (local anvil; the buyer wallet was funded with test USDC)`);
   p(
-    `  routing   dev network: buyer.routingPreferences.minTrustScore is ${DEV_MIN_TRUST_SCORE} in ${layout.buyer}/config.json, because new local sellers have no on-chain history yet (the default, 60, would exclude them all)`,
+    `  routing   dev network: buyer.routingPreferences.minTrustScore is ${DEV_MIN_TRUST_SCORE} in ${layout.buyer}/config.json, because new local sellers have no on-chain history yet and score at most ${NEW_SELLER_SCORE_CAP} in their first ${NEW_SELLER_DAYS} days on chain (the default, 60, would exclude them all)`,
   );
   p('');
   p('Try it:');

@@ -8,15 +8,18 @@ import * as secp256k1 from 'tiny-secp256k1';
 import { type Hex, hexToBytes } from 'viem';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 
+/** The 65-byte signature (r, s, v = 27 or 28) of a 32-byte `digest` by the 32-byte `key`. */
+export function signDigest(digest: Uint8Array, key: Uint8Array): Hex {
+  const { signature, recoveryId } = secp256k1.signRecoverable(digest, key);
+  return `0x${Buffer.from(signature).toString('hex')}${(27 + recoveryId).toString(16)}`;
+}
+
 /** `privateKeyToAccount(privateKey)` with the faster raw-digest `sign`. */
 export function accountOf(privateKey: Hex): PrivateKeyAccount {
   const account = privateKeyToAccount(privateKey);
   const key = hexToBytes(privateKey);
   return {
     ...account,
-    sign: async ({ hash }) => {
-      const { signature, recoveryId } = secp256k1.signRecoverable(hexToBytes(hash), key);
-      return `0x${Buffer.from(signature).toString('hex')}${(27 + recoveryId).toString(16)}`;
-    },
+    sign: async ({ hash }) => signDigest(hexToBytes(hash), key),
   };
 }

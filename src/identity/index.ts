@@ -1,4 +1,6 @@
 /** Identities: wallets the buyer pays from and sellers sign with; peer ids are their EVM addresses. */
+export { hasContractForm, isSignedBy } from './digestSignatures.js';
+export { signDigest } from './digestSigner.js';
 export {
   DEFAULT_IDENTITY,
   type IdentityListing,

@@ -60,6 +60,30 @@ export {
   type Reachability,
 } from './reachability.js';
 export {
+  ExchangeHasher,
+  RECEIPT_DOMAIN,
+  RECEIPT_TYPES,
+  type ReceiptFields,
+  receiptDigest,
+  requestHash,
+  responseHash,
+} from './receiptHashes.js';
+export {
+  type AnswerEvidence,
+  MAX_RECEIPT_SERVICE_ID,
+  type Receipt,
+  type ReceiptCheck,
+  type ReceiptClaims,
+  type ReceiptExpectations,
+  type ReceiptIssuer,
+  type ReceiptRefusal,
+  type ReceiptTerms,
+  receiptIssuer,
+  receiptSchema,
+  signReceipt,
+  verifyReceipt,
+} from './receipts.js';
+export {
   type InboundRequest,
   type OutboundReply,
   type RequestHandler,
@@ -67,6 +91,6 @@ export {
   type RequestServerOptions,
   serveRequests,
 } from './requestServer.js';
-export { MAX_HEAD_BYTES } from './requestWire.js';
+export { MAX_HEAD_BYTES, MAX_TRAILER_BYTES } from './requestWire.js';
 export { LibP2pTransport, type LibP2pTransportOptions, type PeerRouter } from './transport.js';
 export * from './types.js';

@@ -2,7 +2,8 @@
  * Seller side of `/svc/request/1`: reads and checks the request, hands it to the handler with
  * an AbortSignal that fires when the buyer resets the stream (or a timeout passes), then sends
  * the reply head, body (awaiting drain: backpressure) and trailer. A hostile or broken stream
- * only ever aborts that stream.
+ * only ever aborts that stream. With `receipts`, the request and the reply are hashed as they
+ * pass and the trailer carries the answer's signed receipt (src/network/receipts.ts).
  */
 import type { Connection, Stream } from '@libp2p/interface';
 import { asError } from '../errors/index.js';
@@ -24,6 +25,8 @@ import { peerIdFromLibp2p } from './keys.js';
 import type { SvcNode } from './node.js';
 import { preNegotiatedProtocols, takeOwedEcho } from './preNegotiated.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
+import { ExchangeHasher, requestHash, responseHash } from './receiptHashes.js';
+import { fitsReceipt, type ReceiptIssuer, type ReceiptTerms, receiptFields } from './receipts.js';
 import { frameLimit, parseFrame, type RequestHead, requestHeadSchema } from './requestWire.js';
 import type { SellerTrailer } from './types.js';
 import { quickRequestHead } from './wireChecks.js';
@@ -48,6 +51,8 @@ export interface OutboundReply {
   body?: AsyncIterable<Uint8Array> | Uint8Array;
   /** Called once the body was sent or failed; `bodyError` says why it failed. */
   trailer?: (bodyError?: Error) => SellerTrailer | Promise<SellerTrailer>;
+  /** The service and price the receipt names (none: an answer before any routing, e.g. a 404). */
+  terms?: ReceiptTerms;
 }
 
 export type RequestHandler = (request: InboundRequest) => Promise<OutboundReply>;
@@ -64,6 +69,8 @@ export interface RequestServerOptions {
   maxInboundStreams?: number;
   /** Protocol id served (default `/svc/request/1`; the gateway tunnel reuses the framing). */
   protocol?: string;
+  /** Signs each answer's receipt with the node's key (`receiptIssuer`); none: no receipts. */
+  receipts?: ReceiptIssuer;
 }
 
 export interface RequestServer {
@@ -130,11 +137,54 @@ function owedEcho(stream: Stream): OwedEcho {
   };
 }
 
+/** The trailer's `error` is bounded on the wire (4,096 characters); a reason is cut well below. */
+const MAX_TRAILER_ERROR_CHARS = 1000;
+
+/** One request's receipt in the making: who signs it, for whom, over which request. */
+interface Receipting {
+  issue: ReceiptIssuer;
+  seller: PeerId;
+  buyer: PeerId;
+  requestHash: `0x${string}`;
+}
+
+/**
+ * Adds the answer's receipt to its trailer, claims and all (signed once, here, at the end). An
+ * answer whose receipt cannot be made (a service id no receipt can carry, a signer that fails)
+ * goes without one rather than with a trailer the buyer would refuse whole.
+ */
+function withReceipt(
+  trailer: SellerTrailer,
+  reply: OutboundReply,
+  receipting: Receipting | undefined,
+  responseHash: `0x${string}`,
+): SellerTrailer {
+  if (receipting === undefined) return trailer;
+  if (reply.terms !== undefined && !fitsReceipt(reply.terms.serviceId)) return trailer;
+  try {
+    trailer.receipt = receipting.issue(
+      receiptFields({
+        seller: receipting.seller,
+        buyer: receipting.buyer,
+        requestHash: receipting.requestHash,
+        responseHash,
+        terms: reply.terms,
+        claims: trailer,
+        timeMs: Date.now(),
+      }),
+    );
+  } catch {
+    // No receipt: the buyer refuses the answer's claim (decision 168), which is the honest outcome.
+  }
+  return trailer;
+}
+
 async function sendReply(
   stream: Stream,
   reply: OutboundReply,
   signal: AbortSignal,
   echo: OwedEcho,
+  receipting?: Receipting,
 ): Promise<void> {
   const head = JSON.stringify({ status: reply.status, headers: reply.headers });
   const owed = echo.take() ?? EMPTY;
@@ -144,23 +194,31 @@ async function sendReply(
   ) {
     // A small whole answer: head, body and trailer in one write (one muxer frame, one
     // encryption, one packet) — this is most non-streaming answers — encoded into one buffer.
-    const trailer = (await reply.trailer?.()) ?? {};
+    const body = reply.body ?? EMPTY;
+    const claimed = (await reply.trailer?.()) ?? {};
+    const trailer = receipting
+      ? withReceipt(claimed, reply, receipting, responseHash(reply.status, body))
+      : claimed;
     const frames: FramePart[] = [[FrameType.head, head]];
-    if (reply.body !== undefined && reply.body.byteLength > 0)
-      frames.push([FrameType.data, reply.body]);
+    if (body.byteLength > 0) frames.push([FrameType.data, body]);
     frames.push([FrameType.trailer, JSON.stringify(trailer)]);
     await writeBytes(stream, encodeFrames(owed, frames), signal);
     await stream.close({ signal });
     return;
   }
   await writeBytes(stream, encodeFrames(owed, [[FrameType.head, head]]), signal);
+  // The answer's bytes are hashed as they go out, after each is written: what was sent.
+  const sent = receipting ? ExchangeHasher.response(reply.status) : undefined;
   let bodyError: Error | undefined;
   try {
-    if (reply.body instanceof Uint8Array) await writeData(stream, reply.body, signal);
-    else {
+    if (reply.body instanceof Uint8Array) {
+      await writeData(stream, reply.body, signal);
+      sent?.update(reply.body);
+    } else {
       for await (const chunk of reply.body) {
         if (signal.aborted) throw asError(signal.reason);
         await writeData(stream, chunk, signal);
+        sent?.update(chunk);
       }
     }
   } catch (error) {
@@ -173,8 +231,10 @@ async function sendReply(
     );
     throw asError(signal.reason);
   }
-  const trailer = (await reply.trailer?.(bodyError)) ?? {};
-  if (bodyError !== undefined && trailer.error === undefined) trailer.error = bodyError.message;
+  const claimed = (await reply.trailer?.(bodyError)) ?? {};
+  if (bodyError !== undefined && claimed.error === undefined)
+    claimed.error = bodyError.message.slice(0, MAX_TRAILER_ERROR_CHARS);
+  const trailer = sent ? withReceipt(claimed, reply, receipting, sent.digest()) : claimed;
   await writeFrame(stream, FrameType.trailer, jsonPayload(trailer), signal);
   await stream.close({ signal });
 }
@@ -326,6 +386,13 @@ async function answerRequest(
     return;
   }
   const { head, body } = request;
+  const issue = served.options.receipts;
+  const receipting: Receipting | undefined = issue && {
+    issue,
+    seller: served.node.peerId,
+    buyer,
+    requestHash: requestHash(head.method, head.path, body),
+  };
   const reply = await served.handler({
     peerId: buyer,
     method: head.method,
@@ -335,7 +402,7 @@ async function answerRequest(
     ...(head.payment !== undefined ? { payment: head.payment } : {}),
     signal,
   });
-  await sendReply(stream, reply, signal, echo);
+  await sendReply(stream, reply, signal, echo, receipting);
 }
 
 function tooLargeReply(uploadLimitBytes: number): OutboundReply {

@@ -22,6 +22,7 @@ import {
 } from './frames.js';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
+import { ExchangeHasher, requestHash } from './receiptHashes.js';
 import {
   openRequestStream,
   ProtocolRejected,
@@ -31,6 +32,7 @@ import {
 import { frameLimit, parseFrame, responseHeadSchema, trailerSchema } from './requestWire.js';
 import {
   type PeerTransport,
+  type ReceivedExchange,
   type SellerRequest,
   type SellerResponse,
   type SellerTrailer,
@@ -72,6 +74,8 @@ export class LibP2pTransport implements PeerTransport {
   private readonly totalTimeoutMs: number;
   private readonly dialTimeoutMs: number;
   private readonly protocol: string;
+  /** Answers on `/svc/request/1` carry receipts: their bytes are hashed as they arrive. */
+  private readonly receipts: boolean;
 
   constructor(options: LibP2pTransportOptions) {
     const config = options.node.config;
@@ -82,6 +86,7 @@ export class LibP2pTransport implements PeerTransport {
     this.totalTimeoutMs = options.totalTimeoutMs ?? config.requestTotalTimeoutSeconds * 1000;
     this.dialTimeoutMs = options.dialTimeoutMs ?? 10_000;
     this.protocol = options.protocol ?? REQUEST_PROTOCOL;
+    this.receipts = this.protocol === REQUEST_PROTOCOL;
   }
 
   async request(peerId: PeerId, request: SellerRequest): Promise<SellerResponse> {
@@ -92,8 +97,15 @@ export class LibP2pTransport implements PeerTransport {
     // Views: the head and trailer are parsed at once, body chunks are delivered and dropped.
     const reader = new FrameReader(opened.stream, undefined, undefined, true);
     const head = await this.exchangeHead(call, request, opened, reader);
-    const { body, trailer } = responseBody(call, opened.stream, reader);
-    return { status: head.status, headers: head.headers, body, trailer };
+    const receipt = this.receipts ? new ReceiptInputs(this.node.peerId, request, head) : undefined;
+    const { body, trailer } = responseBody(call, opened.stream, reader, receipt);
+    return {
+      status: head.status,
+      headers: head.headers,
+      body,
+      trailer,
+      ...(receipt ? { exchange: () => receipt.exchange() } : {}),
+    };
   }
 
   /** The peer's route, once the request is known to fit it and not to be cancelled already. */
@@ -342,11 +354,62 @@ async function readResponseHead(reader: FrameReader, signal: AbortSignal): Promi
   return parseFrame(responseHeadSchema, frame.payload, 'response head', quickResponseHead);
 }
 
+/**
+ * What a receipt must cover, gathered as the answer arrives: the response hash fed with each body
+ * chunk (and the chunks kept, when asked), the request hash made only when asked for.
+ */
+class ReceiptInputs {
+  private readonly response: ExchangeHasher;
+  private kept: Uint8Array[] | undefined;
+  private keptBytes = 0;
+  private ended: { responseHash: `0x${string}`; responseBody?: Uint8Array } | undefined;
+  private made: ReceivedExchange | undefined;
+
+  constructor(
+    private readonly buyerPeerId: PeerId,
+    private readonly request: SellerRequest,
+    head: ResponseHead,
+  ) {
+    this.response = ExchangeHasher.response(head.status);
+    if (request.keepResponseBytes !== undefined) this.kept = [];
+  }
+
+  chunk(payload: Uint8Array): void {
+    this.response.update(payload);
+    if (this.kept === undefined) return;
+    this.keptBytes += payload.byteLength;
+    // Payloads are views of the received messages: the kept ones are copied.
+    if (this.keptBytes <= (this.request.keepResponseBytes ?? 0)) this.kept.push(payload.slice());
+    else this.kept = undefined;
+  }
+
+  /** The body ended with a trailer. */
+  end(): void {
+    const responseHash = this.response.digest();
+    this.ended = this.kept
+      ? { responseHash, responseBody: Buffer.concat(this.kept) }
+      : { responseHash };
+    this.kept = undefined;
+  }
+
+  exchange(): ReceivedExchange | undefined {
+    if (this.ended === undefined) return undefined;
+    const { method, path, body } = this.request;
+    this.made ??= {
+      buyerPeerId: this.buyerPeerId,
+      requestHash: requestHash(method, path, body),
+      ...this.ended,
+    };
+    return this.made;
+  }
+}
+
 /** The body chunks, pulled by the consumer, and the trailer they end with. */
 function responseBody(
   call: Call,
   stream: Stream,
   reader: FrameReader,
+  receipt: ReceiptInputs | undefined,
 ): Pick<SellerResponse, 'body' | 'trailer'> {
   const trailer = Promise.withResolvers<SellerTrailer | undefined>();
   let consumed = false;
@@ -362,7 +425,9 @@ function responseBody(
           if (frame === undefined)
             throw new FrameError('eof', 'seller closed the stream before the trailer');
           if (frame.type === FrameType.trailer) {
-            trailer.resolve(parseFrame(trailerSchema, frame.payload, 'trailer', quickTrailer));
+            const parsed = parseFrame(trailerSchema, frame.payload, 'trailer', quickTrailer);
+            receipt?.end();
+            trailer.resolve(parsed);
             finished = true;
             await stream.close().catch(() => undefined);
             return;
@@ -372,6 +437,7 @@ function responseBody(
         } catch (error) {
           throw classify(call, error, false, stream);
         }
+        receipt?.chunk(frame.payload);
         yield frame.payload;
       }
     } finally {

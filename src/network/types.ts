@@ -5,6 +5,7 @@
 import type { ApiProtocol } from '../formats/index.js';
 import type { PeerId } from '../identity/index.js';
 import type { TokenPricing, TokenUsage } from '../money/index.js';
+import type { Receipt } from './receipts.js';
 
 /** Peer metadata schema version carried in `version`. */
 export const METADATA_VERSION = 1;
@@ -116,6 +117,11 @@ export interface SellerRequest {
   signal?: AbortSignal;
   /** Fail with a timeout error if no response head arrives within this many ms. */
   headTimeoutMs?: number;
+  /**
+   * Keep a copy of the response body, up to this many bytes, for `exchange().responseBody`
+   * (the evidence of an audit); a longer body is not kept.
+   */
+  keepResponseBytes?: number;
 }
 
 /** What the seller claims after the body: the usage it will bill, counted from the upstream response. */
@@ -125,6 +131,18 @@ export interface SellerTrailer {
   costMicroUsd?: string;
   /** Set when the body ended early (upstream failure, cancel). */
   error?: string;
+  /** The seller's signed receipt of this answer (src/network/receipts.ts). */
+  receipt?: Receipt;
+}
+
+/** What the buyer sent and received, as the seller's receipt must cover it. */
+export interface ReceivedExchange {
+  /** This node's peer id: the buyer a receipt must name. */
+  buyerPeerId: PeerId;
+  requestHash: `0x${string}`;
+  responseHash: `0x${string}`;
+  /** The response body as received, when the request asked to keep it and it fit. */
+  responseBody?: Uint8Array;
 }
 
 /** A seller's reply: head first, then body chunks (with backpressure), then the trailer. */
@@ -134,6 +152,12 @@ export interface SellerResponse {
   body: AsyncIterable<Uint8Array>;
   /** Resolves once the body has been fully consumed (undefined if the seller sent none). */
   trailer: Promise<SellerTrailer | undefined>;
+  /**
+   * The exchange the receipt must cover, once the trailer arrived (undefined before, or when
+   * the body was cut). Transports that carry receipts set it (the libp2p one does); answers of
+   * a transport without it are not checked (the buyer's in-memory test network).
+   */
+  exchange?: () => ReceivedExchange | undefined;
 }
 
 /** Why a request to a seller failed at the transport level. */

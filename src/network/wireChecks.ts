@@ -40,6 +40,8 @@ function isHeaders(value: unknown): boolean {
 }
 
 const REQUEST_HEAD_KEYS = ['method', 'path', 'headers', 'bodyLength', 'payment'] as const;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control range is the point
+const PATH_CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** A request head that `requestHeadSchema` accepts unchanged. */
 export function quickRequestHead(value: unknown): boolean {
@@ -47,6 +49,7 @@ export function quickRequestHead(value: unknown): boolean {
   const { method, path, headers, bodyLength, payment } = value;
   if (typeof method !== 'string' || !METHOD.test(method)) return false;
   if (typeof path !== 'string' || path.length > 4096 || !path.startsWith('/')) return false;
+  if (PATH_CONTROL.test(path)) return false;
   if (!isCount(bodyLength) || !isHeaders(headers)) return false;
   if ('payment' in value) {
     // A record of anything (the payments module checks its contents).
@@ -72,7 +75,7 @@ export function quickResponseHead(value: unknown): boolean {
   );
 }
 
-const TRAILER_KEYS = ['usage', 'costMicroUsd', 'error'] as const;
+const TRAILER_KEYS = ['usage', 'costMicroUsd', 'error', 'receipt'] as const;
 const USAGE_KEYS = ['inputTokens', 'cachedInputTokens', 'outputTokens'] as const;
 const USAGE_ALLOWED = [...USAGE_KEYS, 'reasoningTokens'] as const;
 
@@ -89,5 +92,57 @@ export function quickTrailer(value: unknown): boolean {
     return false;
   }
   if ('error' in value && (typeof error !== 'string' || error.length > 4096)) return false;
-  return true;
+  return !('receipt' in value) || quickReceipt(value.receipt);
+}
+
+const RECEIPT_KEYS = [
+  'seller',
+  'buyer',
+  'serviceId',
+  'requestHash',
+  'responseHash',
+  'inputTokens',
+  'cachedInputTokens',
+  'outputTokens',
+  'reasoningTokens',
+  'inputMicroUsdPerMillion',
+  'cachedInputMicroUsdPerMillion',
+  'outputMicroUsdPerMillion',
+  'unitMicroUsd',
+  'costMicroUsd',
+  'timeMs',
+  'signature',
+] as const;
+const ADDRESS = /^0x[0-9a-f]{40}$/;
+const HASH = /^0x[0-9a-f]{64}$/;
+const SIGNATURE = /^0x[0-9a-f]{130}$/;
+const AMOUNT = /^(?:0|[1-9]\d{0,29})$/;
+/** Plain service ids: the printable ASCII every announced id uses (others go through zod). */
+const PLAIN_SERVICE_ID = /^[\x20-\x7e]{0,256}$/;
+
+function matches(value: unknown, pattern: RegExp): boolean {
+  return typeof value === 'string' && pattern.test(value);
+}
+
+/** A receipt that `receiptSchema` (src/network/receipts.ts) accepts unchanged. */
+export function quickReceipt(value: unknown): boolean {
+  if (!isPlainObject(value) || !onlyKeys(value, RECEIPT_KEYS)) return false;
+  return (
+    matches(value.seller, ADDRESS) &&
+    matches(value.buyer, ADDRESS) &&
+    matches(value.serviceId, PLAIN_SERVICE_ID) &&
+    matches(value.requestHash, HASH) &&
+    matches(value.responseHash, HASH) &&
+    isCount(value.inputTokens) &&
+    isCount(value.cachedInputTokens) &&
+    isCount(value.outputTokens) &&
+    isCount(value.reasoningTokens) &&
+    matches(value.inputMicroUsdPerMillion, AMOUNT) &&
+    matches(value.cachedInputMicroUsdPerMillion, AMOUNT) &&
+    matches(value.outputMicroUsdPerMillion, AMOUNT) &&
+    matches(value.unitMicroUsd, AMOUNT) &&
+    matches(value.costMicroUsd, AMOUNT) &&
+    isCount(value.timeMs) &&
+    matches(value.signature, SIGNATURE)
+  );
 }

@@ -49,6 +49,8 @@ export {
 } from './factories.js';
 export { isFailedAnswer, wholeAnswerFinished } from './failedAnswer.js';
 export {
+  NEW_SELLER_DAYS,
+  NEW_SELLER_SCORE_CAP,
   ReputationReader,
   type ReputationReaderOptions,
   type SellerReputation,

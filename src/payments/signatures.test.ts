@@ -1,6 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { hasContractForm } from './contractSignatures.js';
+import { hasContractForm } from '../identity/index.js';
 import {
   isReserveSignedByBuyer,
   isVoucherSignedBy,

@@ -16,7 +16,7 @@ import {
   stringToHex,
 } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
-import { isSignedBy } from './contractSignatures.js';
+import { isSignedBy } from '../identity/index.js';
 
 /** Where signatures are valid: one chain, one payments contract. */
 export interface PaymentsDomain {
@@ -173,7 +173,7 @@ export async function reserveSigner(
 
 /**
  * True when `signature` is `expected`'s signature of the voucher in a form the contract accepts;
- * false for anything else (src/payments/contractSignatures.ts).
+ * false for anything else (src/identity/digestSignatures.ts).
  */
 export async function isVoucherSignedBy(
   domain: PaymentsDomain,

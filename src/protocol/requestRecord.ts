@@ -39,6 +39,11 @@ export const requestRecordSchema = z.object({
   /** Set when the request ended with an error: it is over, at the recorded cost. */
   errorCode: z.string().max(64).optional(),
   attempts: z.array(z.string().max(256)).max(64),
+  /**
+   * The seller's receipt of the answer: `verified`, or why the buyer refused it (decision 168);
+   * absent when none was checked (no answer, or one cut before its trailer).
+   */
+  receipt: z.string().max(32).optional(),
   /** Epoch ms the record was written (journal retention). */
   at: z.number().int().nonnegative().optional(),
 });

@@ -1,5 +1,5 @@
 /**
- * The built-in demo provider: no model behind it, a deterministic agent-capable model
+ * The built-in demo provider: no model behind it, an offline agent-capable model
  * (src/seller/demo/, rules in README "Demo model") answering in the chat, responses and messages
  * formats (streaming too) with honest usage, for local networks and tests. Its metadata says
  * `capabilities.demo: true`. Chat streams always end with the usage chunk, as relayed upstream
@@ -10,12 +10,14 @@ import {
   countTextTokensAsync,
   estimateInputTokensAsync,
   formatOfProtocol,
+  maxOutputTokensOf,
 } from '../formats/index.js';
 import type { TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
 import {
   type Answer,
   answerOf,
+  type Conversation,
   chatJson,
   chatSse,
   type DemoReply,
@@ -95,11 +97,50 @@ function render(protocol: ApiProtocol, answer: Answer, stream: boolean): string[
   return stream ? chatSse(answer) : [JSON.stringify(chatJson(answer))];
 }
 
+/** The context the sampled words depend on: what the user said, or the tool results. */
+function samplingContext(conversation: Conversation): string {
+  return `${conversation.userText}\u0000${conversation.toolResults.join('\u0000')}`;
+}
+
+/** The longest prefix of `text` within `budget` tokens (found by bisection on characters). */
+async function prefixWithin(text: string, budget: number): Promise<string> {
+  if (budget <= 0) return '';
+  if ((await countTextTokensAsync(text)) <= budget) return text;
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if ((await countTextTokensAsync(text.slice(0, middle))) <= budget) low = middle;
+    else high = middle - 1;
+  }
+  return text.slice(0, low);
+}
+
 /**
- * Answers one demo request: deterministically, except for the sampled continuation of a text
- * answer to a request that sets `temperature` or `seed` (src/seller/demo/sampler.ts), drawn
- * from the model `weights` (the service's `upstreamModel`; a seller announcing one model with
- * another's weights is the substitute audits catch).
+ * Stops the reply at the request's output-token limit as the vendors do: reasoning first, then
+ * text, cut at the limit; tool calls only when they fit whole (a cut call is no call). True when
+ * the limit cut something.
+ */
+async function truncateTo(reply: DemoReply, limit: number): Promise<boolean> {
+  const reasoningTokens = reply.reasoning ? await countTextTokensAsync(reply.reasoning) : 0;
+  const textTokens = await countTextTokensAsync(reply.text);
+  let callTokens = 0;
+  for (const call of reply.calls)
+    callTokens += await countTextTokensAsync(JSON.stringify(call.arguments));
+  if (reasoningTokens + textTokens + callTokens <= limit) return false;
+  if (reply.reasoning !== undefined) reply.reasoning = await prefixWithin(reply.reasoning, limit);
+  const left = Math.max(0, limit - Math.min(reasoningTokens, limit));
+  reply.text = await prefixWithin(reply.text, left);
+  reply.calls = [];
+  return true;
+}
+
+/**
+ * Answers one demo request. The plan is deterministic; the text opens with words sampled from
+ * the model `weights` (the service's `upstreamModel`; a seller announcing one model with
+ * another's weights is the substitute audits catch) at the request's temperature, 1 by default
+ * (src/seller/demo/sampler.ts; `random` replaces the system's draws in tests). The answer stops
+ * at the request's output-token limit.
  */
 export async function demoAnswer(
   protocol: ApiProtocol,
@@ -107,14 +148,17 @@ export async function demoAnswer(
   body: Json,
   bodyBytes: number,
   weights: string = model,
+  random?: () => number,
 ): Promise<DemoAnswer> {
   const conversation = readConversation(protocol, body);
   const reply = planReply(conversation);
   const sampling = samplingOf(body);
-  if (sampling && reply.calls.length === 0 && conversation.toolResults.length === 0) {
-    const words = sampleWords(weights, conversation.userText, sampling);
-    reply.text = `${reply.text} Sampled: ${words.join(' ')}.`;
-  }
+  const phrase = sampleWords(weights, samplingContext(conversation), sampling, random).join(' ');
+  reply.text = `${phrase.charAt(0).toUpperCase()}${phrase.slice(1)}. ${reply.text}`;
+  const format = formatOfProtocol(protocol);
+  const limit = format ? maxOutputTokensOf(format, body) : undefined;
+  const truncated =
+    limit !== undefined && (await truncateTo(reply, Math.max(0, Math.floor(limit))));
   const usage = await usageOf(
     reply,
     await demoInputTokens(protocol, body, bodyBytes),
@@ -125,7 +169,7 @@ export async function demoAnswer(
   return {
     status: 200,
     contentType: stream ? 'text/event-stream; charset=utf-8' : 'application/json',
-    parts: render(protocol, answerOf(reply, model, hash, usage), stream),
+    parts: render(protocol, answerOf(reply, model, hash, usage, truncated), stream),
     usage,
   };
 }

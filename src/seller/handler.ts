@@ -3,7 +3,8 @@
  * one some provider relays, the body is read and routed to the provider offering its model, the
  * request is admitted (concurrency slot, payment), then served by its variant — text (relayed or
  * the demo's, metered on the way back) or media (images, video jobs, decisions) — and every
- * failure becomes one error reply in the client's API style.
+ * failure becomes one error reply in the client's API style. A served reply names the service and
+ * price its receipt signs.
  */
 import { errorStyleForPath, renderError, SvcError, toSvcError } from '../errors/index.js';
 import type { InboundRequest, OutboundReply } from '../network/index.js';
@@ -58,9 +59,15 @@ async function handle(deps: HandlerDeps, request: InboundRequest): Promise<Outbo
   noteRequest(request, { model: route.model, requestId: admission.requestId });
   const admitted = { request, body, route, admission };
   try {
-    return media !== undefined
-      ? await serveMedia(deps, admitted, media)
-      : await serveText(admitted);
+    const reply =
+      media !== undefined ? await serveMedia(deps, admitted, media) : await serveText(admitted);
+    // What the answer's receipt names besides its bytes and claims (src/network/receipts.ts).
+    reply.terms = {
+      serviceId: route.model,
+      price: billing.price,
+      ...(billing.unitMicroUsd !== undefined ? { unitMicroUsd: billing.unitMicroUsd } : {}),
+    };
+    return reply;
   } catch (error) {
     admission.release();
     await admission.billNothing();

@@ -9,6 +9,7 @@ import {
   type SellerResponse,
   type SvcNode,
   startBuyerNetwork,
+  verifyReceipt,
 } from '../network/index.js';
 import {
   loopbackNetworkConfig,
@@ -184,9 +185,26 @@ describe('seller node', () => {
     expect(seen.headers['x-svc-buyer-identity']).toBeUndefined();
     expect(seen.headers['x-api-key']).toBeUndefined();
     const usage = { inputTokens: 12, cachedInputTokens: 4, outputTokens: 3 };
-    expect(await response.trailer).toEqual({
-      usage,
-      costMicroUsd: costOfUsage(usage, toPriceMicro(PRICE)).toString(),
+    const trailer = await response.trailer;
+    const costMicroUsd = costOfUsage(usage, toPriceMicro(PRICE)).toString();
+    expect(trailer).toMatchObject({ usage, costMicroUsd });
+    // The receipt signs what went out, the claim, the service and the price applied.
+    const exchange = response.exchange!()!;
+    expect(
+      verifyReceipt(trailer?.receipt, {
+        seller: seller.node.peerId,
+        buyer: buyerNetwork.node.peerId,
+        serviceId: 'gpt-test',
+        requestHash: exchange.requestHash,
+        response: { status: 200, body: encoder.encode(body) },
+        claims: { usage, costMicroUsd },
+      }),
+    ).toMatchObject({ ok: true });
+    const price = toPriceMicro(PRICE);
+    expect(trailer?.receipt).toMatchObject({
+      inputMicroUsdPerMillion: price.inputMicroPerMillion.toString(),
+      outputMicroUsdPerMillion: price.outputMicroPerMillion.toString(),
+      unitMicroUsd: '0',
     });
   });
 

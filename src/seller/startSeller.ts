@@ -13,7 +13,9 @@ import {
   createSvcNode,
   encodeMetadata,
   type PeerMetadata,
+  type ReceiptIssuer,
   type RequestServer,
+  receiptIssuer,
   type SvcNode,
   serveRequests,
   signMetadata,
@@ -35,6 +37,11 @@ export interface StartSellerOptions {
   logger?: Logger;
   /** Re-sign interval for freshness (default 10 min; records older than 30 min are refused). */
   resignIntervalMs?: number;
+  /**
+   * Who signs each answer's receipt (default: the identity key, `receiptIssuer`). Tests pass a
+   * hostile one (src/seller/testing/hostileReceipts.ts).
+   */
+  receipts?: ReceiptIssuer;
 }
 
 export interface SellerHandle {
@@ -116,11 +123,11 @@ async function keepRecord(sign: () => Promise<PeerMetadata>): Promise<RecordKeep
 async function serveAndAnnounce(
   node: SvcNode,
   handler: ReturnType<typeof createSellerHandler>,
-  uploadLimitBytes: () => number,
+  serving: { uploadLimitBytes: () => number; receipts: ReceiptIssuer },
   record: RecordKeeper,
 ): Promise<{ server: RequestServer; announcer: Announcer }> {
   try {
-    const server = await serveRequests(node, handler, { uploadLimitBytes });
+    const server = await serveRequests(node, handler, serving);
     const announcer = await startAnnouncing(node, record.bytes);
     return { server, announcer };
   } catch (error) {
@@ -182,7 +189,10 @@ export async function startSeller(options: StartSellerOptions): Promise<SellerHa
   const { server, announcer } = await serveAndAnnounce(
     node,
     handler,
-    () => seller.uploadLimitBytes,
+    {
+      uploadLimitBytes: () => seller.uploadLimitBytes,
+      receipts: options.receipts ?? receiptIssuer(options.identity.privateKey),
+    },
     record,
   );
   const resign = setInterval(

@@ -9,6 +9,7 @@ import type { RouteCandidate } from '../../routing/index.js';
 import { completePayment, priceAnswer, servedBy, trailerOf } from '../answerParts.js';
 import type { AttemptOk } from '../attempt.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from '../context.js';
+import { checkReceiptAfterAnswer } from '../receiptCheck.js';
 import { type MediaRequest, ownTokenCount, unitUsdOf } from './mediaCall.js';
 import type { VideoJobs } from './video.js';
 
@@ -93,13 +94,16 @@ export async function deliverMedia(
   });
   ctx.res.end(body);
   service.metrics.spend.inc(Number(cost));
+  // Checked once the answer is out, before paying (decision 168).
+  const receipt = await checkReceiptAfterAnswer(ctx, candidate, ok, await trailer);
   finishRequest(ctx, {
     ...servedBy(candidate, false),
     status: ok.response.status,
     completed: true,
     usage: recorded,
     costUsd,
+    ...(receipt ? { receipt } : {}),
   });
   service.health.recordSuccess(offer.peerId);
-  await completePayment(ctx, candidate, ok, trailer, async () => own, unitBilled);
+  await completePayment(ctx, candidate, ok, trailer, async () => own, unitBilled, false, receipt);
 }

@@ -15,8 +15,9 @@ export const presetSchema = z.strictObject({
 });
 
 /**
- * Audits of the model each seller serves (README "Trust and audits"): canary prompts re-run on
- * other sellers of the same model, paid from their own daily budget.
+ * Audits of the model each seller serves (README "Trust and audits"): requests in the shape of
+ * the buyer's own, with new words, sent to the seller and to other sellers of the same model,
+ * paid by the same identity within a daily allowance.
  */
 export const auditSchema = z.strictObject({
   enabled: z.boolean().default(true),
@@ -26,6 +27,12 @@ export const auditSchema = z.strictObject({
   dailyBudgetUsd: usdNumberSchema.default(0.25),
   /** Above 1 lets audits spend more than the answers they check (small test networks). */
   maxShareOfSpend: z.number().min(0).max(100).default(0.02),
+  /**
+   * Longest wait before an audit request is sent, in ms. Waits are drawn from the gaps between
+   * the buyer's own requests, so audits arrive at the pace of its traffic; small test networks
+   * lower this to see verdicts sooner.
+   */
+  maxDelayMs: z.number().int().min(0).max(3_600_000).default(600_000),
 });
 
 /**

@@ -109,8 +109,11 @@ export class PaidNetwork {
     this.buyerAddress = identities.loadDefault().account.address;
   }
 
-  /** `channelLockUsd`: each channel's lock (tests use a small one to reach its edge). */
-  static async start({ channelLockUsd = '0.20' } = {}): Promise<PaidNetwork> {
+  /**
+   * `channelLockUsd`: each channel's lock (tests use a small one to reach its edge); `audits`:
+   * false for a buyer that sends no audit requests of its own (tests that count requests).
+   */
+  static async start({ channelLockUsd = '0.20', audits = true } = {}): Promise<PaidNetwork> {
     const dirs: string[] = [];
     const chain = await startLocalChain();
     const bootstrap = await startLoopbackNode('bootstrap');
@@ -127,6 +130,7 @@ export class PaidNetwork {
         buyer: {
           ...config.buyer,
           routingPreferences: { ...config.buyer.routingPreferences, minTrustScore: 0 },
+          audit: { ...config.buyer.audit, enabled: audits },
         },
         network: loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] }),
       },

@@ -190,6 +190,7 @@ export class BuyerPaymentService {
       price: args.price,
       maxCostMicro: entry.maxCostMicro,
       tolerance: claimToleranceFor(this.tolerance, args),
+      ...(args.receiptRefused ? { receiptRefused: true } : {}),
     });
     const account = this.account(entry.identity);
     const result = await this.queue.run(pairKey(entry.identity, entry.seller), async () => {
@@ -204,7 +205,8 @@ export class BuyerPaymentService {
       });
       return { claim, ...signed };
     });
-    if (!claim.accepted) {
+    // A refused receipt is logged, counted and penalised by the buyer's receipt check.
+    if (!claim.accepted && claim.reason !== 'receipt_refused') {
       this.options.logger.warn(
         { peerId: args.peerId, requestId: args.requestId, reason: claim.reason },
         'seller usage claim refused; paid the buyer-side count',

@@ -48,6 +48,39 @@ describe('checkClaim', () => {
     expect(none).toMatchObject({ accepted: true, billedMicro: costOfUsage(estimate, price) });
   });
 
+  it('with a refused receipt, refuses the claim and pays the lower of the claim and the estimate (decision 168)', () => {
+    const above = { inputTokens: 1090, cachedInputTokens: 0, outputTokens: 430 };
+    const below = { inputTokens: 900, cachedInputTokens: 0, outputTokens: 300 };
+    const cases = [
+      // Within the tolerance: paid as claimed with a good receipt, the estimate without one.
+      [{ usage: above }, costOfUsage(above, price), costOfUsage(estimate, price)],
+      // Below the estimate: the claim either way, never raised to the estimate.
+      [{ usage: below }, costOfUsage(below, price), costOfUsage(below, price)],
+      // A discount stays a discount.
+      [{ usage: estimate, costMicroUsd: '5' }, 5n, 5n],
+      // Already refused: the estimate either way.
+      [
+        { usage: { ...estimate, outputTokens: 900 } },
+        costOfUsage(estimate, price),
+        costOfUsage(estimate, price),
+      ],
+      // No claim: what the buyer saw delivered.
+      [{ error: 'reset' }, costOfUsage(estimate, price), costOfUsage(estimate, price)],
+    ] as const;
+    for (const [claimed, withReceipt, refused] of cases) {
+      expect(checkClaim({ ...base, claimed }).billedMicro).toBe(withReceipt);
+      const result = checkClaim({ ...base, claimed, receiptRefused: true });
+      expect(result).toMatchObject({ accepted: false, reason: 'receipt_refused' });
+      expect(result.billedMicro).toBe(refused);
+      expect(result.billedMicro <= withReceipt).toBe(true);
+      expect(costOfUsage(result.billedUsage, price) >= result.billedMicro).toBe(true);
+    }
+    expect(
+      checkClaim({ ...base, maxCostMicro: 100n, claimed: { usage: above }, receiptRefused: true })
+        .billedMicro,
+    ).toBe(100n);
+  });
+
   it('never pays above the request cap', () => {
     const result = checkClaim({ ...base, maxCostMicro: 100n, claimed: { usage: estimate } });
     expect(result.billedMicro).toBe(100n);

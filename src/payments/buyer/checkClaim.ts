@@ -3,6 +3,8 @@
  * (decision 033). Hidden reasoning tokens are taken as claimed; the visible output is checked. Pure: no I/O. The buyer signs the claimed cost when every token field is within
  * the tolerance of its estimate and the claimed cost is not above the advertised price; otherwise
  * it signs its own estimate's cost and reports the seller. Never more than the request's cap.
+ * A claim whose receipt was refused (decision 168) is refused too, and paid the lower of what the
+ * check would pay and the estimate: a bad receipt never makes the buyer pay more.
  */
 import {
   costOfUsage,
@@ -26,9 +28,15 @@ export interface ClaimCheckInput {
   /** The most the buyer agreed to pay for this request. */
   maxCostMicro: MicroUsd;
   tolerance: ClaimTolerance;
+  /** The seller's receipt of the answer was missing or bad. */
+  receiptRefused?: boolean;
 }
 
-export type ClaimRefusal = 'tokens_over_estimate' | 'cost_above_price' | 'invalid_usage';
+export type ClaimRefusal =
+  | 'tokens_over_estimate'
+  | 'cost_above_price'
+  | 'invalid_usage'
+  | 'receipt_refused';
 
 export interface ClaimCheck {
   accepted: boolean;
@@ -65,6 +73,18 @@ function cap(amount: MicroUsd, max: MicroUsd): MicroUsd {
 
 /** Decides what to pay for one request. */
 export function checkClaim(input: ClaimCheckInput): ClaimCheck {
+  const checked = checkUsageClaim(input);
+  if (!input.receiptRefused) return checked;
+  // Without a receipt that holds, the claim is not the seller's word: the lower of the two.
+  const estimated = cap(checked.estimatedMicro, input.maxCostMicro);
+  const lower =
+    checked.billedMicro <= estimated
+      ? checked
+      : { ...checked, billedMicro: estimated, billedUsage: input.estimatedUsage };
+  return { ...lower, accepted: false, reason: 'receipt_refused' };
+}
+
+function checkUsageClaim(input: ClaimCheckInput): ClaimCheck {
   const { estimatedUsage, price, maxCostMicro, tolerance } = input;
   const estimatedMicro = costOfUsage(estimatedUsage, price);
   const refuse = (reason: ClaimRefusal, claimedMicro: MicroUsd): ClaimCheck => ({

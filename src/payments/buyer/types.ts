@@ -56,6 +56,8 @@ export interface CompleteArgs {
   serviceId?: string;
   /** Unit-billed (images, video; decision 091): counted units must match exactly. */
   units?: boolean;
+  /** The seller's receipt was missing or bad (decision 168): never more than the buyer's count. */
+  receiptRefused?: boolean;
   /**
    * Called with the amount about to be committed for this request, before the voucher is signed
    * (the buyer journals it: a voucher never exists without its request record).

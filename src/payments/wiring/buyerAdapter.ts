@@ -84,6 +84,7 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
       price: input.price,
       ...(input.serviceId !== undefined ? { serviceId: input.serviceId } : {}),
       ...(input.units ? { units: true } : {}),
+      ...(input.receiptRefused ? { receiptRefused: true } : {}),
       ...(input.onCommit ? { onCommit: input.onCommit } : {}),
     });
     if (result.voucher) this.sendUnlessCarried(input.peerId, input.requestId, result.voucher);

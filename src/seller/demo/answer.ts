@@ -21,6 +21,8 @@ export interface Answer {
   text: string;
   calls: AnswerCall[];
   usage: TokenUsage;
+  /** The answer stopped at the request's output-token limit (`length` / `max_tokens`). */
+  truncated: boolean;
 }
 
 /** Word-sized stream pieces (keeping spaces), as vendors roughly send text. */
@@ -43,6 +45,7 @@ export function answerOf(
   model: string,
   requestHash: string,
   usage: TokenUsage,
+  truncated = false,
 ): Answer {
   return {
     model,
@@ -57,5 +60,6 @@ export function answerOf(
       arguments: JSON.stringify(call.arguments),
     })),
     usage,
+    truncated,
   };
 }

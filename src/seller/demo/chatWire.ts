@@ -1,7 +1,7 @@
 /**
  * The demo answer in the chat-completions format: content and tool_calls, JSON or SSE (each
  * call's arguments streamed in several deltas after a chunk naming it), finish_reason
- * `tool_calls` or `stop`, and the usage chunk at the end.
+ * `tool_calls`, `stop` or `length`, and the usage chunk at the end.
  */
 import { formatSse } from '../../formats/index.js';
 import { type Answer, argumentPieces, words } from './answer.js';
@@ -22,7 +22,8 @@ function usageJson(answer: Answer) {
   };
 }
 
-const finishReason = (answer: Answer) => (answer.calls.length > 0 ? 'tool_calls' : 'stop');
+const finishReason = (answer: Answer) =>
+  answer.truncated ? 'length' : answer.calls.length > 0 ? 'tool_calls' : 'stop';
 
 function base(answer: Answer, object: string) {
   return {

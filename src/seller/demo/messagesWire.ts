@@ -1,7 +1,7 @@
 /**
  * The demo answer in the Anthropic messages format: thinking, text and tool_use blocks, JSON or
- * SSE (tool input streamed as several input_json_delta events), stop_reason `tool_use` or
- * `end_turn`, cache reads apart from input_tokens.
+ * SSE (tool input streamed as several input_json_delta events), stop_reason `tool_use`,
+ * `end_turn` or `max_tokens`, cache reads apart from input_tokens.
  */
 import { formatSse } from '../../formats/index.js';
 import { type Answer, argumentPieces, words } from './answer.js';
@@ -17,7 +17,8 @@ function usageJson(answer: Answer, outputTokens: number) {
   };
 }
 
-const stopReason = (answer: Answer) => (answer.calls.length > 0 ? 'tool_use' : 'end_turn');
+const stopReason = (answer: Answer) =>
+  answer.truncated ? 'max_tokens' : answer.calls.length > 0 ? 'tool_use' : 'end_turn';
 
 function blocks(answer: Answer): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];

@@ -1,8 +1,8 @@
 /**
  * The demo model's decision for one request (README "Demo model"): quote tool results when the
  * turn returns them; call the matching tools when the user asks to read, list or run something
- * and tools are offered; otherwise answer in text. Deterministic: the same request gets the
- * same answer.
+ * and tools are offered; otherwise answer in text. The decision is deterministic; the sampled
+ * words that open the text are added by the caller (src/seller/demo/sampler.ts).
  */
 import type { Conversation } from './conversation.js';
 import { intentsOf } from './intents.js';
@@ -57,7 +57,7 @@ export function planReply(conversation: Conversation): DemoReply {
       : ' Ask me to read a file, list a directory or run a command, and I will call your tools.';
   return {
     reasoning: wantsReasoning ? `The user said: "${said}". No tool call needed.` : undefined,
-    text: `svc demo model (deterministic, offline). You said: "${said}".${hint}`,
+    text: `svc demo model (offline). You said: "${said}".${hint}`,
     calls: [],
   };
 }

@@ -19,6 +19,9 @@ function usageJson(answer: Answer) {
   };
 }
 
+/** `incomplete` when the answer stopped at `max_output_tokens`, as the vendor reports it. */
+const finalStatus = (answer: Answer) => (answer.truncated ? 'incomplete' : 'completed');
+
 function reasoningItem(answer: Answer, done: boolean): Json {
   return {
     id: `rs_${answer.id}`,
@@ -32,7 +35,7 @@ function messageItem(answer: Answer, done: boolean): Json {
   return {
     id: `msg_${answer.id}`,
     type: 'message',
-    status: done ? 'completed' : 'in_progress',
+    status: done ? finalStatus(answer) : 'in_progress',
     role: 'assistant',
     content: done
       ? [{ type: 'output_text', text: answer.text, annotations: [], logprobs: [] }]
@@ -65,9 +68,9 @@ function responseObject(answer: Answer, done: boolean): Json {
     id: `resp_${answer.id}`,
     object: 'response',
     created_at: answer.created,
-    status: done ? 'completed' : 'in_progress',
+    status: done ? finalStatus(answer) : 'in_progress',
     error: null,
-    incomplete_details: null,
+    incomplete_details: done && answer.truncated ? { reason: 'max_output_tokens' } : null,
     instructions: null,
     max_output_tokens: null,
     model: answer.model,
@@ -167,6 +170,8 @@ export function responsesSse(answer: Answer): string[] {
     event('response.output_item.done', { output_index, item: callItem(answer, index, true) });
     output_index++;
   });
-  event('response.completed', { response: responseObject(answer, true) });
+  event(answer.truncated ? 'response.incomplete' : 'response.completed', {
+    response: responseObject(answer, true),
+  });
   return events;
 }

@@ -89,12 +89,14 @@ export function mediaBilling(
     };
   }
   const unitUsd = (kind === 'image' ? route.service.imageUsd : route.service.videoUsd) ?? 0;
-  const price = unitPriceMicro(usdNumberToMicro(unitUsd));
+  const unitMicroUsd = usdNumberToMicro(unitUsd);
+  const price = unitPriceMicro(unitMicroUsd);
   const units = kind === 'image' ? imageCount(body.json.n) : 1;
   const admitted = kind === 'image' || request.path.endsWith('/retrieve');
   return {
     pricing: unitPricing(unitUsd),
     price,
+    unitMicroUsd,
     ...(admitted ? { maxCost: costOfUsage(unitUsage(units), price) } : {}),
   };
 }

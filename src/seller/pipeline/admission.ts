@@ -21,6 +21,8 @@ import type { SellerBody, SellerRoute } from './route.js';
 export interface Billing {
   pricing: TokenPricing;
   price: TokenPriceMicro;
+  /** Price of one image or video (unit-billed media), as the receipt names it. */
+  unitMicroUsd?: MicroUsd;
   /** Largest cost, admitted before relaying; undefined: not admitted (a free video queue call). */
   maxCost?: MicroUsd;
 }

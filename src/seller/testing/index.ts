@@ -5,3 +5,4 @@ export {
   startFakeUpstream,
   TINY_MP4,
 } from './fakeUpstreams.js';
+export { type HostileReceipts, hostileReceipts } from './hostileReceipts.js';

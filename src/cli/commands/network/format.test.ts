@@ -14,7 +14,7 @@ function captured(): { io: CliIo; out: () => string } {
 describe('svc network peer output', () => {
   const { metadata } = peerRecord({ peerId: 'a', services: [{ id: 'svc-demo-smart' }] });
 
-  it("prints the running buyer's audit verdicts with the last audit's statistic", () => {
+  it("prints the running buyer's audit verdicts with their p-value", () => {
     const { io, out } = captured();
     printPeer(io, {
       ...metadata,
@@ -23,15 +23,15 @@ describe('svc network peer output', () => {
           serviceId: 'svc-demo-smart',
           audit: {
             verdict: 'failed',
-            audits: 2,
-            disagreements: 2,
-            evidence: { kind: 'sampled', statistic: 0.41234, pValue: 0.0025 },
+            audits: 14,
+            disagreements: 12,
+            pValue: 4.6e-7,
           },
         },
       ],
     } as typeof metadata);
-    expect(out()).toContain('audits by this buyer:');
-    expect(out()).toMatch(/svc-demo-smart\s+failed\s+2\s+2\s+sampled\s+0\.412\s+0\.0025/);
+    expect(out()).toContain('audits by this buyer (svc audit show <peer> for the probes):');
+    expect(out()).toMatch(/svc-demo-smart\s+failed\s+14\s+12\s+4\.6e-7/);
   });
 
   it('prints no audit table for a peer not audited (or a list without offers)', () => {

@@ -118,7 +118,7 @@ interface AuditShown {
   verdict: string;
   audits: number;
   disagreements: number;
-  evidence?: { kind?: string; statistic?: number; pValue?: number | null };
+  pValue?: number;
 }
 
 /**
@@ -132,18 +132,15 @@ function printAudits(io: CliIo, peer: object): void {
   for (const offer of offers as { serviceId?: unknown; audit?: AuditShown | null }[]) {
     const audit = offer.audit;
     if (!audit || typeof offer.serviceId !== 'string') continue;
-    const last = audit.evidence;
     rows.push([
       offer.serviceId,
       audit.verdict,
       String(audit.audits),
       String(audit.disagreements),
-      last?.kind ?? '',
-      typeof last?.statistic === 'number' ? last.statistic.toFixed(3) : '',
-      typeof last?.pValue === 'number' ? last.pValue.toFixed(4) : '',
+      typeof audit.pValue === 'number' ? audit.pValue.toExponential(1) : '',
     ]);
   }
   if (rows.length === 0) return;
-  io.stdout('\naudits by this buyer:\n');
-  printTable(io, ['SERVICE', 'VERDICT', 'AUDITS', 'DISAGREED', 'LAST', 'STATISTIC', 'P'], rows);
+  io.stdout('\naudits by this buyer (svc audit show <peer> for the probes):\n');
+  printTable(io, ['SERVICE', 'VERDICT', 'AUDITS', 'ODD ONE OUT', 'P'], rows);
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Hex, recoverAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { HALF_ORDER, hasContractForm, isSignedBy } from './contractSignatures.js';
+import { HALF_ORDER, hasContractForm, isSignedBy } from './digestSignatures.js';
 import { mirroredSignature } from './testing.js';
 
 const digest = (): Hex => `0x${randomBytes(32).toString('hex')}`;

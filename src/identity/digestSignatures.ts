@@ -1,8 +1,9 @@
 /**
- * Checking a signature as the payments contract's `_recover` does (decision 161), in
+ * Checking a raw-digest signature as the payments contract's `_recover` does (decision 161), in
  * libsecp256k1 compiled to WebAssembly (`tiny-secp256k1`): ~0.3 ms per check here, where viem's
  * JavaScript recovery took ~2 ms. The seller checks a voucher on every paid request, so this was
- * more than everything else on its request path.
+ * more than everything else on its request path. The buyer checks every seller's receipt the same
+ * way (docs/decisions/168-receipts-anyone-can-check.md).
  *
  * Accepted: the contract's form (`hasContractForm`) and `ecrecover(digest, v, r, s)` equal to the
  * expected address. ecrecover is libsecp256k1's recovery with recovery id v - 27, which is what

@@ -1,0 +1,116 @@
+/**
+ * Turns a request shape into an audit request (docs/decisions/164-...): every text slot written
+ * anew by the text generator, in the same place, voice and length; every identifier either its
+ * original (for the seller that already saw it) or a fresh one of the same form, the same fresh
+ * value wherever the original repeated (a tool call and its result keep their pairing). The
+ * body is written with the client's own JSON spacing.
+ */
+import { randomUUID } from 'node:crypto';
+import { IdSlot, JsonSlot, type RequestShape, type Skeleton, TextSlot } from '../shape.js';
+import { newTheme, type Random, writeSlot } from './text.js';
+
+/** Arguments written as JSON, still to be turned into their string. */
+class JsonText {
+  constructor(readonly value: Written) {}
+}
+
+/** The body of a probe with texts written and identifiers still open. */
+type Written =
+  | null
+  | boolean
+  | number
+  | string
+  | IdSlot
+  | JsonText
+  | Written[]
+  | { [key: string]: Written };
+
+const ALPHABETS: Record<string, string> = {
+  hex: '0123456789abcdef',
+  HEX: '0123456789ABCDEF',
+  base62: '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz',
+  base64url: '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_',
+};
+
+function write(skeleton: Skeleton, theme: ReturnType<typeof newTheme>, random: Random): Written {
+  if (skeleton instanceof TextSlot) return writeSlot(skeleton, theme, random);
+  if (skeleton instanceof IdSlot) return skeleton;
+  if (skeleton instanceof JsonSlot) return new JsonText(write(skeleton.skeleton, theme, random));
+  if (Array.isArray(skeleton)) return skeleton.map((item) => write(item, theme, random));
+  if (skeleton !== null && typeof skeleton === 'object') {
+    const out: Record<string, Written> = {};
+    for (const [key, value] of Object.entries(skeleton)) out[key] = write(value, theme, random);
+    return out;
+  }
+  return skeleton;
+}
+
+/** A probe's text, written once and shared by every seller that receives it. */
+export interface WrittenProbe {
+  shape: RequestShape;
+  body: Written;
+}
+
+/** Writes the texts of a probe from `shape`. */
+export function writeProbe(shape: RequestShape, random: Random): WrittenProbe {
+  return { shape, body: write(shape.body, newTheme(random), random) };
+}
+
+function freshId(slot: IdSlot, random: Random): string {
+  if (slot.alphabet === 'uuid') return randomUUID();
+  const alphabet = ALPHABETS[slot.alphabet] ?? ALPHABETS.base62!;
+  let out = slot.prefix;
+  for (let i = 0; i < slot.length; i++) out += alphabet[Math.floor(random() * alphabet.length)];
+  return out;
+}
+
+function close(value: Written, ids: (slot: IdSlot) => string): unknown {
+  if (value instanceof IdSlot) return ids(value);
+  if (value instanceof JsonText) return JSON.stringify(close(value.value, ids));
+  if (Array.isArray(value)) return value.map((item) => close(item, ids));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = close(item, ids);
+    return out;
+  }
+  return value;
+}
+
+/** JSON the way Python's `json.dumps` writes it by default: spaced separators, ASCII only. */
+function spacedJson(value: unknown): string {
+  const ascii = (text: string) =>
+    JSON.stringify(text).replace(
+      /[\u007f-\uffff]/g,
+      (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+  const walk = (item: unknown): string => {
+    if (item === null || typeof item !== 'object') {
+      return typeof item === 'string' ? ascii(item) : JSON.stringify(item);
+    }
+    if (Array.isArray(item)) return `[${item.map(walk).join(', ')}]`;
+    const entries = Object.entries(item as Record<string, unknown>);
+    return `{${entries.map(([key, child]) => `${ascii(key)}: ${walk(child)}`).join(', ')}}`;
+  };
+  return walk(value);
+}
+
+/**
+ * The body bytes one seller receives. `original` keeps the identifiers the request it was shaped
+ * from carried (only for the seller that served that request); otherwise each identifier gets
+ * a fresh value of its form, repeated wherever the original repeated.
+ */
+export function renderProbe(probe: WrittenProbe, original: boolean, random: Random): Uint8Array {
+  const fresh = new Map<string, string>();
+  const ids = (slot: IdSlot) => {
+    if (original) return slot.original;
+    let value = fresh.get(slot.original);
+    if (value === undefined) {
+      value = freshId(slot, random);
+      fresh.set(slot.original, value);
+    }
+    return value;
+  };
+  const body = close(probe.body, ids);
+  const text = probe.shape.spaced ? spacedJson(body) : JSON.stringify(body);
+  return new TextEncoder().encode(text);
+}

@@ -1,0 +1,112 @@
+/**
+ * The red-team suite (README "Trust and audits"): sellers that have read svc's code and answer
+ * honestly only what looks like an audit by one tell each (src/audit/testing/evaders.ts), in a
+ * market of honest sellers of the same model, under a buyer's own traffic of four kinds of
+ * clients (src/audit/testing/userTraffic.ts). The real auditor, demo model and exact test run;
+ * time is virtual. Each evader must end `failed` within 20 audits of it; honest sellers must
+ * never be flagged in 1,000 audits.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { DemoMarket, seededRandom } from './testing/demoMarket.js';
+import { EVADERS } from './testing/evaders.js';
+import { userTraffic } from './testing/userTraffic.js';
+import { verdictOf } from './verdict.js';
+
+const MODEL = 'svc-demo-smart';
+const markets: DemoMarket[] = [];
+afterEach(() => {
+  for (const market of markets.splice(0)) market.close();
+});
+
+function market(seed: number, evader?: string) {
+  const sellers = [
+    { label: 'h1', pricing: { inputUsdPerMillion: 3, outputUsdPerMillion: 15 } },
+    { label: 'h2', pricing: { inputUsdPerMillion: 2.5, outputUsdPerMillion: 12 } },
+    { label: 'h3', pricing: { inputUsdPerMillion: 3.3, outputUsdPerMillion: 16.5 } },
+    {
+      label: 'x',
+      pricing: { inputUsdPerMillion: 0.6, outputUsdPerMillion: 3 },
+      ...(evader ? { substitute: 'svc-demo-fast', honestWhen: EVADERS[evader]! } : {}),
+    },
+  ];
+  const created = new DemoMarket({ model: MODEL, sellers, seed });
+  markets.push(created);
+  return created;
+}
+
+/** Runs the buyer's traffic (served by `x`) in steps until `x` is failed or traffic ends. */
+async function runUntilFailed(created: DemoMarket, requests: number, seed: number) {
+  const traffic = userTraffic(requests, seededRandom(seed));
+  for (let from = 0; from < traffic.length; from += 10) {
+    await created.run('x', traffic.slice(from, from + 10), traffic[from + 10]?.at);
+    if (created.verdict('x')?.verdict === 'failed') break;
+  }
+  await created.drain();
+}
+
+describe('red team: sellers that evade audits by one tell each', () => {
+  for (const [name, index] of Object.keys(EVADERS).map((key, at) => [key, at] as const)) {
+    it(`${name}: failed within 20 audits, and it substituted the buyer's own answers until then`, async () => {
+      const created = market(100 + index, name);
+      await runUntilFailed(created, 600, 200 + index);
+      const standing = created.verdict('x');
+      const tally = created.tally.get(created.peerId('x'))!;
+      expect(standing?.verdict).toBe('failed');
+      expect(standing!.pValue).toBeLessThanOrEqual(1e-6);
+      // Audits of x: every probe it answered (as the audited seller or as a reference).
+      expect(tally.probes).toBeLessThanOrEqual(20);
+      // It was a real substitute for the buyer's own traffic, not an honest seller.
+      expect(tally.userHonest).toBeLessThan(tally.userRequests);
+      // The honest references were not flagged along the way.
+      for (const label of ['h1', 'h2', 'h3']) expect(created.verdict(label)?.verdict).toBe('pass');
+    });
+  }
+});
+
+describe('red team: the controls', () => {
+  it('a seller that could tell audits from traffic would pass them: the suite catches only what audits can see', async () => {
+    const oracle = new DemoMarket({
+      model: MODEL,
+      seed: 8,
+      sellers: [
+        { label: 'h1' },
+        { label: 'h2' },
+        { label: 'h3' },
+        { label: 'x', substitute: 'svc-demo-fast', honestWhen: (view) => view.probe },
+      ],
+    });
+    markets.push(oracle);
+    await oracle.run('x', userTraffic(300, seededRandom(9)));
+    const tally = oracle.tally.get(oracle.peerId('x'))!;
+    expect(tally.probes).toBeGreaterThanOrEqual(20);
+    expect(tally.userHonest).toBe(0);
+    expect(oracle.verdict('x')?.verdict).toBe('pass');
+  });
+
+  it('honest sellers are never flagged in 1,000 audits', async () => {
+    const created = new DemoMarket({
+      model: MODEL,
+      seed: 11,
+      sellers: [{ label: 'h1' }, { label: 'h2' }, { label: 'h3' }, { label: 'x' }],
+    });
+    markets.push(created);
+    const traffic = userTraffic(6_000, seededRandom(12));
+    for (let from = 0; from < traffic.length && created.probes.length < 1_000; from += 100) {
+      await created.run('x', traffic.slice(from, from + 100), traffic[from + 100]?.at);
+    }
+    await created.drain();
+    expect(created.probes.length).toBeGreaterThanOrEqual(1_000);
+    // Every window each seller's verdict ever rested on, probe by probe.
+    let worst = 1;
+    for (const label of ['h1', 'h2', 'h3', 'x']) {
+      const peerId = created.peerId(label);
+      const mine = created.probes.filter((probe) => probe.answers.some((a) => a.peerId === peerId));
+      for (let end = 1; end <= mine.length; end++) {
+        const standing = verdictOf(peerId, mine.slice(0, end));
+        worst = Math.min(worst, standing!.pValue);
+        expect(standing!.verdict).toBe('pass');
+      }
+    }
+    expect(worst).toBeGreaterThan(1e-5);
+  }, 300_000);
+});
