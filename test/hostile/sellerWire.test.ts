@@ -178,22 +178,27 @@ describe('seller wire: broken frames end only their stream', () => {
 });
 
 describe('seller wire: hostile heads and bodies get a clear code', () => {
-  it.each([
-    ['a path with ../', { path: '/v1/../../etc/passwd' }, 404, 'not_found'],
-    ['a path with NUL', { path: '/v1/chat/completions\u0000' }, 404, 'not_found'],
-  ])('%s', async (_name, head, status, code) => {
-    const upstreamCalls = upstream.requests.length;
-    const body = encoder.encode(JSON.stringify({ model: 'gpt-test', messages: [] }));
-    expect(await send(head, body)).toEqual({ status, code });
-    expect(upstream.requests.length).toBe(upstreamCalls);
-    await stillServing();
-  });
+  it.each([['a path with ../', { path: '/v1/../../etc/passwd' }, 404, 'not_found']])(
+    '%s',
+    async (_name, head, status, code) => {
+      const upstreamCalls = upstream.requests.length;
+      const body = encoder.encode(JSON.stringify({ model: 'gpt-test', messages: [] }));
+      expect(await send(head, body)).toEqual({ status, code });
+      expect(upstream.requests.length).toBe(upstreamCalls);
+      await stillServing();
+    },
+  );
 
-  it('a head with a 10 KB path is refused on the wire (the stream is reset)', async () => {
-    const refused = await send({ path: `/v1/${'p'.repeat(10_240)}` }, encoder.encode('{}')).catch(
-      (error: unknown) => error,
-    );
+  it.each([
+    ['a 10 KB path', `/v1/${'p'.repeat(10_240)}`],
+    // A receipt frames the path with a newline (docs/decisions/168-receipts-anyone-can-check.md).
+    ['a path with NUL', '/v1/chat/completions\u0000'],
+    ['a path with a newline', '/v1/chat/completions\nPOST /v1/responses'],
+  ])('a head with %s is refused on the wire (the stream is reset)', async (_name, path) => {
+    const upstreamCalls = upstream.requests.length;
+    const refused = await send({ path }, encoder.encode('{}')).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(TransportError);
+    expect(upstream.requests.length).toBe(upstreamCalls);
     await stillServing();
   });
 
