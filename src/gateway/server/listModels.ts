@@ -7,6 +7,7 @@ import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders } from './forwardHeaders.js';
+import { modelAllowed } from '../policy/mergePolicies.js';
 import { resolvePolicy } from './resolvePolicy.js';
 
 interface CatalogEntry {
@@ -42,12 +43,12 @@ export async function listModels(
   } catch (error) {
     throw new SvcError('buyer_unavailable', { cause: error });
   }
-  const allowed = policy.allowedModels ? new Set(policy.allowedModels) : null;
-  if (allowed && Array.isArray(catalog.data)) {
+  if (policy.allowedModels && Array.isArray(catalog.data)) {
     catalog.data = catalog.data.filter(
       (entry) =>
-        allowed.has(String(entry.id)) ||
-        (Array.isArray(entry.aliases) && entry.aliases.some((alias) => allowed.has(String(alias)))),
+        modelAllowed(policy, String(entry.id)) ||
+        (Array.isArray(entry.aliases) &&
+          entry.aliases.some((alias) => modelAllowed(policy, String(alias)))),
     );
   }
   log.status = status;
