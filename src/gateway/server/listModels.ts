@@ -3,11 +3,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../errors/index.js';
 import { sendJson } from '../../http/index.js';
 import { encodeControlHeaders } from '../../protocol/index.js';
+import { modelAllowed } from '../policy/mergePolicies.js';
 import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders } from './forwardHeaders.js';
-import { modelAllowed } from '../policy/mergePolicies.js';
 import { resolvePolicy } from './resolvePolicy.js';
 
 interface CatalogEntry {
