@@ -370,5 +370,30 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
       expect(await store.pruneLogs(T0 + 15)).toBeGreaterThanOrEqual(2);
       expect(await store.queryLogs({ keyId })).toHaveLength(0);
     });
+
+    it('leaves requests nothing served out of usage and counts them apart', async () => {
+      const store = await open();
+      const keyId = unique('key');
+      await store.insertLog(logRow(keyId, T0, { peerId: 'p1', costMicro: 300n }));
+      // Refused by the gateway (no model was served) and by the buyer's routing: no seller, $0.
+      const refused = { status: 402, errorCode: 'spend_limit_reached', costMicro: 0n };
+      await store.insertLog(logRow(keyId, T0 + 1, { ...refused, servedModel: null }));
+      await store.insertLog(
+        logRow(keyId, T0 + 2, { status: 502, errorCode: 'model_not_found', costMicro: 0n }),
+      );
+      // A seller failed after its answer began: it was served, at no cost.
+      await store.insertLog(
+        logRow(keyId, T0 + 3, { status: 502, peerId: 'p1', costMicro: 0n, endUser: 'u' }),
+      );
+      for (const by of ['model', 'seller', 'key', 'end_user'] as const) {
+        const rows = await store.usageSummary(by, { keyId });
+        expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(2);
+      }
+      expect(await store.usageSummary('model', { keyId })).toEqual([
+        expect.objectContaining({ group: 'gpt-x', requests: 2, costMicro: 300n }),
+      ]);
+      expect(await store.unservedRequests({ keyId })).toBe(2);
+      expect(await store.unservedRequests({ keyId, since: T0 + 2 })).toBe(1);
+    });
   });
 }
