@@ -63,6 +63,8 @@ export async function commitCost(
   usage: TokenUsage,
   draft: RecordDraft,
   failed = false,
+  /** Unit-billed (images, video): the seller's unit count must match the buyer's exactly. */
+  units = false,
 ): Promise<MicroUsd> {
   const { offer } = candidate;
   const { deps } = ctx.service;
@@ -82,6 +84,7 @@ export async function commitCost(
       estimatedUsage: await estimatedUsage(),
       price: ok.price,
       serviceId: offer.serviceId,
+      ...(units ? { units } : {}),
       onCommit: (amountMicro) => {
         committed = amountMicro;
         journal(ctx, draft, amountMicro);
