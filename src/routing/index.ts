@@ -42,6 +42,7 @@ export {
   MODEL_VARIANTS,
   type PinSource,
   PRESET_PREFIX,
+  parsePinHeader,
   parsePinnedModel,
   type ResolvedTarget,
   type ResolveTargetInput,

@@ -108,20 +108,22 @@ export function encodeBuyerPolicy(policy: RoutingPolicy): string {
   return encodeRoutingPolicy(wire);
 }
 
+/** Why `policy` refuses seller `peerId` (with or without `0x`, any case), or null. */
+export function sellerRefusal(policy: RoutingPolicy, peerId: string): string | null {
+  const peer = peerId.toLowerCase().replace(/^0x/, '');
+  if (policy.blockedPeerIds?.includes(peer)) return `seller ${peer} is blocked by policy`;
+  if (policy.allowedPeerIds && !policy.allowedPeerIds.includes(peer)) {
+    return `seller ${peer} is not on the allowed list of this key's policy`;
+  }
+  return null;
+}
+
 /** Why `model` is refused by `policy`, or null when allowed. Pinned names are checked by seller too. */
 export function modelRefusal(policy: RoutingPolicy, model: string): string | null {
   const at = model.indexOf('@');
-  const pinnedPeer = at > 0 ? model.slice(0, at).toLowerCase().replace(/^0x/, '') : null;
   const serviceId = at > 0 ? model.slice(at + 1) : model;
   if (!modelAllowed(policy, serviceId)) {
     return `model "${serviceId}" is not among the models this key may use`;
   }
-  if (pinnedPeer) {
-    if (policy.blockedPeerIds?.includes(pinnedPeer))
-      return `seller ${pinnedPeer} is blocked by policy`;
-    if (policy.allowedPeerIds && !policy.allowedPeerIds.includes(pinnedPeer)) {
-      return `seller ${pinnedPeer} is not on the allowed list of this key's policy`;
-    }
-  }
-  return null;
+  return at > 0 ? sellerRefusal(policy, model.slice(0, at)) : null;
 }

@@ -28,6 +28,7 @@ import {
 } from './costReport.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
+import { pinOf } from './pinHeader.js';
 import { newLogId } from './requestLog.js';
 import { reserveRequest } from './reserveRequest.js';
 import { resolvePolicy } from './resolvePolicy.js';
@@ -66,6 +67,7 @@ export async function proxyRequest(
   const parsed = parseBody(req, body);
   logCaller(req, parsed, log);
   const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
+  const pin = pinOf(req.headers, policy, model);
   const forwardBody = withModel(body, parsed, model);
   // Time-ordered (as log ids): the reservation and journal key indexes grow at their ends.
   const requestId = `req_${newLogId(Date.now())}`;
@@ -74,6 +76,7 @@ export async function proxyRequest(
     ? await reserveRequest(deps, caller, req, parsed.json, model, requestId)
     : null;
   const control = controlHeaders(deps, caller, policy, requestId, reservation);
+  if (pin) control[SVC_HEADER.pinPeer] = pin.header;
   const upstream = await sendToBuyer(deps, req, res, control, forwardBody, reservation);
   const streamed = logAnswerHead(log, upstream, startedMs, model);
   const billing: Billing = { deps, reservation, requestId, log };
