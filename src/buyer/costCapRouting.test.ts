@@ -42,13 +42,14 @@ async function twoSellers(cheapFails = false) {
   return { cheap, dear };
 }
 
-function post(body: Record<string, unknown>, maxCostUsd: string) {
+function post(body: Record<string, unknown>, maxCostUsd: string, requestId?: string) {
   return fetch(`${t!.url}/v1/chat/completions`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
       'x-svc-gateway-auth': SECRET,
       'x-svc-max-cost-usd': maxCostUsd,
+      ...(requestId ? { 'x-svc-request-id': requestId } : {}),
     },
     body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], ...body }),
   });
@@ -57,7 +58,9 @@ function post(body: Record<string, unknown>, maxCostUsd: string) {
 describe('max tokens under a cost cap', () => {
   it("sends the client's max tokens unchanged, and 4,096 when it set none", async () => {
     const { cheap } = await twoSellers();
-    expect((await post({ max_tokens: 50 }, '1.000000')).status).toBe(200);
+    const first = await post({ max_tokens: 50 }, '1.000000', 'req_from_gateway');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-svc-request-id')).toBe('req_from_gateway');
     expect(t!.network.callsTo(cheap).at(-1)!.json.max_tokens).toBe(50);
     expect((await post({}, '1.000000')).status).toBe(200);
     expect(t!.network.callsTo(cheap).at(-1)!.json.max_tokens).toBe(4096);
