@@ -31,6 +31,7 @@ export {
   exclusionReason,
   type ProtocolChooser,
   passThroughProtocol,
+  preferenceExclusion,
   type RouteCandidate,
   type RoutePlan,
   type RouteRequest,

@@ -73,7 +73,13 @@ export async function proxyRequest(
   const requestId = `req_${newLogId(Date.now())}`;
   log.requestId = requestId;
   const reservation = route.billed
-    ? await reserveRequest(deps, caller, req, parsed.json, model, requestId)
+    ? await reserveRequest(
+        deps,
+        caller,
+        req,
+        { json: parsed.json, model, policy, pinnedPeer: pin?.peerId },
+        requestId,
+      )
     : null;
   const control = controlHeaders(deps, caller, policy, requestId, reservation);
   if (pin) control[SVC_HEADER.pinPeer] = pin.header;
