@@ -21,8 +21,8 @@ afterEach(async () => {
 const SECRET = 'cd'.repeat(32);
 
 /** A buyer with a cheap seller (1/100 USD per M) and a dear one (1/200), both of gpt-4o. */
-async function twoSellers(cheapFails = false) {
-  t = await startTestBuyer({ reputation: scoreAll(80), payments: 'unpaid-dev' });
+async function twoSellers(cheapFails = false, config: Record<string, unknown> = {}) {
+  t = await startTestBuyer({ reputation: scoreAll(80), payments: 'unpaid-dev', config });
   mkdirSync(join(t.dataDir, 'gateway'), { recursive: true });
   writeFileSync(join(t.dataDir, 'gateway', 'control.secret'), SECRET, { mode: 0o600 });
   const cheap = t.network.addSeller(
@@ -98,5 +98,19 @@ describe('max tokens under a cost cap', () => {
     expect(roomy.status).toBe(200);
     expect(roomy.headers.get('x-svc-peer-id')).toBe(dear);
     expect(t!.network.callsTo(dear).at(-1)!.json.max_tokens).toBe(5);
+  });
+
+  it('marks in GET /v1/models the offers its own preferences admit (what a gateway prices)', async () => {
+    const { cheap, dear } = await twoSellers(false, {
+      routingPreferences: { maxPricing: { outputUsdPerMillion: 150 } },
+    });
+    const list = (await (await fetch(`${t!.url}/v1/models`)).json()) as {
+      data: Array<{ id: string; peers: Array<{ peerId: string; eligible: boolean }> }>;
+    };
+    const peers = list.data.find((entry) => entry.id === 'gpt-4o')!.peers;
+    expect(peers.map((peer) => [peer.peerId, peer.eligible])).toEqual([
+      [cheap, true],
+      [dear, false],
+    ]);
   });
 });
