@@ -341,6 +341,25 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
       expect((await store.periodSpend('key', key.id, boundary)).total).toBe(200n);
     });
 
+    it('refuses naming the counter with the least room when several are short', async () => {
+      const store = await open();
+      const { key, workspace } = await fixture(store, { daily: 500n, total: 100n });
+      await store.setWorkspaceLimits(workspace.id, { ...NO_LIMITS, weekly: 60n });
+      await spend(store, key.id, 40n, 40n);
+      // Room: key daily 460, key total 60, workspace weekly 20: the workspace is the tightest.
+      const refused = await store.reserve({
+        reservationId: unique('res'),
+        keyId: key.id,
+        maxAmountMicro: 100n,
+        minAmountMicro: 100n,
+        now: T0,
+      });
+      expect(refused).toMatchObject({
+        ok: false,
+        refusal: { level: 'workspace', period: 'weekly', limitMicro: 60n, committedMicro: 40n },
+      });
+    });
+
     it('never lets concurrent reservations exceed a limit; counters equal the ledger', async () => {
       const store = await open();
       const { key } = await fixture(store, { total: 1_000n });
