@@ -91,11 +91,21 @@ export interface ReserveInput {
   pinnedPeer: string | undefined;
 }
 
+/** What `size` costs at the route (the first offer), the cheapest and the dearest offer. */
 function costsAt(size: RequestSize, offers: PricedOffer[]) {
   const costs = offers.map((offer) => costOfSize(size, offer.price));
   let cheapest = 0;
-  for (let i = 1; i < costs.length; i++) if (costs[i]! < costs[cheapest]!) cheapest = i;
-  return { route: costs[0]!, cheapest: costs[cheapest]!, cheapestAt: cheapest, costs };
+  let dearest = 0;
+  for (let i = 1; i < costs.length; i++) {
+    if (costs[i]! < costs[cheapest]!) cheapest = i;
+    if (costs[i]! > costs[dearest]!) dearest = i;
+  }
+  return {
+    route: costs[0]!,
+    cheapest: costs[cheapest]!,
+    cheapestAt: cheapest,
+    dearest: costs[dearest]!,
+  };
 }
 
 /** Reserves on every budget of the key; `spend_limit_reached` when one has no room. */
@@ -118,7 +128,7 @@ export async function reserveRequest(
   if (!json || !bound) return reserved(await reserveOnce(deps, caller, requestId, unsized));
   const keyId = caller.key.id;
   if (!isNearLimit(keyId, deps.now())) {
-    const dearest = atMost(costsAt(bound, offers).costs.reduce((a, b) => (b > a ? b : a)));
+    const dearest = atMost(costsAt(bound, offers).dearest);
     const size: Size = {
       maxAmountMicro: dearest,
       minAmountMicro: dearest > 0n ? dearest : 1n,

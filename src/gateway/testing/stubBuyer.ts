@@ -46,6 +46,11 @@ export interface StubBuyerOptions {
   errorStatus?: number;
   /** Cut the connection after this many SSE chunks (a buyer dying mid-stream). */
   cutStreamAfter?: number;
+  /**
+   * While true, a stream stops after its first chunk and waits (until `crash` cuts it, or until
+   * this is false again): a crash then always finds the streams it is meant to cut.
+   */
+  holdStreams?: boolean;
   /** Models of `GET /v1/models`. */
   models?: string[];
   /** Prices of one offer per model in `GET /v1/models` (default: no offers listed). */
@@ -289,6 +294,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         res.socket?.destroy();
         return;
       }
+      while (options.holdStreams && !res.destroyed) await sleep(5);
       if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
     }
     if (res.destroyed) return;
