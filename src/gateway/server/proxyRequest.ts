@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ERROR_CODES, isErrorCode, SvcError } from '../../errors/index.js';
+import { capMaxOutputTokens, formatOfPath } from '../../formats/index.js';
 import { parseJsonObject, readBody, writeChunk } from '../../http/index.js';
 import { formatUsd } from '../../money/index.js';
 import {
@@ -72,7 +73,7 @@ export async function proxyRequest(
   // Time-ordered (as log ids): the reservation and journal key indexes grow at their ends.
   const requestId = `req_${newLogId(Date.now())}`;
   log.requestId = requestId;
-  const reservation = route.billed
+  const reserved = route.billed
     ? await reserveRequest(
         deps,
         caller,
@@ -81,9 +82,11 @@ export async function proxyRequest(
         requestId,
       )
     : null;
+  const reservation = reserved?.reservation ?? null;
   const control = controlHeaders(deps, caller, policy, requestId, reservation);
   if (pin) control[SVC_HEADER.pinPeer] = pin.header;
-  const upstream = await sendToBuyer(deps, req, res, control, forwardBody, reservation);
+  const sent = withMaxOutput(forwardBody, req, parsed, model, reserved?.maxOutputTokens);
+  const upstream = await sendToBuyer(deps, req, res, control, sent, reservation);
   const streamed = logAnswerHead(log, upstream, startedMs, model);
   const billing: Billing = { deps, reservation, requestId, log };
   const report = await costBeforeAnswering(billing, upstream, streamed);
@@ -111,6 +114,23 @@ function withModel(body: Buffer, parsed: ParsedBody, model: string | undefined):
     return Buffer.from(JSON.stringify({ ...parsed.json, model }));
   }
   return body;
+}
+
+/**
+ * The body with its max tokens lowered to what the budget's room pays for, when the reservation
+ * said so (docs/decisions/170-max-tokens-under-a-cost-cap.md); else `body` as it is.
+ */
+function withMaxOutput(
+  body: Buffer,
+  req: IncomingMessage,
+  parsed: ParsedBody,
+  model: string | undefined,
+  maxOutputTokens: number | undefined,
+): Buffer {
+  const format = formatOfPath((req.url ?? '/').split('?')[0] ?? '/');
+  if (maxOutputTokens === undefined || !parsed.json || !format) return body;
+  const json = model === parsed.model ? parsed.json : { ...parsed.json, model };
+  return Buffer.from(JSON.stringify(capMaxOutputTokens(format, json, maxOutputTokens)));
 }
 
 function controlHeaders(

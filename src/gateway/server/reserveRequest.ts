@@ -108,14 +108,27 @@ function costsAt(size: RequestSize, offers: PricedOffer[]) {
   };
 }
 
-/** Reserves on every budget of the key; `spend_limit_reached` when one has no room. */
+/** A reservation, and the max tokens the request must be lowered to when the room was short. */
+export interface Reserved {
+  reservation: Reservation;
+  /** Set when the client's max tokens do not all fit in what was left (near a limit). */
+  maxOutputTokens?: number;
+}
+
+/**
+ * Reserves on every budget of the key; `spend_limit_reached` when one has no room. Near a limit a
+ * request whose max tokens do not all fit is still served with fewer, as many as the room pays
+ * for (docs/decisions/170-max-tokens-under-a-cost-cap.md); one without max tokens is refused,
+ * saying how many fit.
+ */
 export async function reserveRequest(
   deps: GatewayDeps,
   caller: Caller,
   req: IncomingMessage,
-  { json, model, policy, pinnedPeer }: ReserveInput,
+  input: ReserveInput,
   requestId: string,
-): Promise<Reservation> {
+): Promise<Reserved> {
+  const { json, model, policy, pinnedPeer } = input;
   const configured = deps.maxRequestCostMicro;
   const atMost = (amount: MicroUsd) => (amount < configured ? amount : configured);
   const unsized: Size = { maxAmountMicro: configured, minAmountMicro: 1n };
@@ -125,7 +138,8 @@ export async function reserveRequest(
   const offers = known ? routeOffers(known, policy, pinned) : [];
   const path = req.url ?? '/';
   const bound = json && offers.length > 0 ? requestSize(path, json, 'bound') : null;
-  if (!json || !bound) return reserved(await reserveOnce(deps, caller, requestId, unsized));
+  if (!json || !bound)
+    return { reservation: reserved(await reserveOnce(deps, caller, requestId, unsized)) };
   const keyId = caller.key.id;
   if (!isNearLimit(keyId, deps.now())) {
     const dearest = atMost(costsAt(bound, offers).dearest);
@@ -135,20 +149,32 @@ export async function reserveRequest(
       keepRoomMicro: dearest * KEEP_ROOM_REQUESTS,
     };
     const result = await reserveOnce(deps, caller, requestId, size);
-    if (result.ok) return result.reservation;
+    if (result.ok) return { reservation: result.reservation };
     markNearLimit(keyId, deps.now());
   }
   // Free input costs nothing whatever its count: the bound is exact then.
   const inputPriced = offers.some((offer) => offer.price.inputMicroPerMillion > 0n);
   const exact = inputPriced ? requestSize(path, json, 'counted') : bound;
-  if (!exact) return reserved(await reserveOnce(deps, caller, requestId, unsized));
+  if (!exact) return { reservation: reserved(await reserveOnce(deps, caller, requestId, unsized)) };
   const { route, cheapest, cheapestAt } = costsAt(exact, offers);
-  const need: Need = { size: exact, cheapest: offers[cheapestAt]!.price };
+  const cheapestPrice = offers[cheapestAt]!.price;
+  const need: Need = { size: exact, cheapest: cheapestPrice };
+  // A client that set max tokens is served with fewer when only that much is left: at least its
+  // input and one output token at the cheapest offer. Without max tokens, all or nothing.
+  const least = exact.maxTokensSet
+    ? costOfSize({ ...exact, outputTokens: 1 }, cheapestPrice)
+    : cheapest;
   const size: Size = {
     maxAmountMicro: atMost(route),
-    minAmountMicro: atMost(cheapest) > 0n ? atMost(cheapest) : 1n,
+    minAmountMicro: atMost(least) > 0n ? atMost(least) : 1n,
   };
-  return reserved(await reserveOnce(deps, caller, requestId, size), need);
+  const reservation = reserved(await reserveOnce(deps, caller, requestId, size), need);
+  if (reservation.amountMicro >= route) return { reservation };
+  // As many output tokens as the amount pays for at the route, else at the cheapest offer.
+  const within = (price: TokenPriceMicro) =>
+    maxOutputTokensWithin(reservation.amountMicro, exact.inputTokens, price);
+  const lowered = within(offers[0]!.price) || within(cheapestPrice);
+  return lowered < exact.outputTokens ? { reservation, maxOutputTokens: lowered } : { reservation };
 }
 
 /** The sentence and detail of a refusal saying what fits (docs/decisions/170-max-tokens-under-a-cost-cap.md). */

@@ -50,22 +50,29 @@ describe('reservations priced at the route', () => {
   it('uses a small budget to its end, one request at a time', async () => {
     const limit = 80n;
     const { key, secret } = await h.key({ limits: { total: limit } });
-    let served = 0;
-    for (;;) {
+    const sentMaxTokens: number[] = [];
+    let refusal: { message: string; max_tokens_that_fit?: number } | undefined;
+    for (let i = 0; i < 20 && !refusal; i++) {
       const response = await chat(secret, body(64));
-      await response.arrayBuffer();
       if (response.status !== 200) {
         expect(response.status).toBe(402);
+        refusal = (await jsonOf(response)).error;
         break;
       }
-      served++;
-      expect(lastCap()).toBe(costAt(CHEAP, 64));
+      await response.arrayBuffer();
+      const sent = h.buyer.received.filter((r) => r.path === PATH).at(-1)!;
+      sentMaxTokens.push(JSON.parse(sent.body).max_tokens);
     }
     const spent = (await h.store.periodSpend('key', key.id, Date.now())).total;
-    expect(served).toBeGreaterThanOrEqual(3);
+    // Whole requests at the route's price while they fit, then the last room with fewer tokens.
+    expect(sentMaxTokens.slice(0, 3)).toEqual([64, 64, 64]);
+    expect(sentMaxTokens.length).toBeGreaterThan(3);
+    expect(sentMaxTokens.at(-1)).toBeLessThan(64);
     // At least the limit minus one request's actual cost, never more than the limit.
     expect(spent).toBeGreaterThanOrEqual(limit - 22n);
     expect(spent).toBeLessThanOrEqual(limit);
+    expect(refusal?.max_tokens_that_fit).toBe(0);
+    expect(refusal?.message).toContain('no room even for this request');
   });
 
   it('serves at least room ÷ (the route reservation) of 200 at once, never overspending', async () => {
@@ -114,7 +121,7 @@ describe('reservations priced at the route', () => {
     expect(lastCap()).toBe(costAt(CHEAP, 64));
   });
 
-  it('says how many output tokens fit when the client set no max_tokens, and that many do', async () => {
+  it('refuses a request without max_tokens saying how many output tokens fit, and that many do', async () => {
     const limit = costAt(CHEAP, 4096) / 2n;
     const { secret } = await h.key({ limits: { total: limit } });
     const refused = await chat(secret, body());
@@ -126,8 +133,9 @@ describe('reservations priced at the route', () => {
     expect(fit).toBeLessThan(4096);
     expect(error.message).toContain('up to 4096 output tokens');
     expect(error.message).toContain(`can only afford ${fit}`);
-    expect((await chat(secret, body(fit + 1))).status).toBe(402);
     expect((await chat(secret, body(fit))).status).toBe(200);
+    const sent = h.buyer.received.filter((r) => r.path === PATH).at(-1)!;
+    expect(JSON.parse(sent.body).max_tokens).toBe(fit);
   });
 });
 
