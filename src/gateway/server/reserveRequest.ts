@@ -169,7 +169,8 @@ export async function reserveRequest(
     minAmountMicro: atMost(least) > 0n ? atMost(least) : 1n,
   };
   const reservation = reserved(await reserveOnce(deps, caller, requestId, size), need);
-  if (reservation.amountMicro >= route) return { reservation };
+  // A request without max tokens is never lowered (the buyer skips what does not fit its default).
+  if (reservation.amountMicro >= route || !exact.maxTokensSet) return { reservation };
   // As many output tokens as the amount pays for at the route, else at the cheapest offer.
   const within = (price: TokenPriceMicro) =>
     maxOutputTokensWithin(reservation.amountMicro, exact.inputTokens, price);
