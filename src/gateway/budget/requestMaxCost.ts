@@ -5,10 +5,11 @@
  * at a price of an offer routing may pick. Pure.
  */
 import {
-  estimateInputTokens,
+  countRequestTokens,
   formatOfPath,
-  inputTokensBound,
   maxOutputTokensOf,
+  parseRequest,
+  requestTokensBound,
 } from '../../formats/index.js';
 import { type MicroUsd, maxCostOfRequest, type TokenPriceMicro } from '../../money/index.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../protocol/index.js';
@@ -40,12 +41,15 @@ export function requestSize(
 ): RequestSize | null {
   const format = formatOfPath(path.split('?')[0] ?? path);
   if (!format) return null;
-  let input: number;
   try {
-    input = sizing === 'bound' ? inputTokensBound(format, body) : estimateInputTokens(format, body);
+    // A body the formats cannot read is not sized (the buyer refuses it, at no cost).
+    parseRequest(body, format);
   } catch {
     return null;
   }
+  // Counted as the buyer counts the input it pays for (src/formats/requestTokens.ts): the
+  // amount reserved at the route's price then always covers the request there.
+  const input = sizing === 'bound' ? requestTokensBound(body) : countRequestTokens(body);
   const requested = maxOutputTokensOf(format, body);
   const maxTokensSet = requested !== undefined && Number.isSafeInteger(requested) && requested > 0;
   return {
@@ -83,7 +87,7 @@ export function requestMaxCost(
 
 /**
  * An upper bound of `requestMaxCost` that counts no tokens: the input's tokens are bounded by its
- * texts' UTF-8 bytes (`inputTokensBound`), and the margin and prices grow with the count, so it
+ * texts' UTF-8 bytes (`requestTokensBound`), and the margin and prices grow with the count, so it
  * is never below `requestMaxCost` (docs/decisions/159-gateway-auth-and-sizing-without-counting.md).
  * Null exactly when `requestMaxCost` is null.
  */

@@ -404,6 +404,13 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
       await store.insertLog(
         logRow(keyId, T0 + 3, { status: 502, peerId: 'p1', costMicro: 0n, endUser: 'u' }),
       );
+      // The key's own free routes are not requests to a model, answered or refused.
+      const free = { servedModel: null, requestedModel: null, costMicro: 0n, method: 'GET' };
+      await store.insertLog(logRow(keyId, T0 + 4, { ...free, route: '/v1/key' }));
+      await store.insertLog(logRow(keyId, T0 + 5, { ...free, route: '/v1/models' }));
+      await store.insertLog(
+        logRow(keyId, T0 + 6, { ...free, route: '/v1/key/topup', status: 403 }),
+      );
       for (const by of ['model', 'seller', 'key', 'end_user'] as const) {
         const rows = await store.usageSummary(by, { keyId });
         expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(2);

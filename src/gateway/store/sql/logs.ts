@@ -134,6 +134,9 @@ const GROUP_COLUMN: Record<UsageDimension, string> = {
   end_user: 'end_user',
 };
 
+/** A request to a model: not one of the key's own free routes (`/v1/key`, `/v1/models`). */
+const MODEL_REQUEST = "route NOT LIKE '/v1/key%' AND route NOT LIKE '/v1/models%'";
+
 /**
  * A request nothing served: refused or failed before any seller answered (the gateway's budget,
  * policy or body checks, the buyer's routing), so no seller, no cost. Usage leaves these out, as
@@ -152,7 +155,7 @@ export async function usageSummary(
     `SELECT ${column} AS grp, COUNT(*) AS requests, COALESCE(SUM(input_tokens), 0) AS input,
        COALESCE(SUM(cached_input_tokens), 0) AS cached, COALESCE(SUM(output_tokens), 0) AS output,
        COALESCE(SUM(cost), 0) AS cost
-     FROM request_log ${sql} AND key_id IS NOT NULL AND NOT (${NOT_SERVED})
+     FROM request_log ${sql} AND key_id IS NOT NULL AND ${MODEL_REQUEST} AND NOT (${NOT_SERVED})
      GROUP BY ${column} ORDER BY cost DESC, grp`,
     params,
   );
@@ -170,7 +173,8 @@ export async function usageSummary(
 export async function unservedRequests(db: SqlExecutor, filter: LogFilter): Promise<number> {
   const { sql, params } = where(filter);
   const rows = await db.query(
-    `SELECT COUNT(*) AS requests FROM request_log ${sql} AND key_id IS NOT NULL AND ${NOT_SERVED}`,
+    `SELECT COUNT(*) AS requests FROM request_log ${sql}
+     AND key_id IS NOT NULL AND ${MODEL_REQUEST} AND ${NOT_SERVED}`,
     params,
   );
   return numberOf(rows[0]?.requests);
