@@ -1,15 +1,14 @@
 /**
  * The parts every delivered answer shares (text whole, text stream, media): seller headers, the
- * usage it is billed at, its price (`priceAnswer`, the one place a per-request cost guard hooks
- * in), the seller's trailer, payment completion and what the buyer remembers of the seller.
+ * usage it is billed at, the seller's trailer and what the buyer remembers of the seller. Payment
+ * is src/buyer/commitCost.ts.
  */
-import { costOfUsage, formatUsd, type MicroUsd, type TokenUsage } from '../money/index.js';
+import type { TokenUsage } from '../money/index.js';
 import type { SellerTrailer } from '../network/index.js';
 import { encodeSellerHeaders } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import type { AttemptOk } from './attempt.js';
 import type { ProxyContext } from './context.js';
-import type { ReceiptOutcome } from './receiptCheck.js';
 import { countTextTokensAsync } from './tokenCount.js';
 
 /** Longest wait for the seller's usage claim after its body ended. */
@@ -69,12 +68,6 @@ export async function settleUsage(
   return { usage: await estimate(), source: 'estimated', estimate };
 }
 
-/** What the answer costs, and its `costUsd` text. */
-export function priceAnswer(ok: AttemptOk, usage: TokenUsage): { cost: MicroUsd; costUsd: string } {
-  const cost = costOfUsage(usage, ok.price);
-  return { cost, costUsd: formatUsd(cost) };
-}
-
 /**
  * The seller's usage claim (its trailer), or undefined when none came within 2 s. A whole answer's
  * body was read to its end, when the trailer has settled (the transport's contract): no timer.
@@ -92,44 +85,6 @@ export function trailerOf(ok: AttemptOk): Promise<SellerTrailer | undefined> {
   // Once settled, the timer only keeps this request's objects alive: drop it.
   void trailer.then(() => clearTimeout(timer));
   return trailer as Promise<SellerTrailer | undefined>;
-}
-
-/**
- * Pays the seller for what it delivered: its claim checked against the buyer's own count; a
- * failed answer only frees the payment.
- */
-export async function completePayment(
-  ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
-  trailer: Promise<unknown>,
-  estimate: () => Promise<TokenUsage>,
-  units?: boolean,
-  failed?: boolean,
-  receipt?: ReceiptOutcome,
-): Promise<void> {
-  if (!ok.paid) return;
-  const { deps } = ctx.service;
-  // A failed answer is paid nothing: no voucher (docs/decisions/152-nothing-paid-for-failed-answers.md).
-  if (failed) {
-    deps.payments.release?.(ctx.requestId);
-    return;
-  }
-  try {
-    const claimed = (await trailer) as Parameters<typeof deps.payments.complete>[0]['claimed'];
-    await deps.payments.complete({
-      requestId: ctx.requestId,
-      peerId: candidate.offer.peerId,
-      claimed,
-      estimatedUsage: await estimate(),
-      price: ok.price,
-      serviceId: candidate.offer.serviceId,
-      ...(units ? { units } : {}),
-      ...(receipt !== undefined && receipt !== 'verified' ? { receiptRefused: true } : {}),
-    });
-  } catch (error) {
-    deps.logger.warn({ err: error, requestId: ctx.requestId }, 'payment completion failed');
-  }
 }
 
 /** Health and affinity after a delivered answer. */

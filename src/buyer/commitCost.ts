@@ -64,6 +64,8 @@ export async function commitCost(
   usage: TokenUsage,
   draft: RecordDraft,
   failed = false,
+  /** Unit-billed (images, video): the seller's unit count must match the buyer's exactly. */
+  units = false,
 ): Promise<MicroUsd> {
   const { offer } = candidate;
   const { deps } = ctx.service;
@@ -86,6 +88,7 @@ export async function commitCost(
       ...(draft.receipt !== undefined && draft.receipt !== 'verified'
         ? { receiptRefused: true }
         : {}),
+      ...(units ? { units } : {}),
       onCommit: (amountMicro) => {
         committed = amountMicro;
         journal(ctx, draft, amountMicro);

@@ -2,6 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import {
   buildCatalog,
+  type CatalogOptions,
   catalogEntry,
   closestModelNames,
   normalizeModelName,
@@ -9,15 +10,18 @@ import {
 } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
 import { sendJson } from '../http/index.js';
+import { preferenceExclusion } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
 
-function options(service: BuyerService) {
+function options(service: BuyerService): CatalogOptions {
+  const prefs = service.ownPreferences;
   return {
     reputation: service.deps.reputation,
     health: service.health,
-    preferFreeSellers: service.ownPreferences.preferFreeSellers,
+    preferFreeSellers: prefs.preferFreeSellers,
     speed: service.speed,
     audits: service.audits,
+    admits: (offer, score) => preferenceExclusion(offer, prefs, score) === undefined,
   };
 }
 

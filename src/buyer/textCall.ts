@@ -1,10 +1,15 @@
 /**
  * The seller call of a chat-completions / responses / messages request: the body in the seller's
- * protocol, the output capped to the gateway's max cost, and the payment bound.
+ * protocol, the offer checked against the gateway's cost cap, and the payment bound.
  */
 import { SvcError } from '../errors/index.js';
-import { type MicroUsd, maxCostOfRequest, maxOutputTokensWithin } from '../money/index.js';
-import { SVC_HEADER } from '../protocol/index.js';
+import {
+  formatUsd,
+  type MicroUsd,
+  maxCostOfRequest,
+  maxOutputTokensWithin,
+} from '../money/index.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, MAX_TOKENS_THAT_FIT, SVC_HEADER } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import type { SellerCall } from './attempt.js';
 import type { ProxyContext } from './context.js';
@@ -26,8 +31,8 @@ function requestedMaxOutput(body: Record<string, unknown>): number | undefined {
   return undefined;
 }
 
-/** Caps the output so the cost stays within the gateway's max cost. */
-function capOutput(
+/** The body with its max output tokens set (the field of the client's format). */
+function withMaxOutput(
   body: Record<string, unknown>,
   ctx: ProxyContext,
   maxOut: number,
@@ -38,8 +43,46 @@ function capOutput(
       : ctx.route.protocol === 'openai-chat-completions' && body.max_completion_tokens !== undefined
         ? 'max_completion_tokens'
         : 'max_tokens';
-  const current = requestedMaxOutput(body);
-  return { ...body, [field]: current === undefined ? maxOut : Math.min(current, maxOut) };
+  return { ...body, [field]: maxOut };
+}
+
+/**
+ * Under the gateway's cost cap (docs/decisions/170-max-tokens-under-a-cost-cap.md) a request
+ * asks the seller for its own max tokens, or DEFAULT_MAX_OUTPUT_TOKENS when it set none (at
+ * most what the offer can produce), and never fewer: an offer whose price does not fit that
+ * in the cap is skipped, saying how many tokens would fit there.
+ */
+function fitUnderCap(
+  ctx: ProxyContext,
+  candidate: RouteCandidate,
+  body: Record<string, unknown>,
+  maxCostMicro: MicroUsd,
+  inputTokens: number,
+): { body: Record<string, unknown>; maxCostMicro: MicroUsd } | AttemptFailure {
+  const { offer } = candidate;
+  const requested = requestedMaxOutput(body);
+  const wanted =
+    requested ??
+    Math.min(DEFAULT_MAX_OUTPUT_TOKENS, offer.capabilities?.maxOutputTokens ?? Number.MAX_VALUE);
+  const fits = maxOutputTokensWithin(maxCostMicro, inputTokens, offer.price);
+  if (fits < wanted) {
+    const asked =
+      requested === undefined
+        ? `up to ${wanted} output tokens (the default when max tokens are not set)`
+        : `up to ${requested} output tokens`;
+    const error = new SvcError('spend_limit_reached', {
+      message:
+        fits > 0
+          ? `This request asks for ${asked}, but its budget (${SVC_HEADER.maxCostUsd} ${formatUsd(maxCostMicro)}) can only afford ${fits} at seller ${offer.peerId}'s prices. Set max_tokens to ${fits} or less.`
+          : `This request's budget (${SVC_HEADER.maxCostUsd} ${formatUsd(maxCostMicro)}) does not cover its input at seller ${offer.peerId}'s prices.`,
+      details: { peerId: offer.peerId, [MAX_TOKENS_THAT_FIT]: fits },
+    });
+    return failure('skip', error, error.code);
+  }
+  return {
+    body: requested === undefined ? withMaxOutput(body, ctx, wanted) : body,
+    maxCostMicro: maxCostOfRequest(inputTokens, wanted, offer.price),
+  };
 }
 
 /**
@@ -62,23 +105,11 @@ export async function textCall(
   let maxCostMicro: MicroUsd | undefined;
   if (!offer.free) {
     if (ctx.maxCostMicro !== undefined) {
-      const maxOut = maxOutputTokensWithin(ctx.maxCostMicro, await inputTokens(), offer.price);
-      if (maxOut === 0) {
-        const error = new SvcError('spend_limit_reached', {
-          message: `${SVC_HEADER.maxCostUsd} does not cover the input of this request at seller ${offer.peerId}'s prices.`,
-          details: { peerId: offer.peerId },
-        });
-        return failure('stop', error, error.code);
-      }
-      sellerBody = capOutput(sellerBody, ctx, maxOut);
-      // The buyer pays at most what the (capped) max tokens cost at this seller's price.
-      const bounded = maxCostOfRequest(
-        await inputTokens(),
-        requestedMaxOutput(sellerBody) ?? maxOut,
-        offer.price,
-      );
-      maxCostMicro = ctx.maxCostMicro;
-      if (bounded < maxCostMicro) maxCostMicro = bounded;
+      const fitted = fitUnderCap(ctx, candidate, sellerBody, ctx.maxCostMicro, await inputTokens());
+      if ('kind' in fitted) return fitted;
+      // The buyer pays at most what the max tokens cost at this seller's price.
+      sellerBody = fitted.body;
+      maxCostMicro = fitted.maxCostMicro;
     } else {
       const maxOut =
         requestedMaxOutput(sellerBody) ?? offer.capabilities?.maxOutputTokens ?? DEFAULT_MAX_OUTPUT;

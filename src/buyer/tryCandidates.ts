@@ -5,6 +5,7 @@
  * answer delivered, or the request failed / cancelled.
  */
 import { SvcError } from '../errors/index.js';
+import { MAX_TOKENS_THAT_FIT } from '../protocol/index.js';
 import {
   MAX_SAME_SELLER_TRIES,
   type RouteCandidate,
@@ -67,7 +68,16 @@ async function noteFailure(
   return true;
 }
 
-/** 'delivered', or the last failure (undefined when nothing was tried). */
+/** The most output tokens a skipped offer could have taken (the cheapest offer's), or -1. */
+function tokensThatFit(failure: AttemptFailure): number {
+  const fit = failure.error.details?.[MAX_TOKENS_THAT_FIT];
+  return typeof fit === 'number' ? fit : -1;
+}
+
+/**
+ * 'delivered', or the failure to answer (undefined when nothing was tried): the last seller's,
+ * or, when every offer was skipped as over the cost cap, the one saying the most tokens fit.
+ */
 async function firstAnswer(
   ctx: ProxyContext,
   plan: RoutePlan,
@@ -79,10 +89,11 @@ async function firstAnswer(
     return 'kind' in call ? call : sendToSeller(ctx, candidate, call);
   };
   let last: AttemptFailure | undefined;
+  let skipped: AttemptFailure | undefined;
   const { clock } = ctx.service.deps;
   for (const candidate of plan.candidates) {
     for (let tries = 1; ; tries++) {
-      if (ctx.clientAbort.signal.aborted) return last;
+      if (ctx.clientAbort.signal.aborted) return last ?? skipped;
       const sentAt = clock();
       const outcome = await attempt(candidate);
       if (outcome.kind === 'ok') {
@@ -90,6 +101,12 @@ async function firstAnswer(
         ctx.answerTiming = { peerId, modelKey, sentAt, headAt: clock() };
         await deliver(candidate, outcome);
         return 'delivered';
+      }
+      if (outcome.action === 'skip') {
+        // Never sent: not a try (no x-svc-attempts entry, nothing against the seller).
+        if (!skipped || tokensThatFit(outcome) > tokensThatFit(skipped)) skipped = outcome;
+        if (plan.pinned) return last ?? skipped;
+        break;
       }
       last = outcome;
       const again = await noteFailure(ctx, candidate, outcome, tries);
@@ -100,7 +117,7 @@ async function firstAnswer(
       break;
     }
   }
-  return last;
+  return last ?? skipped;
 }
 
 /** Tries the plan's candidates until one answer is delivered; otherwise fails the request. */

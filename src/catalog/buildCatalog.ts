@@ -30,6 +30,12 @@ export interface CatalogPeer {
   outputTokensPerSecond: number | null;
   /** This buyer's audit verdict on the seller's model (docs/decisions/153-model-audits.md); null until audited. */
   audit: OfferAudit | null;
+  /**
+   * The buyer's own routing preferences admit the offer (trust minimum, price caps, allow and
+   * block lists): a gateway prices reservations only at offers routing may use
+   * (docs/decisions/169-reservations-priced-at-the-route.md).
+   */
+  eligible: boolean;
 }
 
 /** Features every seller guarantees (snake_case like the rest of the entry). */
@@ -65,6 +71,8 @@ export interface CatalogOptions {
   preferFreeSellers?: boolean;
   speed?: SpeedSource;
   audits?: AuditSource;
+  /** Whether routing's own preferences admit an offer (default: every offer). */
+  admits?: (offer: Offer, reputationScore: number | undefined) => boolean;
 }
 
 /** The most common cleaned name of a model's offers (ties: shortest, then alphabetical). */
@@ -224,6 +232,7 @@ export function catalogEntry(
           ? null
           : Math.round(speed.outputTokensPerSecond * 10) / 10,
       audit: audit ?? null,
+      eligible: options.admits ? options.admits(offer, reputationScore) : true,
     })),
   };
   if (contextLength !== undefined) entry.context_length = contextLength;

@@ -447,13 +447,32 @@ describe('console: admin pages', () => {
     );
   });
 
-  it('shows the usage page', async () => {
+  it('shows the usage page; requests refused before any seller are counted apart, not as a model', async () => {
+    await keyWithRequests('usage-served', 1);
+    const { key, secret } = await h.key({ label: 'usage-refused', limits: { total: 0n } });
+    for (let i = 0; i < 2; i++) expect((await chat(secret)).status).toBe(402);
+    await waitFor(async () => (await h.store.queryLogs({ keyId: key.id })).length === 2);
     const page = await newPage();
     await signInAsOperator(page);
-    for (const name of ['usage']) {
-      await openPage(page, name);
-      await shot(page, name);
-    }
+    await openPage(page, 'usage');
+    const byModel = page.locator('table', { hasText: 'Spend by model' });
+    const models = await byModel.locator('tbody tr td:first-child').allTextContents();
+    expect(models).toContain('model-a');
+    expect(models).not.toContain('(none)');
+    const byKey = await page
+      .locator('table', { hasText: 'Spend by key' })
+      .locator('tbody tr td:first-child')
+      .allTextContents();
+    expect(byKey).not.toContain(key.id);
+    const refused = (await h.store.queryLogs({})).filter(
+      (row) =>
+        row.keyId !== null && row.status >= 400 && row.peerId === null && row.costMicro === 0n,
+    ).length;
+    expect(refused).toBeGreaterThanOrEqual(2);
+    expect(await page.textContent('#not-served')).toBe(
+      `${refused} requests were refused or failed before any seller answered ($0); they are not counted above.`,
+    );
+    await shot(page, 'usage');
   });
 });
 

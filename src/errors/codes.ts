@@ -240,6 +240,11 @@ export const ERROR_CODES = {
   invalid_config: { status: 400, message: 'The configuration is invalid.' },
   invalid_argument: { status: 400, message: 'An argument is invalid.' },
   identity_error: { status: 400, message: 'The identity cannot be used.' },
+  identity_removed: {
+    status: 403,
+    message:
+      'This identity was removed (`svc buyer identity remove`) and pays for nothing more. Create it again, or give the key another identity.',
+  },
   internal_error: { status: 500, message: 'Something went wrong inside svc. The log has details.' },
 
   // --- payments ---

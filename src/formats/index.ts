@@ -33,6 +33,12 @@ export {
   stopOfMessages,
   stopOfResponses,
 } from './reasons.js';
+export {
+  countRequestTokens,
+  countRequestTokensAsync,
+  requestTokensBound,
+  textOf,
+} from './requestTokens.js';
 export { formatSse, type ParseSseOptions, parseSse, SseDecoder, type SseEvent } from './sse.js';
 export { createStreamParser } from './stream/codecs.js';
 export type { StreamError, StreamPart } from './stream/parts.js';

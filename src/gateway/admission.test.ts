@@ -1,7 +1,8 @@
 /**
  * Admission with reservations sized to the request: on a budget with room for exactly N requests
- * at their maximum cost, exactly N of 200 concurrent requests are served — on one gateway, and on
- * two gateway processes sharing one SQLite file or one PostgreSQL database.
+ * at their maximum cost and a little more, exactly N of 200 concurrent requests are served in full
+ * and one more with the max tokens the rest pays for (docs/decisions/170-max-tokens-under-a-cost-cap.md)
+ * — on one gateway, and on two gateway processes sharing one SQLite file or one PostgreSQL database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toPriceMicro } from '../money/index.js';
@@ -40,11 +41,17 @@ async function fire(urls: string[], secret: string, count: number): Promise<numb
 async function admitsExactlyRoom(h: Harness, urls: string[]): Promise<void> {
   const { key, secret } = await h.key({ limits: { total: LIMIT } });
   const statuses = await fire(urls, secret, 200);
-  expect(statuses.filter((s) => s === 200)).toHaveLength(ROOM);
-  expect(statuses.filter((s) => s === 402)).toHaveLength(200 - ROOM);
-  await waitFor(async () => (await h.store.keyUsage(key.id)).requests === ROOM);
+  expect(statuses.filter((s) => s === 200)).toHaveLength(ROOM + 1);
+  expect(statuses.filter((s) => s === 402)).toHaveLength(200 - ROOM - 1);
+  await waitFor(async () => (await h.store.keyUsage(key.id)).requests === ROOM + 1);
+  const caps = h.buyer.received
+    .filter((r) => r.headers.authorization === undefined && r.path === '/v1/chat/completions')
+    .slice(-(ROOM + 1))
+    .map((r) => JSON.parse(r.body).max_tokens as number);
+  expect(caps.filter((tokens) => tokens === 100)).toHaveLength(ROOM);
+  expect(caps.filter((tokens) => tokens < 100)).toHaveLength(1);
   const counter = (await h.store.periodSpend('key', key.id, Date.now())).total;
-  expect(counter).toBe(COST * BigInt(ROOM));
+  expect(counter).toBe(LIMIT);
   expect(counter).toBeLessThanOrEqual(LIMIT);
   expect(await h.store.ledgerTotal(key.id)).toBe(counter);
   expect(await h.store.listReservations(Date.now() + 1)).toEqual([]);

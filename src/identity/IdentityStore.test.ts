@@ -59,7 +59,8 @@ describe('named identities', () => {
     expect(existsSync(join(archive, 'team-a.key'))).toBe(true);
     expect(readFileSync(join(archive, 'team-a.json'), 'utf8')).toContain(created.address);
     expect(store.list().map((i) => i.name)).toEqual(['default']);
-    expect(() => store.load('team-a')).toThrow(/no identity named "team-a"/);
+    expect(() => store.load('team-a')).toThrow(/Identity "team-a" was removed/);
+    expect(() => store.load('team-b')).toThrow(/no identity named "team-b"/);
   });
 
   it('stores only the reference for env: keys and loads from the variable', () => {

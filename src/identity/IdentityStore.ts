@@ -89,6 +89,23 @@ export class IdentityStore {
     return join(this.folder, `${name}.json`);
   }
 
+  /**
+   * The file whose presence says a named identity exists (removing it moves the file away), for
+   * a long-running user to watch; undefined for the default wallet, which cannot be removed.
+   */
+  recordFile(name: string): string | undefined {
+    if (name === DEFAULT_IDENTITY) return undefined;
+    validateIdentityName(name);
+    return this.recordPath(name);
+  }
+
+  /** True when `name` was removed: its files are in the archive and none are in use. */
+  private wasRemoved(name: string): boolean {
+    const archive = join(this.folder, 'archive');
+    if (!existsSync(archive)) return false;
+    return readdirSync(archive).some((entry) => entry.startsWith(`${name}-`));
+  }
+
   private keyPath(name: string): string {
     return join(this.folder, `${name}.key`);
   }
@@ -230,6 +247,12 @@ export class IdentityStore {
       text = readFileSync(path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        if (this.wasRemoved(name)) {
+          throw new SvcError('identity_removed', {
+            message: `Identity "${name}" was removed (\`svc buyer identity remove\`) and pays for nothing more. Create it again with \`svc buyer identity create ${name}\`, or give the key another identity.`,
+            details: { identity: name },
+          });
+        }
         throw identityError(`no identity named "${name}" (see \`svc buyer identity list\`)`);
       }
       throw identityError(`identity "${name}": cannot read ${path}`, error);

@@ -4,6 +4,7 @@
  * neither imports the other.
  */
 export * from './headers.js';
+export * from './maxCost.js';
 export * from './requestIds.js';
 export * from './requestRecord.js';
 export * from './routingPolicy.js';

@@ -1,11 +1,13 @@
 /**
  * Failover rules: what to do after a failed attempt.
  * `next`: try the next ranked offer (retryable and blamed on the seller); `same`: retry the
- * same seller (429 with an acceptable Retry-After); `stop`: hand the failure to the client.
+ * same seller (429 with an acceptable Retry-After); `stop`: hand the failure to the client;
+ * `skip`: the offer cannot take this request (it would cost more than the request's cost cap),
+ * so the next one is tried without sending anything and without counting against the seller.
  */
 import { TransportError } from '../network/index.js';
 
-export type FailoverAction = 'next' | 'same' | 'stop';
+export type FailoverAction = 'next' | 'same' | 'stop' | 'skip';
 
 /** Most tries of one seller when it answers 429: the first and two retries (README, failover). */
 export const MAX_SAME_SELLER_TRIES = 3;

@@ -94,6 +94,23 @@ export function exclusionReason(
   if (!request.chooseProtocol(request.clientProtocol, offer.protocols)) {
     return `speaks ${offer.protocols.join(', ')}, not ${request.clientProtocol}`;
   }
+  const excluded = preferenceExclusion(offer, prefs, score);
+  if (excluded) return excluded;
+  if (request.bodyBytes !== undefined && request.bodyBytes > offer.uploadLimitBytes) {
+    return `${UPLOAD_LIMIT_REASON}'s upload limit (${offer.uploadLimitBytes} bytes)`;
+  }
+  return undefined;
+}
+
+/**
+ * Why routing preferences alone exclude `offer` (block and allow lists, trust minimum, price
+ * caps), whatever the request; undefined when they admit it.
+ */
+export function preferenceExclusion(
+  offer: Offer,
+  prefs: EffectivePreferences,
+  score: number | undefined,
+): string | undefined {
   if (prefs.blockedPeerIds.has(offer.peerId)) return 'blocked';
   if (prefs.allowedPeerIds && !prefs.allowedPeerIds.has(offer.peerId)) return 'not in allow list';
   if (prefs.minTrustScore > 0) {
@@ -135,9 +152,6 @@ export function exclusionReason(
     BigInt(offer.rankPrice) > caps.videoMicro
   ) {
     return 'video price above cap';
-  }
-  if (request.bodyBytes !== undefined && request.bodyBytes > offer.uploadLimitBytes) {
-    return `${UPLOAD_LIMIT_REASON}'s upload limit (${offer.uploadLimitBytes} bytes)`;
   }
   return undefined;
 }

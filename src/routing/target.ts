@@ -68,7 +68,8 @@ export function parsePinnedModel(model: string): { peerId: PeerId; serviceId: st
   return { peerId: parsePeerId(peer), serviceId };
 }
 
-function parsePinHeader(value: string): { peerId: PeerId; serviceId?: string } {
+/** `x-svc-pin-peer`: a peer id, or `<peer_id>@<service_id>`; 400 `invalid_request` otherwise. */
+export function parsePinHeader(value: string): { peerId: PeerId; serviceId?: string } {
   const trimmed = value.trim();
   const pinned = parsePinnedModel(trimmed);
   if (pinned) return pinned;

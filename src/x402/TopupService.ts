@@ -23,6 +23,7 @@ import type { TopupLedger, TopupRow } from './ledger/TopupLedger.js';
 import { type ReconcileResult, reconcilePendingTopups } from './reconcile.js';
 import { refusalReason, refusePayment } from './refusal.js';
 import { errorReply, successReply } from './reply.js';
+import { checkTopupAllowed } from './topupAllowed.js';
 import type { TopupBounds, TopupReply, TopupRequest } from './types.js';
 
 export interface TopupServiceOptions {
@@ -111,8 +112,7 @@ export class TopupService {
 
   private async handleOrThrow(request: TopupRequest): Promise<TopupReply> {
     const { key } = request;
-    if (!key.ownWallet) throw new SvcError('topup_not_available');
-    if (!key.topupEnabled) throw new SvcError('topup_not_allowed');
+    checkTopupAllowed(key);
     const amountMicro = parseTopupAmount(request.body, this.options.bounds);
     const requirements = topupRequirements({
       asset: this.options.asset,

@@ -63,5 +63,6 @@ export {
   type LocalFacilitatorOptions,
 } from './server/localFacilitator.js';
 export { TopupService, type TopupServiceOptions } from './TopupService.js';
+export { checkTopupAllowed } from './topupAllowed.js';
 export { type TopupsFromConfigOptions, topupsFromConfig } from './topupsFromConfig.js';
 export type { TopupBounds, TopupKey, TopupReply, TopupRequest } from './types.js';

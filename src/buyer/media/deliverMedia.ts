@@ -1,15 +1,18 @@
 /**
  * Writes a media answer (read whole and capped by the shared attempt): the buyer's own count of
- * what it received (images, videos, or tokens for token-priced services), the seller and price
- * headers, the record, and payment completion checked against that count.
+ * what it received (images, videos, or tokens for token-priced services), paid before the headers
+ * are written, as text answers are (src/buyer/commitCost.ts), so `x-svc-estimated-cost-usd` is
+ * what was committed to the seller; the same headers as a text answer (spec 4.5), plus the unit
+ * price; the record.
  */
-import { type TokenUsage, unitsOf, unitUsage } from '../../money/index.js';
-import { encodeSellerHeaders, latencyHeader, SVC_HEADER } from '../../protocol/index.js';
+import { formatUsd, type TokenUsage, unitsOf, unitUsage } from '../../money/index.js';
+import { encodeUsageHeaders, latencyHeader, SVC_HEADER } from '../../protocol/index.js';
 import type { RouteCandidate } from '../../routing/index.js';
-import { completePayment, priceAnswer, servedBy, trailerOf } from '../answerParts.js';
+import { sellerHeaders, servedBy, trailerOf } from '../answerParts.js';
 import type { AttemptOk } from '../attempt.js';
+import { commitCost } from '../commitCost.js';
 import { finishRequest, type ProxyContext, ZERO_USAGE } from '../context.js';
-import { checkReceiptAfterAnswer } from '../receiptCheck.js';
+import { checkReceipt, checkUnpaidReceipt } from '../receiptCheck.js';
 import { type MediaRequest, ownTokenCount, unitUsdOf } from './mediaCall.js';
 import type { VideoJobs } from './video.js';
 
@@ -23,10 +26,14 @@ function jsonOf(contentType: string, body: Buffer): Record<string, unknown> | un
   }
 }
 
-/** The buyer's own count of what it received, in billing tokens. */
+/**
+ * The buyer's own count of what it received, in billing tokens. A video counts once: on its first
+ * delivery; retrieving a delivered job again costs nothing (spec 3.2).
+ */
 async function ownUsage(
   ctx: ProxyContext,
   request: MediaRequest,
+  jobs: VideoJobs,
   unitBilled: boolean,
   contentType: string,
   json: Record<string, unknown> | undefined,
@@ -35,8 +42,10 @@ async function ownUsage(
   if (request.route.type === 'image') {
     return unitUsage(Array.isArray(json?.data) ? Math.min(json.data.length, request.units) : 0);
   }
-  if (request.route.kind === 'video-retrieve') {
-    return contentType.startsWith('video/') ? unitUsage(1) : ZERO_USAGE;
+  if (request.route.kind === 'video-retrieve' && contentType.startsWith('video/')) {
+    const queueId = String(ctx.body.queue_id);
+    const first = jobs.claimDelivery(request.route.protocol, queueId, ctx.service.deps.clock());
+    return first ? unitUsage(1) : ZERO_USAGE;
   }
   return ZERO_USAGE;
 }
@@ -61,13 +70,13 @@ export async function deliverMedia(
   const { service } = ctx;
   const { offer } = candidate;
   const body = ok.whole ?? Buffer.alloc(0);
-  const trailer = trailerOf(ok);
+  const claimed = await trailerOf(ok);
   const contentType = ok.response.headers['content-type'] ?? 'application/json';
   const json = jsonOf(contentType, body);
   const unitBilled = unitUsdOf(request, candidate) !== undefined;
-  const own = await ownUsage(ctx, request, unitBilled, contentType, json);
+  const own = await ownUsage(ctx, request, jobs, unitBilled, contentType, json);
   // Units are billed on the buyer's count; tokens on the seller's report when it has one.
-  const usage = unitBilled ? own : ((await trailer)?.usage ?? own);
+  const usage = unitBilled ? own : (claimed?.usage ?? own);
   if (request.route.kind === 'video-queue' && typeof json?.queue_id === 'string') {
     jobs.remember(request.route.protocol, json.queue_id, {
       peerId: offer.peerId,
@@ -75,35 +84,45 @@ export async function deliverMedia(
       queuedAt: service.deps.clock(),
     });
   }
-  // Records show units (images, videos) as output "tokens"; payments see billing tokens.
+  // Records and headers show units (images, videos) as output "tokens"; payments see billing tokens.
   const recorded = unitBilled ? { ...ZERO_USAGE, outputTokens: unitsOf(usage) } : usage;
-  const { cost, costUsd } = priceAnswer(ok, usage);
-  ctx.res.writeHead(ok.response.status, {
-    'content-type': contentType,
-    'content-length': body.length,
-    ...encodeSellerHeaders({
-      requestId: ctx.requestId,
-      peerId: offer.peerId,
-      provider: offer.provider,
-      service: offer.serviceId,
-      attempts: ctx.attempts.join(', ') || 'none',
-    }),
-    ...priceHeaders(candidate),
-    [SVC_HEADER.estimatedCostUsd]: costUsd,
-    ...latencyHeader(service.deps.clock() - ctx.startedAt),
-  });
-  ctx.res.end(body);
-  service.metrics.spend.inc(Number(cost));
-  // Checked once the answer is out, before paying (decision 168).
-  const receipt = await checkReceiptAfterAnswer(ctx, candidate, ok, await trailer);
-  finishRequest(ctx, {
+  // A paid answer's receipt is checked before paying (decision 168), an unpaid one's after.
+  const receipt = ok.paid ? checkReceipt(ctx, candidate, ok, claimed) : undefined;
+  const draft = {
     ...servedBy(candidate, false),
     status: ok.response.status,
     completed: true,
     usage: recorded,
-    costUsd,
     ...(receipt ? { receipt } : {}),
+  };
+  const estimate = async () => own;
+  const cost = await commitCost(
+    ctx,
+    candidate,
+    ok,
+    claimed,
+    estimate,
+    usage,
+    draft,
+    false,
+    unitBilled,
+  );
+  const costUsd = formatUsd(cost);
+  ctx.res.writeHead(ok.response.status, {
+    'content-type': contentType,
+    'content-length': body.length,
+    ...sellerHeaders(ctx, candidate),
+    ...priceHeaders(candidate),
+    ...encodeUsageHeaders({
+      ...recorded,
+      tokenSource: claimed?.usage ? 'usage' : 'estimated',
+      estimatedCostUsd: costUsd,
+    }),
+    ...latencyHeader(service.deps.clock() - ctx.startedAt),
   });
+  ctx.res.end(body);
+  service.metrics.spend.inc(Number(cost));
+  await checkUnpaidReceipt(ctx, candidate, ok, claimed, draft);
+  finishRequest(ctx, { ...draft, costUsd });
   service.health.recordSuccess(offer.peerId);
-  await completePayment(ctx, candidate, ok, trailer, async () => own, unitBilled, false, receipt);
 }

@@ -26,6 +26,25 @@ import { scoreAll } from '../testing/testBuyer.js';
 
 const FREE = { inputUsdPerMillion: 0, outputUsdPerMillion: 0 };
 
+/** The headers spec 4.5 gives every non-streaming answer. */
+const SPEC_HEADERS = [
+  'x-svc-request-id',
+  'x-svc-peer-id',
+  'x-svc-provider',
+  'x-svc-service',
+  'x-svc-input-tokens',
+  'x-svc-cached-input-tokens',
+  'x-svc-output-tokens',
+  'x-svc-total-tokens',
+  'x-svc-token-source',
+  'x-svc-estimated-cost-usd',
+  'x-svc-input-usd-per-million',
+  'x-svc-output-usd-per-million',
+  'x-svc-cached-input-usd-per-million',
+  'x-svc-latency-ms',
+  'x-svc-peer-reputation',
+];
+
 function imageProvider(
   upstream: FakeUpstream,
   imageUsd: number,
@@ -180,6 +199,33 @@ describe('media routes over libp2p with real sellers', () => {
     expect(decisions.data.map((m) => m.id)).toEqual(['judge-1']);
   });
 
+  it('answers images and videos with the 15 x-svc headers of a non-streaming answer (spec 4.5)', async () => {
+    const image = await post('/v1/images/generations', {
+      model: 'gpt-image-1',
+      prompt: 'a red square',
+      n: 2,
+    });
+    expect(image.status).toBe(200);
+    const queued = await post('/api/v1/video/queue', {
+      model: `${small.node.peerId}@kling-2`,
+      prompt: 'a cat',
+      duration: '5s',
+    });
+    const { queue_id } = (await queued.json()) as { queue_id: string };
+    let video = await post('/api/v1/video/retrieve', { model: 'kling-2', queue_id });
+    while (!video.headers.get('content-type')?.startsWith('video/')) {
+      video = await post('/api/v1/video/retrieve', { model: 'kling-2', queue_id });
+    }
+    for (const answer of [image, video]) {
+      for (const name of SPEC_HEADERS) expect(answer.headers.get(name), name).not.toBeNull();
+      await answer.arrayBuffer();
+    }
+    expect(image.headers.get('x-svc-output-tokens')).toBe('2');
+    expect(image.headers.get('x-svc-peer-reputation')).toBe('80');
+    expect(video.headers.get('x-svc-output-tokens')).toBe('1');
+    expect(video.headers.get('x-svc-estimated-cost-usd')).toBe('0.500000');
+  });
+
   it('routes image generation to the cheapest per-image seller and bills per image', async () => {
     const before = cheapImages.requests.length;
     const { data, response } = await openai.images
@@ -301,6 +347,7 @@ describe('media routes over libp2p with real sellers', () => {
   });
 
   it('queues a video, reports pending, then delivers the mp4 from the same seller', async () => {
+    const start = video.requests.length;
     const queued = await post('/api/v1/video/queue', {
       model: `${small.node.peerId}@kling-2`,
       prompt: 'a cat surfing',
@@ -331,7 +378,9 @@ describe('media routes over libp2p with real sellers', () => {
     expect(done.headers.get('x-svc-peer-id')).toBe(small.node.peerId);
     expect(Buffer.from(await done.arrayBuffer()).equals(TINY_MP4)).toBe(true);
     expect(done.headers.get('x-svc-estimated-cost-usd')).toBe('0.500000');
-    const retrieves = video.requests.filter((r) => r.path === '/api/v1/video/retrieve');
+    const retrieves = video.requests
+      .slice(start)
+      .filter((r) => r.path === '/api/v1/video/retrieve');
     expect(
       retrieves.every((r) => (r.body as { queue_id?: unknown }).queue_id === job.queue_id),
     ).toBe(true);

@@ -6,12 +6,14 @@
 import { SvcError } from '../../errors/index.js';
 import {
   costOfUsage,
+  formatUsd,
   maxCostOfRequest,
   type TokenUsage,
   unitPriceMicro,
   unitUsage,
   usdNumberToMicro,
 } from '../../money/index.js';
+import { SVC_HEADER } from '../../protocol/index.js';
 import { type RouteCandidate, withoutRoutingFields } from '../../routing/index.js';
 import type { SellerCall } from '../attempt.js';
 import type { ProxyContext } from '../context.js';
@@ -85,7 +87,7 @@ export async function ownTokenCount(
   return { inputTokens, cachedInputTokens: 0, outputTokens: await countTextTokensAsync(said) };
 }
 
-/** The call to `candidate`, or a failure when the gateway's max cost cannot cover it. */
+/** The call to `candidate`, or a skip when the gateway's max cost cannot cover it. */
 export function mediaCall(
   ctx: ProxyContext,
   request: MediaRequest,
@@ -132,9 +134,10 @@ function checked(
 ): SellerCall | AttemptFailure {
   if (candidate.offer.free || call.maxCostMicro === undefined) return call;
   if (ctx.maxCostMicro === undefined || call.maxCostMicro <= ctx.maxCostMicro) return call;
+  // Failover goes only to offers the cap covers (docs/decisions/169-reservations-priced-at-the-route.md).
   const error = new SvcError('spend_limit_reached', {
-    message: `This request may cost up to ${call.maxCostMicro} micro-USD at seller ${candidate.offer.peerId}, above the gateway's max cost.`,
+    message: `This request may cost up to ${formatUsd(call.maxCostMicro)} USD at seller ${candidate.offer.peerId}, above its budget (${SVC_HEADER.maxCostUsd} ${formatUsd(ctx.maxCostMicro)}).`,
     details: { peerId: candidate.offer.peerId },
   });
-  return failure('stop', error, error.code);
+  return failure('skip', error, error.code);
 }

@@ -17,6 +17,8 @@ export interface VideoJob {
   peerId: PeerId;
   serviceId: string;
   queuedAt: number;
+  /** When its video was first delivered (and paid for); later retrieves cost nothing. */
+  deliveredAt?: number;
 }
 
 const MAX_JOBS = 10_000;
@@ -27,7 +29,12 @@ const fileSchema = z.object({
   jobs: z.array(
     z.tuple([
       z.string(),
-      z.object({ peerId: z.string(), serviceId: z.string(), queuedAt: z.number() }),
+      z.object({
+        peerId: z.string(),
+        serviceId: z.string(),
+        queuedAt: z.number(),
+        deliveredAt: z.number().optional(),
+      }),
     ]),
   ),
 });
@@ -65,15 +72,31 @@ export class VideoJobs {
       if (oldest !== undefined) this.jobs.delete(oldest);
     }
     this.jobs.set(`${format}|${queueId}`, job);
-    if (this.path) {
-      ensureDir(dirname(this.path));
-      const file = { version: FILE_VERSION, jobs: [...this.jobs] };
-      writeFileAtomic(this.path, JSON.stringify(file));
-    }
+    this.save();
+  }
+
+  /**
+   * True the first time the job's video is delivered, false after (spec 3.2: the seller is paid
+   * once, at delivery). Marked before paying and kept across restarts, so a second retrieve,
+   * concurrent or after a restart, is never paid again.
+   */
+  claimDelivery(format: string, queueId: string, now: number): boolean {
+    const job = this.jobs.get(`${format}|${queueId}`);
+    if (!job || job.deliveredAt !== undefined) return false;
+    job.deliveredAt = now;
+    this.save();
+    return true;
   }
 
   get(format: string, queueId: string): VideoJob | undefined {
     return this.jobs.get(`${format}|${queueId}`);
+  }
+
+  private save(): void {
+    if (!this.path) return;
+    ensureDir(dirname(this.path));
+    const file = { version: FILE_VERSION, jobs: [...this.jobs] };
+    writeFileAtomic(this.path, JSON.stringify(file));
   }
 }
 

@@ -201,6 +201,13 @@ export function usagePage(data) {
     {},
     h('h1', {}, 'Usage'),
     data.spendByDay ? dailyChart('Spend per day (last 30 days, USD)', data.spendByDay) : null,
+    data.notServed > 0
+      ? h(
+          'p.meta',
+          { id: 'not-served' },
+          `${count(data.notServed)} requests were refused or failed before any seller answered ($0); they are not counted above.`,
+        )
+      : null,
     h(
       'div.grid',
       {},

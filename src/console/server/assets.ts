@@ -33,6 +33,7 @@ const FILES: Record<string, string> = {
   'app.css': join(ASSET_DIR, 'app.css'),
   'network.js': join(ASSET_DIR, 'network.js'),
   'policies.js': join(ASSET_DIR, 'policies.js'),
+  'locale.js': join(ASSET_DIR, 'locale.js'),
   'uplot.js': join(UPLOT_DIR, 'uPlot.iife.min.js'),
   'qrcode.js': join(QRCODE_DIR, 'qrcode.mjs'),
   'uplot.css': join(UPLOT_DIR, 'uPlot.min.css'),

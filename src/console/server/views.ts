@@ -243,12 +243,14 @@ export async function visibleLogs(deps: ConsoleDeps, viewer: StaffViewer, query:
 async function usagePage(deps: ConsoleDeps, viewer: StaffViewer, query: URLSearchParams) {
   const filter = scopedFilter(viewer, { since: logFilterOf(query).since });
   const dims: UsageDimension[] = ['model', 'seller', 'end_user', 'key'];
-  const [spendByDay, ...summaries] = await Promise.all([
+  const [spendByDay, notServed, ...summaries] = await Promise.all([
     viewer.kind === 'admin' ? daily(deps, {}) : Promise.resolve(null),
+    deps.store.unservedRequests(filter),
     ...dims.map((by) => deps.store.usageSummary(by, filter)),
   ]);
   return {
     spendByDay,
+    notServed,
     by: Object.fromEntries(
       dims.map((by, i) => [
         by,

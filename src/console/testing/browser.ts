@@ -19,14 +19,18 @@ const UNSAFE_FLAGS = new Set([
   '--disable-site-isolation-trials',
 ]);
 
-/** Launches headless Chromium from the npm package (no download, no network). */
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * Launches headless Chromium from the npm package (no download, no network); `env` replaces the
+ * browser's environment (e.g. its LANG, which decides `navigator.language`).
+ */
+export async function launchBrowser(env?: NodeJS.ProcessEnv): Promise<Browser> {
   return playwright.launch({
     executablePath: await chromium.executablePath(),
     args: chromium.args.filter(
       (flag) => !UNSAFE_FLAGS.has(flag) && !flag.startsWith('--disable-features='),
     ),
     headless: true,
+    ...(env ? { env: env as Record<string, string> } : {}),
   });
 }
 

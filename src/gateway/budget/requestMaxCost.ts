@@ -1,26 +1,68 @@
 /**
  * The most one request can cost (docs/decisions/121-reservations-sized-to-the-request.md): its
- * counted input (with a margin for the buyer's own count) plus its max output tokens, or a default
- * cap when it sets none, at the highest price among the offers routing may pick. Pure.
+ * counted input (with a margin for the buyer's own count) plus its max output tokens, or the
+ * default the buyer asks for when it sets none (docs/decisions/170-max-tokens-under-a-cost-cap.md),
+ * at a price of an offer routing may pick. Pure.
  */
 import {
-  estimateInputTokens,
+  countRequestTokens,
   formatOfPath,
-  inputTokensBound,
   maxOutputTokensOf,
+  parseRequest,
+  requestTokensBound,
 } from '../../formats/index.js';
 import { type MicroUsd, maxCostOfRequest, type TokenPriceMicro } from '../../money/index.js';
-
-/** Output tokens reserved for a request that sets no max tokens (README "Budgets"). */
-export const DEFAULT_OUTPUT_CAP = 4_096;
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../protocol/index.js';
 
 /** Input estimate margin: the buyer counts input with its own rules; never reserve below them. */
 function withMargin(tokens: number): number {
   return Math.ceil(tokens * 1.25) + 64;
 }
 
-/** How a request's input tokens are sized: counted, or bounded by its texts' bytes. */
-type InputSizing = 'counted' | 'bound';
+/** How a request's input tokens are sized: counted, or bounded by its texts' UTF-8 bytes. */
+export type InputSizing = 'counted' | 'bound';
+
+/** What a request may use: input tokens (with the margin) and output tokens. */
+export interface RequestSize {
+  inputTokens: number;
+  outputTokens: number;
+  /** False when the request set no max tokens (DEFAULT_MAX_OUTPUT_TOKENS then). */
+  maxTokensSet: boolean;
+}
+
+/**
+ * The size of `body` on `path`, or null when it cannot be sized (not a text route, or a body the
+ * formats cannot read): the caller then reserves its configured maximum.
+ */
+export function requestSize(
+  path: string,
+  body: Record<string, unknown>,
+  sizing: InputSizing,
+): RequestSize | null {
+  const format = formatOfPath(path.split('?')[0] ?? path);
+  if (!format) return null;
+  try {
+    // A body the formats cannot read is not sized (the buyer refuses it, at no cost).
+    parseRequest(body, format);
+  } catch {
+    return null;
+  }
+  // Counted as the buyer counts the input it pays for (src/formats/requestTokens.ts): the
+  // amount reserved at the route's price then always covers the request there.
+  const input = sizing === 'bound' ? requestTokensBound(body) : countRequestTokens(body);
+  const requested = maxOutputTokensOf(format, body);
+  const maxTokensSet = requested !== undefined && Number.isSafeInteger(requested) && requested > 0;
+  return {
+    inputTokens: withMargin(input),
+    outputTokens: maxTokensSet ? requested : DEFAULT_MAX_OUTPUT_TOKENS,
+    maxTokensSet,
+  };
+}
+
+/** What a request of `size` may cost at `price`. */
+export function costOfSize(size: RequestSize, price: TokenPriceMicro): MicroUsd {
+  return maxCostOfRequest(size.inputTokens, size.outputTokens, price);
+}
 
 function sizedCost(
   path: string,
@@ -28,31 +70,13 @@ function sizedCost(
   price: TokenPriceMicro,
   sizing: InputSizing,
 ): MicroUsd | null {
-  const format = formatOfPath(path.split('?')[0] ?? path);
-  if (!format) return null;
-  let input: number;
-  try {
-    // Free input costs nothing whatever its count (`maxCostOfRequest` prices every input token
-    // at the input price): the bound, which reads the body as counting does, is enough.
-    input =
-      sizing === 'bound' || price.inputMicroPerMillion === 0n
-        ? inputTokensBound(format, body)
-        : estimateInputTokens(format, body);
-  } catch {
-    return null;
-  }
-  const requested = maxOutputTokensOf(format, body);
-  const output =
-    requested !== undefined && Number.isSafeInteger(requested) && requested > 0
-      ? requested
-      : DEFAULT_OUTPUT_CAP;
-  return maxCostOfRequest(withMargin(input), output, price);
+  // Free input costs nothing whatever its count (`maxCostOfRequest` prices every input token
+  // at the input price): the bound, which reads the body as counting does, is enough.
+  const size = requestSize(path, body, price.inputMicroPerMillion === 0n ? 'bound' : sizing);
+  return size && costOfSize(size, price);
 }
 
-/**
- * The reservation for `body` on `path`, or null when it cannot be sized (not a text route, or
- * a body the formats cannot read): the caller then reserves its configured maximum.
- */
+/** The reservation for `body` on `path` at `price`, or null when it cannot be sized. */
 export function requestMaxCost(
   path: string,
   body: Record<string, unknown>,
@@ -63,7 +87,7 @@ export function requestMaxCost(
 
 /**
  * An upper bound of `requestMaxCost` that counts no tokens: the input's tokens are bounded by its
- * texts' UTF-8 bytes (`inputTokensBound`), and the margin and prices grow with the count, so it
+ * texts' UTF-8 bytes (`requestTokensBound`), and the margin and prices grow with the count, so it
  * is never below `requestMaxCost` (docs/decisions/159-gateway-auth-and-sizing-without-counting.md).
  * Null exactly when `requestMaxCost` is null.
  */

@@ -1,11 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { normalizeModelName } from '../../catalog/index.js';
 import { decodeRoutingPolicy } from '../../protocol/index.js';
 import { encodeBuyerPolicy, mergePolicies, modelRefusal, narrow } from './mergePolicies.js';
 import type { RoutingPolicy } from './types.js';
 
 const peer = fc.constantFrom(...['a', 'b', 'c', 'd'].map((c) => c.repeat(40)));
-const model = fc.constantFrom('m1', 'm2', 'm3');
+/** Spellings of three models: routing reads `M1` and `vendor/m1` as `m1`. */
+const model = fc.constantFrom('m1', 'M1', 'vendor/m1', 'm2', 'm3');
 const price = fc.integer({ min: 0, max: 100 });
 const policyArb: fc.Arbitrary<RoutingPolicy> = fc.record(
   {
@@ -39,7 +41,9 @@ function admits(
     o.output > policy.maxPricing.outputUsdPerMillion
   )
     return false;
-  if (policy.allowedModels && !policy.allowedModels.includes(o.name)) return false;
+  const name = normalizeModelName(o.name);
+  if (policy.allowedModels && !policy.allowedModels.some((m) => normalizeModelName(m) === name))
+    return false;
   return true;
 }
 

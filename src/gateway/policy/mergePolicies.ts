@@ -1,8 +1,10 @@
 /**
  * Narrowing merge of routing policies (workspace, member, key, preset): each level can only
  * restrict — allow lists intersect, block lists add up, minimums take the highest, caps the
- * lowest. The sort preference is the most specific level's.
+ * lowest. The sort preference is the most specific level's. Model names compare as routing
+ * compares them (docs/decisions/050-model-name-normalisation.md): cosmetic variants are one model.
  */
+import { normalizeModelName } from '../../catalog/index.js';
 import { encodeRoutingPolicy } from '../../protocol/index.js';
 import type { RoutingPolicy } from './types.js';
 
@@ -11,6 +13,21 @@ function intersect(a: string[] | undefined, b: string[] | undefined): string[] |
   if (!b) return [...a];
   const right = new Set(b);
   return a.filter((item) => right.has(item));
+}
+
+/** Models of `a` that `b` also names, in any spelling; undefined lists allow everything. */
+function intersectModels(a: string[] | undefined, b: string[] | undefined): string[] | undefined {
+  if (!a) return b ? [...b] : undefined;
+  if (!b) return [...a];
+  const right = new Set(b.map(normalizeModelName));
+  return a.filter((model) => right.has(normalizeModelName(model)));
+}
+
+/** True when `policy` lets a key use `model` (any spelling of an allowed name). */
+export function modelAllowed(policy: RoutingPolicy, model: string): boolean {
+  if (!policy.allowedModels) return true;
+  const key = normalizeModelName(model);
+  return policy.allowedModels.some((allowed) => normalizeModelName(allowed) === key);
 }
 
 function union(a: string[] | undefined, b: string[] | undefined): string[] | undefined {
@@ -60,7 +77,7 @@ export function narrow(outer: RoutingPolicy, inner: RoutingPolicy): RoutingPolic
     }
     merged.maxPricing = caps;
   }
-  const allowedModels = intersect(outer.allowedModels, inner.allowedModels);
+  const allowedModels = intersectModels(outer.allowedModels, inner.allowedModels);
   if (allowedModels) merged.allowedModels = allowedModels;
   const sort = inner.sort ?? outer.sort;
   if (sort) merged.sort = sort;
@@ -91,24 +108,22 @@ export function encodeBuyerPolicy(policy: RoutingPolicy): string {
   return encodeRoutingPolicy(wire);
 }
 
+/** Why `policy` refuses seller `peerId` (with or without `0x`, any case), or null. */
+export function sellerRefusal(policy: RoutingPolicy, peerId: string): string | null {
+  const peer = peerId.toLowerCase().replace(/^0x/, '');
+  if (policy.blockedPeerIds?.includes(peer)) return `seller ${peer} is blocked by policy`;
+  if (policy.allowedPeerIds && !policy.allowedPeerIds.includes(peer)) {
+    return `seller ${peer} is not on the allowed list of this key's policy`;
+  }
+  return null;
+}
+
 /** Why `model` is refused by `policy`, or null when allowed. Pinned names are checked by seller too. */
 export function modelRefusal(policy: RoutingPolicy, model: string): string | null {
   const at = model.indexOf('@');
-  const pinnedPeer = at > 0 ? model.slice(0, at).toLowerCase().replace(/^0x/, '') : null;
   const serviceId = at > 0 ? model.slice(at + 1) : model;
-  if (
-    policy.allowedModels &&
-    !policy.allowedModels.includes(serviceId) &&
-    !policy.allowedModels.includes(model)
-  ) {
+  if (!modelAllowed(policy, serviceId)) {
     return `model "${serviceId}" is not among the models this key may use`;
   }
-  if (pinnedPeer) {
-    if (policy.blockedPeerIds?.includes(pinnedPeer))
-      return `seller ${pinnedPeer} is blocked by policy`;
-    if (policy.allowedPeerIds && !policy.allowedPeerIds.includes(pinnedPeer)) {
-      return `seller ${pinnedPeer} is not on the allowed list of this key's policy`;
-    }
-  }
-  return null;
+  return at > 0 ? sellerRefusal(policy, model.slice(0, at)) : null;
 }

@@ -184,17 +184,6 @@ describe('gateway authentication', () => {
     );
     expect(rows.some((row) => row.status === 404)).toBe(true);
   });
-
-  it('answers 501 to top-ups for now', async () => {
-    const { secret } = await h.key();
-    const response = await h.call('/v1/key/topup', {
-      secret,
-      method: 'POST',
-      body: '{"amount_usd":"5"}',
-    });
-    expect(response.status).toBe(501);
-    expect((await jsonOf(response)).error.code).toBe('topup_not_implemented');
-  });
 });
 
 describe('failed-authentication throttle', () => {

@@ -16,7 +16,7 @@ export interface GatewayDeps {
   config: GatewayConfig;
   controlSecret: string;
   maxRequestCostMicro: MicroUsd;
-  /** Highest token price per model, for reservations sized to the request. */
+  /** Priced offers per model in routing order, for reservations sized to the request. */
   prices: PriceBook;
   now: () => number;
   logger: Logger;

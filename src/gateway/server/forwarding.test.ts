@@ -74,7 +74,7 @@ describe('forwarding to the buyer', () => {
     expect((await h.store.keyUsage(key.id)).spentMicro).toBe(600n);
   });
 
-  it('strips credentials, cookies and client x-svc-* headers; sets the control headers', async () => {
+  it('strips credentials, cookies and client x-svc-* headers (a pin: src/gateway/server/pinHeader.test.ts); sets the control headers', async () => {
     const { secret } = await h.key();
     const response = await h.call('/v1/chat/completions', {
       secret,
@@ -85,7 +85,6 @@ describe('forwarding to the buyer', () => {
         'x-api-key': 'sk-should-not-pass',
         'x-svc-buyer-identity': 'someone-else',
         'x-svc-gateway-auth': 'forged',
-        'x-svc-pin-peer': STUB_PEER_ID,
         'x-svc-end-user': 'alice',
         'x-custom': 'kept',
       },
@@ -95,7 +94,6 @@ describe('forwarding to the buyer', () => {
     expect(headers.authorization).toBeUndefined();
     expect(headers.cookie).toBeUndefined();
     expect(headers['x-api-key']).toBeUndefined();
-    expect(headers['x-svc-pin-peer']).toBeUndefined();
     expect(headers['x-svc-end-user']).toBeUndefined();
     expect(headers['x-svc-buyer-identity']).toBe('default');
     expect(headers['x-svc-gateway-auth']).toBe(

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../errors/index.js';
 import { sendJson } from '../../http/index.js';
 import { encodeControlHeaders } from '../../protocol/index.js';
+import { modelAllowed } from '../policy/mergePolicies.js';
 import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
@@ -42,12 +43,12 @@ export async function listModels(
   } catch (error) {
     throw new SvcError('buyer_unavailable', { cause: error });
   }
-  const allowed = policy.allowedModels ? new Set(policy.allowedModels) : null;
-  if (allowed && Array.isArray(catalog.data)) {
+  if (policy.allowedModels && Array.isArray(catalog.data)) {
     catalog.data = catalog.data.filter(
       (entry) =>
-        allowed.has(String(entry.id)) ||
-        (Array.isArray(entry.aliases) && entry.aliases.some((alias) => allowed.has(String(alias)))),
+        modelAllowed(policy, String(entry.id)) ||
+        (Array.isArray(entry.aliases) &&
+          entry.aliases.some((alias) => modelAllowed(policy, String(alias)))),
     );
   }
   log.status = status;

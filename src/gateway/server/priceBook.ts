@@ -1,12 +1,14 @@
 /**
- * The highest token price of each model, from the buyer's catalog (`GET /v1/models`), cached
- * briefly: reservations are sized with it (docs/decisions/121-reservations-sized-to-the-request.md).
- * A model the catalog does not list, or a catalog that cannot be read, has no price here.
+ * The offers of each model, from the buyer's catalog (`GET /v1/models`), in the order its
+ * routing ranks them, cached briefly: reservations are priced at the offers a request may use
+ * (docs/decisions/169-reservations-priced-at-the-route.md). A model the catalog does not list,
+ * or a catalog that cannot be read, has no offers here.
  */
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { normalizeModelName } from '../../catalog/index.js';
-import { type TokenPriceMicro, toPriceMicro } from '../../money/index.js';
+import { toPriceMicro } from '../../money/index.js';
+import type { PricedOffer } from '../budget/routeOffers.js';
 
 const CACHE_MS = 10_000;
 const MAX_CATALOG_BYTES = 8 * 1024 * 1024;
@@ -21,6 +23,7 @@ const catalogSchema = z.object({
         peers: z
           .array(
             z.object({
+              peerId: z.string().max(64),
               prices: z
                 .object({
                   inputUsdPerMillion: usdPerMillion,
@@ -28,6 +31,9 @@ const catalogSchema = z.object({
                   cachedInputUsdPerMillion: usdPerMillion.optional(),
                 })
                 .optional(),
+              reputationScore: z.number().nullable().optional(),
+              // A buyer that does not say admits every offer it lists.
+              eligible: z.boolean().optional(),
             }),
           )
           .max(10_000),
@@ -36,26 +42,9 @@ const catalogSchema = z.object({
     .max(100_000),
 });
 
-/** The larger of two amounts (bigint: Math.max does not apply). */
-function larger(a: bigint, b: bigint): bigint {
-  if (a > b) return a;
-  return b;
-}
-
-function highest(a: TokenPriceMicro, b: TokenPriceMicro): TokenPriceMicro {
-  return {
-    inputMicroPerMillion: larger(a.inputMicroPerMillion, b.inputMicroPerMillion),
-    outputMicroPerMillion: larger(a.outputMicroPerMillion, b.outputMicroPerMillion),
-    cachedInputMicroPerMillion: larger(
-      a.cachedInputMicroPerMillion ?? a.inputMicroPerMillion,
-      b.cachedInputMicroPerMillion ?? b.inputMicroPerMillion,
-    ),
-  };
-}
-
-/** Model names (normalised) to their highest price, refreshed at most every 10 s. */
+/** Model names (normalised) to their priced offers in routing order, refreshed at most every 10 s. */
 export class PriceBook {
-  private prices = new Map<string, TokenPriceMicro>();
+  private offers = new Map<string, PricedOffer[]>();
   private fetchedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | undefined;
 
@@ -65,17 +54,19 @@ export class PriceBook {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The highest price of `model` among its offers, or undefined when unknown. */
-  async priceOf(model: string): Promise<TokenPriceMicro | undefined> {
+  /**
+   * The priced offers of `model` in routing order, or undefined when it is unknown. A pinned
+   * `peer@model` is the model's offers: the pin is applied with the key's policy.
+   */
+  async offersOf(model: string): Promise<PricedOffer[] | undefined> {
     if (this.now() - this.fetchedAt > CACHE_MS) {
       this.loading ??= this.load().finally(() => {
         this.loading = undefined;
       });
       await this.loading;
     }
-    // A pinned `peer@model` is priced as the model: the highest offer bounds the pinned one.
     const name = model.includes('@') ? model.slice(model.indexOf('@') + 1) : model;
-    return this.prices.get(normalizeModelName(name));
+    return this.offers.get(normalizeModelName(name));
   }
 
   private async load(): Promise<void> {
@@ -93,20 +84,24 @@ export class PriceBook {
         return;
       }
       const catalog = catalogSchema.parse(await response.body.json());
-      const prices = new Map<string, TokenPriceMicro>();
+      const offers = new Map<string, PricedOffer[]>();
       for (const entry of catalog.data) {
-        let top: TokenPriceMicro | undefined;
+        const priced: PricedOffer[] = [];
         for (const peer of entry.peers) {
           if (!peer.prices) continue;
-          const price = toPriceMicro(peer.prices);
-          top = top ? highest(top, price) : price;
+          priced.push({
+            peerId: peer.peerId.toLowerCase().replace(/^0x/, ''),
+            price: toPriceMicro(peer.prices),
+            reputationScore: peer.reputationScore ?? null,
+            eligible: peer.eligible ?? true,
+          });
         }
-        if (!top) continue;
+        if (priced.length === 0) continue;
         for (const name of [entry.id, ...(entry.aliases ?? [])]) {
-          prices.set(normalizeModelName(name), top);
+          offers.set(normalizeModelName(name), priced);
         }
       }
-      this.prices = prices;
+      this.offers = offers;
     } catch {
       // Keep the last catalog; an unknown model falls back to the configured maximum.
     } finally {

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ERROR_CODES, isErrorCode, SvcError } from '../../errors/index.js';
+import { capMaxOutputTokens, formatOfPath } from '../../formats/index.js';
 import { parseJsonObject, readBody, writeChunk } from '../../http/index.js';
 import { formatUsd } from '../../money/index.js';
 import {
@@ -28,6 +29,7 @@ import {
 } from './costReport.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
+import { pinOf } from './pinHeader.js';
 import { newLogId } from './requestLog.js';
 import { reserveRequest } from './reserveRequest.js';
 import { resolvePolicy } from './resolvePolicy.js';
@@ -66,15 +68,25 @@ export async function proxyRequest(
   const parsed = parseBody(req, body);
   logCaller(req, parsed, log);
   const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
+  const pin = pinOf(req.headers, policy, model);
   const forwardBody = withModel(body, parsed, model);
   // Time-ordered (as log ids): the reservation and journal key indexes grow at their ends.
   const requestId = `req_${newLogId(Date.now())}`;
   log.requestId = requestId;
-  const reservation = route.billed
-    ? await reserveRequest(deps, caller, req, parsed.json, model, requestId)
+  const reserved = route.billed
+    ? await reserveRequest(
+        deps,
+        caller,
+        req,
+        { json: parsed.json, model, policy, pinnedPeer: pin?.peerId },
+        requestId,
+      )
     : null;
+  const reservation = reserved?.reservation ?? null;
   const control = controlHeaders(deps, caller, policy, requestId, reservation);
-  const upstream = await sendToBuyer(deps, req, res, control, forwardBody, reservation);
+  if (pin) control[SVC_HEADER.pinPeer] = pin.header;
+  const sent = withMaxOutput(forwardBody, req, parsed, model, reserved?.maxOutputTokens);
+  const upstream = await sendToBuyer(deps, req, res, control, sent, reservation);
   const streamed = logAnswerHead(log, upstream, startedMs, model);
   const billing: Billing = { deps, reservation, requestId, log };
   const report = await costBeforeAnswering(billing, upstream, streamed);
@@ -102,6 +114,23 @@ function withModel(body: Buffer, parsed: ParsedBody, model: string | undefined):
     return Buffer.from(JSON.stringify({ ...parsed.json, model }));
   }
   return body;
+}
+
+/**
+ * The body with its max tokens lowered to what the budget's room pays for, when the reservation
+ * said so (docs/decisions/170-max-tokens-under-a-cost-cap.md); else `body` as it is.
+ */
+function withMaxOutput(
+  body: Buffer,
+  req: IncomingMessage,
+  parsed: ParsedBody,
+  model: string | undefined,
+  maxOutputTokens: number | undefined,
+): Buffer {
+  const format = formatOfPath((req.url ?? '/').split('?')[0] ?? '/');
+  if (maxOutputTokens === undefined || !parsed.json || !format) return body;
+  const json = model === parsed.model ? parsed.json : { ...parsed.json, model };
+  return Buffer.from(JSON.stringify(capMaxOutputTokens(format, json, maxOutputTokens)));
 }
 
 function controlHeaders(

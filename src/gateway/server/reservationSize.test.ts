@@ -70,17 +70,34 @@ describe('reservation sizing near and far from a limit', () => {
     expect(await h.store.ledgerTotal(key.id)).toBe(COUNTED);
   });
 
-  it('one micro-USD short of the counted size is refused with the room left', async () => {
-    const { key, secret } = await h.key({ limits: { daily: COUNTED - 1n } });
-    const refused = await post(secret);
+  it('one micro-USD short of the counted size: served with fewer max tokens, or refused without', async () => {
+    const short = await h.key({ limits: { daily: COUNTED - 1n } });
+    const served = await post(short.secret);
+    expect(served.status).toBe(200);
+    expect(capOf(served)).toBe(formatUsd(COUNTED - 1n));
+    const sent = h.buyer.received.find(
+      (r) => r.headers['x-svc-request-id'] === served.headers.get('x-svc-request-id'),
+    )!;
+    expect(JSON.parse(sent.body).max_tokens).toBe(body.max_tokens - 1);
+    // Without max_tokens nothing is lowered: the 4,096 default fits nowhere near, refused.
+    const unlimited = { ...body } as Record<string, unknown>;
+    delete unlimited.max_tokens;
+    const atDefault = requestMaxCost('/v1/chat/completions', unlimited, toPriceMicro(PRICES))!;
+    const { key, secret } = await h.key({ limits: { daily: atDefault - 1n } });
+    const refused = await h.call('/v1/chat/completions', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify(unlimited),
+    });
     expect(refused.status).toBe(402);
     expect((await jsonOf(refused)).error).toMatchObject({
       code: 'spend_limit_reached',
       level: 'key',
       period: 'daily',
-      limit_usd: formatUsd(COUNTED - 1n),
+      limit_usd: formatUsd(atDefault - 1n),
       spent_usd: '0.000000',
-      remaining_usd: formatUsd(COUNTED - 1n),
+      remaining_usd: formatUsd(atDefault - 1n),
+      max_tokens_that_fit: 4095,
     });
     expect(await h.store.ledgerTotal(key.id)).toBe(0n);
     expect(await h.store.listReservations(Date.now() + 1)).toEqual([]);

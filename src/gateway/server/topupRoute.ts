@@ -1,11 +1,12 @@
 /**
  * `POST /v1/key/topup`: hands the authenticated key to the x402 TopupService
  * (src/x402) and copies its reply — status, PAYMENT-REQUIRED / PAYMENT-RESPONSE headers, body.
+ * The key's own rules (403) come first, then this gateway's set-up (501), then its wallet (400).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../errors/index.js';
 import { parseJsonObject, readBody } from '../../http/index.js';
-import { PAYMENT_SIGNATURE_HEADER } from '../../x402/index.js';
+import { checkTopupAllowed, PAYMENT_SIGNATURE_HEADER } from '../../x402/index.js';
 import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
@@ -22,6 +23,8 @@ export async function topupRoute(
   res: ServerResponse,
   log: LogRow,
 ): Promise<void> {
+  const ownWallet = caller.key.ownIdentity;
+  checkTopupAllowed({ ownWallet, topupEnabled: caller.key.topupEnabled });
   if (!deps.topups) throw new SvcError('topup_not_implemented');
   const raw = await readBody(req, TOPUP_BODY_LIMIT_BYTES);
   const body = raw.length === 0 ? {} : parseJsonObject(raw);
@@ -37,7 +40,7 @@ export async function topupRoute(
     key: {
       keyId: caller.key.id,
       identity: caller.key.identity,
-      ownWallet: caller.key.ownIdentity,
+      ownWallet,
       walletAddress: walletAddress as `0x${string}`,
       topupEnabled: caller.key.topupEnabled,
     },

@@ -244,6 +244,9 @@ export class SqlGatewayStore implements GatewayStore {
   usageSummary(by: UsageDimension, filter: LogFilter): Promise<UsageSummaryRow[]> {
     return logs.usageSummary(this.db, by, filter);
   }
+  unservedRequests(filter: LogFilter): Promise<number> {
+    return logs.unservedRequests(this.db, filter);
+  }
   pruneLogs(before: number): Promise<number> {
     return logs.pruneLogs(this.db, before);
   }

@@ -301,6 +301,9 @@ export interface GatewayStore {
   /** Writes many rows in one transaction. */
   insertLogs(rows: readonly LogRow[]): Promise<void>;
   queryLogs(filter: LogFilter): Promise<LogRow[]>;
+  /** Spend and tokens by one dimension, over the requests a seller served or was paid for. */
   usageSummary(by: UsageDimension, filter: LogFilter): Promise<UsageSummaryRow[]>;
+  /** Requests refused or failed before any seller answered, at no cost (not in `usageSummary`). */
+  unservedRequests(filter: LogFilter): Promise<number>;
   pruneLogs(before: number): Promise<number>;
 }

@@ -7,6 +7,7 @@ import { type CreateKeyInput, createKey } from '../admin/createKey.js';
 import {
   BACKGROUND_CHECKPOINT_MS,
   type RunningGateway,
+  type StartGatewayOptions,
   startGateway,
 } from '../server/startGateway.js';
 import { createStore } from '../store/createStore.js';
@@ -36,6 +37,8 @@ export interface HarnessOptions {
   now?: number;
   /** SQLite busy timeout (tests of a locked database). */
   sqliteBusyTimeoutMs?: number;
+  /** The gateway's x402 top-up service (default: none, the route answers 501). */
+  topups?: StartGatewayOptions['topups'];
 }
 
 /** Starts everything on loopback ports. */
@@ -61,6 +64,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     clock: now,
     logger: silentLogger(),
     env: {},
+    ...(options.topups ? { topups: options.topups } : {}),
   });
   const identities = new IdentityStore(dataDir, {});
   return {

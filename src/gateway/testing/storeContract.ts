@@ -341,6 +341,25 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
       expect((await store.periodSpend('key', key.id, boundary)).total).toBe(200n);
     });
 
+    it('refuses naming the counter with the least room when several are short', async () => {
+      const store = await open();
+      const { key, workspace } = await fixture(store, { daily: 500n, total: 100n });
+      await store.setWorkspaceLimits(workspace.id, { ...NO_LIMITS, weekly: 60n });
+      await spend(store, key.id, 40n, 40n);
+      // Room: key daily 460, key total 60, workspace weekly 20: the workspace is the tightest.
+      const refused = await store.reserve({
+        reservationId: unique('res'),
+        keyId: key.id,
+        maxAmountMicro: 100n,
+        minAmountMicro: 100n,
+        now: T0,
+      });
+      expect(refused).toMatchObject({
+        ok: false,
+        refusal: { level: 'workspace', period: 'weekly', limitMicro: 60n, committedMicro: 40n },
+      });
+    });
+
     it('never lets concurrent reservations exceed a limit; counters equal the ledger', async () => {
       const store = await open();
       const { key } = await fixture(store, { total: 1_000n });
@@ -369,6 +388,38 @@ export function runStoreContract(name: string, open: () => Promise<GatewayStore>
       expect(byUser.find((r) => r.group === 'u1')).toMatchObject({ requests: 1, costMicro: 300n });
       expect(await store.pruneLogs(T0 + 15)).toBeGreaterThanOrEqual(2);
       expect(await store.queryLogs({ keyId })).toHaveLength(0);
+    });
+
+    it('leaves requests nothing served out of usage and counts them apart', async () => {
+      const store = await open();
+      const keyId = unique('key');
+      await store.insertLog(logRow(keyId, T0, { peerId: 'p1', costMicro: 300n }));
+      // Refused by the gateway (no model was served) and by the buyer's routing: no seller, $0.
+      const refused = { status: 402, errorCode: 'spend_limit_reached', costMicro: 0n };
+      await store.insertLog(logRow(keyId, T0 + 1, { ...refused, servedModel: null }));
+      await store.insertLog(
+        logRow(keyId, T0 + 2, { status: 502, errorCode: 'model_not_found', costMicro: 0n }),
+      );
+      // A seller failed after its answer began: it was served, at no cost.
+      await store.insertLog(
+        logRow(keyId, T0 + 3, { status: 502, peerId: 'p1', costMicro: 0n, endUser: 'u' }),
+      );
+      // The key's own free routes are not requests to a model, answered or refused.
+      const free = { servedModel: null, requestedModel: null, costMicro: 0n, method: 'GET' };
+      await store.insertLog(logRow(keyId, T0 + 4, { ...free, route: '/v1/key' }));
+      await store.insertLog(logRow(keyId, T0 + 5, { ...free, route: '/v1/models' }));
+      await store.insertLog(
+        logRow(keyId, T0 + 6, { ...free, route: '/v1/key/topup', status: 403 }),
+      );
+      for (const by of ['model', 'seller', 'key', 'end_user'] as const) {
+        const rows = await store.usageSummary(by, { keyId });
+        expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(2);
+      }
+      expect(await store.usageSummary('model', { keyId })).toEqual([
+        expect.objectContaining({ group: 'gpt-x', requests: 2, costMicro: 300n }),
+      ]);
+      expect(await store.unservedRequests({ keyId })).toBe(2);
+      expect(await store.unservedRequests({ keyId, since: T0 + 2 })).toBe(1);
     });
   });
 }

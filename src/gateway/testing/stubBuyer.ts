@@ -46,10 +46,17 @@ export interface StubBuyerOptions {
   errorStatus?: number;
   /** Cut the connection after this many SSE chunks (a buyer dying mid-stream). */
   cutStreamAfter?: number;
+  /**
+   * While true, a stream stops after its first chunk and waits (until `crash` cuts it, or until
+   * this is false again): a crash then always finds the streams it is meant to cut.
+   */
+  holdStreams?: boolean;
   /** Models of `GET /v1/models`. */
   models?: string[];
   /** Prices of one offer per model in `GET /v1/models` (default: no offers listed). */
   prices?: { inputUsdPerMillion: number; outputUsdPerMillion: number };
+  /** The offers of every model in `GET /v1/models`, in routing order (replaces `prices`). */
+  offers?: StubOffer[];
   /**
    * Keep every request and record for assertions and `GET /_svc/requests/<id>` (default true).
    * Benchmarks turn it off: an ever-growing history would tax the process they measure in.
@@ -59,6 +66,15 @@ export interface StubBuyerOptions {
   controlPlane?: { status: unknown; peers: unknown; channels: unknown };
   /** `x-svc-journal-since` of a 404 (default: when the stub started). */
   journalSinceMs?: number;
+}
+
+/** One catalog offer (spec 2.3 `peers` item, trimmed). */
+export interface StubOffer {
+  peerId: string;
+  prices: { inputUsdPerMillion: number; outputUsdPerMillion: number };
+  reputationScore?: number | null;
+  /** The buyer's own preferences admit it (default true). */
+  eligible?: boolean;
 }
 
 export interface ReceivedRequest {
@@ -145,7 +161,15 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         id,
         object: 'model',
         name: id,
-        peers: options.prices ? [{ peerId: STUB_PEER_ID, prices: options.prices }] : [],
+        peers: (
+          options.offers ??
+          (options.prices ? [{ peerId: STUB_PEER_ID, prices: options.prices }] : [])
+        ).map((offer) => ({
+          serviceId: id,
+          reputationScore: null,
+          eligible: true,
+          ...offer,
+        })),
       }));
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
@@ -270,6 +294,7 @@ export async function startStubBuyer(options: StubBuyerOptions = {}): Promise<St
         res.socket?.destroy();
         return;
       }
+      while (options.holdStreams && !res.destroyed) await sleep(5);
       if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
     }
     if (res.destroyed) return;

@@ -20,6 +20,7 @@ import { billChannel, billLate } from './billChannel.js';
 import { type ClaimTolerance, checkClaim } from './checkClaim.js';
 import { claimToleranceFor } from './claimTolerance.js';
 import { DepositSweeper } from './DepositSweeper.js';
+import { IdentityKeys } from './identityKeys.js';
 import { paymentObjectOf } from './paymentObject.js';
 import { type SigningContext, signIncrement } from './signIncrement.js';
 import { type BuyerChannelRow, BuyerStore } from './store.js';
@@ -61,7 +62,7 @@ export class BuyerPaymentService {
   private readonly inFlight = new Map<string, InFlight>();
   private readonly channelLockMicro: MicroUsd;
   private readonly tolerance: ClaimTolerance;
-  private readonly accounts = new Map<string, LocalAccount>();
+  private readonly keys: IdentityKeys;
   private reconcileTimer: NodeJS.Timeout | undefined;
   private reconciling: Promise<void> | undefined;
 
@@ -75,6 +76,7 @@ export class BuyerPaymentService {
     };
     this.channelLockMicro = options.channelLockMicro ?? 1_000_000n;
     this.tolerance = options.tolerance ?? { percent: 10, slackTokens: 16 };
+    this.keys = new IdentityKeys(options.identities);
     this.channels = new BuyerChannels({
       store: this.store,
       contract: options.contract,
@@ -128,6 +130,7 @@ export class BuyerPaymentService {
     await this.reconciling;
     await this.sweeper.stop();
     await this.queue.idle();
+    this.keys.close();
     this.store.close();
   }
 
@@ -153,7 +156,7 @@ export class BuyerPaymentService {
         message: `Request id ${requestId} is already being paid.`,
       });
     }
-    const account = this.account(args.identity);
+    const account = this.keys.forNewRequest(args.identity);
     const seller = args.sellerAddress.toLowerCase() as Address;
     return this.queue.run(pairKey(args.identity, seller), async () => {
       let channel = this.store.findOpen(args.identity, seller);
@@ -192,7 +195,7 @@ export class BuyerPaymentService {
       tolerance: claimToleranceFor(this.tolerance, args),
       ...(args.receiptRefused ? { receiptRefused: true } : {}),
     });
-    const account = this.account(entry.identity);
+    const account = this.keys.admitted(entry.identity);
     const result = await this.queue.run(pairKey(entry.identity, entry.seller), async () => {
       this.inFlight.delete(args.requestId);
       const channel = this.store.get(entry.channelId)!;
@@ -231,7 +234,7 @@ export class BuyerPaymentService {
    * is signed (no open channel, or no room left in its lock).
    */
   async payLate(args: LatePayArgs): Promise<SignedIncrement | undefined> {
-    const account = this.account(args.identity);
+    const account = this.keys.admitted(args.identity);
     const seller = args.sellerAddress.toLowerCase() as Address;
     return this.queue.run(pairKey(args.identity, seller), async () => {
       const channel = this.store.findOpen(args.identity, seller);
@@ -271,16 +274,6 @@ export class BuyerPaymentService {
 
   private signing(account: LocalAccount): SigningContext {
     return { account, domain: this.domain, store: this.store, nowMs: this.clock.now() };
-  }
-
-  /** Identity keys are loaded once: signing must not read files on the request path. */
-  private account(identity: string): LocalAccount {
-    let account = this.accounts.get(identity);
-    if (!account) {
-      account = this.options.identities.load(identity).account;
-      this.accounts.set(identity, account);
-    }
-    return account;
   }
 
   private reservedOn(channelId: Hex): MicroUsd {

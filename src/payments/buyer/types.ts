@@ -11,8 +11,11 @@ import type { ClaimCheck, ClaimTolerance } from './checkClaim.js';
 
 /** Where the buyer's wallets come from (an IdentityStore fits). */
 export interface IdentitySource {
+  /** Throws `identity_removed` for a removed identity, `identity_error` for one that cannot load. */
   load(name: string): { account: LocalAccount };
   list(): { name: string; loadable: boolean }[];
+  /** The file whose presence says a named identity exists (watched: removal stops its use). */
+  recordFile?(name: string): string | undefined;
 }
 
 export interface BuyerPaymentsOptions {

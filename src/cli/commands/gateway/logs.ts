@@ -134,6 +134,12 @@ export function registerLogCommands(gateway: Command, io: CliIo): void {
             formatUsd(r.costMicro),
           ]),
         );
+        const notServed = await store.unservedRequests(await filterOf(store, flags));
+        if (notServed > 0) {
+          io.stdout(
+            `${notServed} request(s) refused or failed before any seller answered ($0) are not counted above.\n`,
+          );
+        }
       });
     });
 }

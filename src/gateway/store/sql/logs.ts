@@ -134,6 +134,16 @@ const GROUP_COLUMN: Record<UsageDimension, string> = {
   end_user: 'end_user',
 };
 
+/** A request to a model: not one of the key's own free routes (`/v1/key`, `/v1/models`). */
+const MODEL_REQUEST = "route NOT LIKE '/v1/key%' AND route NOT LIKE '/v1/models%'";
+
+/**
+ * A request nothing served: refused or failed before any seller answered (the gateway's budget,
+ * policy or body checks, the buyer's routing), so no seller, no cost. Usage leaves these out, as
+ * they have no model, seller or spend to count; they are counted apart (`unservedRequests`).
+ */
+const NOT_SERVED = 'status >= 400 AND peer_id IS NULL AND cost = 0';
+
 export async function usageSummary(
   db: SqlExecutor,
   by: UsageDimension,
@@ -145,7 +155,8 @@ export async function usageSummary(
     `SELECT ${column} AS grp, COUNT(*) AS requests, COALESCE(SUM(input_tokens), 0) AS input,
        COALESCE(SUM(cached_input_tokens), 0) AS cached, COALESCE(SUM(output_tokens), 0) AS output,
        COALESCE(SUM(cost), 0) AS cost
-     FROM request_log ${sql} AND key_id IS NOT NULL GROUP BY ${column} ORDER BY cost DESC, grp`,
+     FROM request_log ${sql} AND key_id IS NOT NULL AND ${MODEL_REQUEST} AND NOT (${NOT_SERVED})
+     GROUP BY ${column} ORDER BY cost DESC, grp`,
     params,
   );
   return rows.map((row) => ({
@@ -156,6 +167,17 @@ export async function usageSummary(
     outputTokens: numberOf(row.output),
     costMicro: bigintOf(row.cost),
   }));
+}
+
+/** Requests of keys under `filter` that nothing served (left out of `usageSummary`). */
+export async function unservedRequests(db: SqlExecutor, filter: LogFilter): Promise<number> {
+  const { sql, params } = where(filter);
+  const rows = await db.query(
+    `SELECT COUNT(*) AS requests FROM request_log ${sql}
+     AND key_id IS NOT NULL AND ${MODEL_REQUEST} AND ${NOT_SERVED}`,
+    params,
+  );
+  return numberOf(rows[0]?.requests);
 }
 
 export async function pruneLogs(db: SqlExecutor, before: number): Promise<number> {

@@ -53,9 +53,10 @@ export const counterMap = (rows: SqlRow[]) =>
 export type Checked = { room: MicroUsd | null } | { refusal: BudgetRefusal };
 
 /**
- * The smallest room left on the key's limited counters (null when none is limited), or the
- * refusal of the first counter with less than the minimum; `added` was already added to each
- * counter's `reserved` and is not counted.
+ * The smallest room left on the key's limited counters (null when none is limited), or, when one
+ * has less than the minimum, the refusal of the counter with the least room (what a refusal
+ * says fits is then what fits everywhere); `added` was already added to each counter's
+ * `reserved` and is not counted.
  */
 export function roomOf(
   scopes: Scope[],
@@ -66,6 +67,7 @@ export function roomOf(
 ): Checked {
   const minimum = (input.minAmountMicro ?? 1n) + (input.keepRoomMicro ?? 0n);
   let room: MicroUsd | null = null;
+  let refused: BudgetRefusal | undefined;
   for (const { scope, scopeId, limits } of scopes) {
     for (const [index, period] of PERIODS.entries()) {
       const limit = limits[period];
@@ -74,8 +76,9 @@ export function roomOf(
       const spent = bigintOf(row?.spent);
       const committed = spent + bigintOf(row?.reserved) - added;
       const left = limit - committed;
-      if (left < minimum || left <= 0n) {
-        const refusal: BudgetRefusal = {
+      const short = left < minimum || left <= 0n;
+      if (short && (!refused || left < refused.limitMicro - refused.committedMicro)) {
+        refused = {
           level: scope,
           period,
           limitMicro: limit,
@@ -83,12 +86,11 @@ export function roomOf(
           committedMicro: committed,
           resetsAt: periodResetsAt(period, input.now),
         };
-        return { refusal };
       }
       if (room === null || left < room) room = left;
     }
   }
-  return { room };
+  return refused ? { refusal: refused } : { room };
 }
 
 export const amountOf = (room: MicroUsd | null, input: ReserveInput): MicroUsd =>
