@@ -141,16 +141,16 @@ async function falsePositives(runs: number, audits: number) {
 }
 
 /**
- * Days of the buyer's own traffic under the default audit config, served by the cheapest seller
- * (references cost 4-5 times as much): audits' share of spend, and requests per probe.
+ * Days of the buyer's own traffic under the default audit config, served by `x` at `pricing`
+ * (references at the demo network's prices): audits' share of spend, and requests per probe.
  */
-async function costShare(requests: number) {
+async function costShare(requests: number, pricing: MarketSeller['pricing']) {
   const config = defaultConfig().buyer.audit;
   const market = new DemoMarket({
     model: MODEL,
     seed: 7,
     config,
-    sellers: [...HONEST, { label: 'x', pricing: CHEAP }],
+    sellers: [...HONEST, { label: 'x', ...(pricing ? { pricing } : {}) }],
   });
   const traffic = userTraffic(requests, seededRandom(8));
   await market.run('x', traffic);
@@ -213,10 +213,15 @@ export default async function bench(): Promise<Record<string, unknown>> {
   console.log(
     `false positives: ${fp.flagged} of ${fp.verdictsChecked} verdicts of honest sellers flagged over ${fp.runs} runs of ${fp.auditsPerRun} audits (rate ${fp.rate}); lowest p ${fp.lowestP.toExponential(2)}`,
   );
-  const cost = await costShare(20_000);
-  console.log(
-    `cost (default config): ${cost.requests} requests over ${cost.days} days, own ${cost.ownSpendUsd} USD, audits ${cost.auditSpendUsd} USD in ${cost.probes} probes (one per ${cost.requestsPerProbe} requests) = ${percent(cost.auditShareOfSpend)} of spend`,
-  );
+  const cost = {
+    cheapSeller: await costShare(20_000, CHEAP),
+    pricedLikeOthers: await costShare(20_000, { inputUsdPerMillion: 2.4, outputUsdPerMillion: 12 }),
+  };
+  for (const [name, day] of Object.entries(cost)) {
+    console.log(
+      `cost (default config, ${name}): ${day.requests} requests over ${day.days} days, own ${day.ownSpendUsd} USD, audits ${day.auditSpendUsd} USD in ${day.probes} probes (one per ${day.requestsPerProbe} requests) = ${percent(day.auditShareOfSpend)} of spend`,
+    );
+  }
   const classifiers = await indistinguishability([3, 13]);
   for (const run of classifiers) {
     console.log(

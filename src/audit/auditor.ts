@@ -26,6 +26,8 @@ import type { ProbeAnswer, ProbeEvidence, SellerAudit } from './verdict.js';
 /** Other sellers each probe goes to: at least two (a majority), at most three. */
 const MIN_REFERENCES = 2;
 const MAX_REFERENCES = 3;
+/** Days the audit allowance is counted over (src/audit/auditor.ts `allowance`). */
+const ALLOWANCE_DAYS = 7;
 /** Probes under way at most. */
 const MAX_PENDING = 16;
 /** Times a copy's wait starts again because the buyer sent a request first. */
@@ -215,11 +217,16 @@ export class Auditor implements AuditSource {
     for (const wake of waiters) wake();
   }
 
-  /** Micro-USD audits of `identity` may still spend today (none without own spend). */
+  /**
+   * Micro-USD audits of `identity` may still spend (none without own spend): over the last
+   * ALLOWANCE_DAYS days, at most `dailyBudgetUsd` a day and `maxShareOfSpend` of the identity's
+   * own spend in those days. A window of days, not one day, so a buyer whose daily spend is below
+   * one probe's cost still gets a probe now and then.
+   */
   private allowance(identity: string): MicroUsd {
     const { config, store } = this.deps;
-    const spent = store.spentToday(identity);
-    const budget = usdNumberToMicro(config.dailyBudgetUsd);
+    const spent = store.spentOver(identity, ALLOWANCE_DAYS);
+    const budget = usdNumberToMicro(config.dailyBudgetUsd) * BigInt(ALLOWANCE_DAYS);
     // The share is applied in parts per million, in integers.
     const share = (spent.own * BigInt(Math.round(config.maxShareOfSpend * 1_000_000))) / 1_000_000n;
     const cap = share < budget ? share : budget;

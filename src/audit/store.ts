@@ -45,6 +45,8 @@ export class AuditStore {
   private spend = new Map<string, Spend>();
   private readonly verdicts = new Map<string, SellerAudit | undefined>();
   private readonly readOnly: boolean;
+  /** Spend of earlier days in a window, per day, identity and window length. */
+  private readonly pastSpend = new Map<string, { own: MicroUsd; audit: MicroUsd }>();
 
   constructor(
     dataDir: string | undefined,
@@ -84,6 +86,8 @@ export class AuditStore {
   private today(identity: string): Spend {
     const day = dayOf(this.clock());
     if (day !== this.day) {
+      // The day's own spend is kept until now only in memory: written before the next day starts.
+      if (!this.readOnly) this.writeSpend();
       this.day = day;
       this.spend = new Map();
     }
@@ -99,6 +103,29 @@ export class AuditStore {
   spentToday(identity: string): { own: MicroUsd; audit: MicroUsd } {
     const { own, audit } = this.today(identity);
     return { own, audit };
+  }
+
+  /**
+   * Spend of `identity` over the last `days` UTC days, today included: the window audits'
+   * allowance is counted over, so a buyer with little daily spend can still afford a probe now
+   * and then. Past days are read once per day.
+   */
+  spentOver(identity: string, days: number): { own: MicroUsd; audit: MicroUsd } {
+    const today = this.spentToday(identity);
+    const key = `${this.day}|${identity}|${days}`;
+    let past = this.pastSpend.get(key);
+    if (!past) {
+      const from = dayOf(Date.parse(this.day) - (days - 1) * 86_400_000);
+      const row = this.db
+        .prepare(
+          'SELECT COALESCE(SUM(own), 0) AS own, COALESCE(SUM(audit), 0) AS audit FROM spend WHERE identity = ? AND day >= ? AND day < ?',
+        )
+        .get(identity, from, this.day) as { own: number | bigint; audit: number | bigint };
+      past = { own: BigInt(row.own), audit: BigInt(row.audit) };
+      if (this.pastSpend.size > 1_000) this.pastSpend.clear();
+      this.pastSpend.set(key, past);
+    }
+    return { own: past.own + today.own, audit: past.audit + today.audit };
   }
 
   /** Adds to today's own spend of `identity` (kept in memory; written with the next probe). */
