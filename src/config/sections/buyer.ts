@@ -23,7 +23,7 @@ export const auditSchema = z.strictObject({
   enabled: z.boolean().default(true),
   /** Share of delivered answers followed by an audit of the seller that served them. */
   sampleRate: z.number().min(0).max(1).default(0.05),
-  /** Most audits may spend per UTC day, in USD. */
+  /** Most audits may spend a day, in USD, counted over the last 7 days. */
   dailyBudgetUsd: usdNumberSchema.default(0.25),
   /** Above 1 lets audits spend more than the answers they check (small test networks). */
   maxShareOfSpend: z.number().min(0).max(100).default(0.02),
