@@ -7,7 +7,10 @@
  * - direct: the upstream itself (the baseline every "added" figure subtracts);
  * - portkey: `@portkey-ai/gateway` → upstream (provider openai, custom host);
  * - buyer: `svc buyer start` → libp2p → `svc seller start` → upstream;
- * - gateway: `svc gateway start` (SQLite, a key with limits) → buyer → seller → upstream;
+ * - gateway: `svc gateway start --buyer-url` (SQLite, a key with limits) → buyer in another
+ *   process → seller → upstream;
+ * - embedded: `svc gateway start` with its buyer in its own process (the default since
+ *   docs/decisions/180-gateway-runs-its-buyer.md) → seller → upstream;
  * - floor and floorChain: the same hops with svc's network layer (one libp2p stream per request,
  *   Noise, yamux, svc's frames) and none of svc's request handling (bench/floorNode.ts), bare
  *   and behind a bare proxy where the gateway stands: what the architecture's parts cost alone;
@@ -22,7 +25,7 @@
  * `BENCH_CPU_PROF_DIR=<dir>` runs seller, buyer and gateway under `node --cpu-prof`;
  * `BENCH_NODE_ARGS_<SELLER|BUYER|GATEWAY>` adds node flags to one of them (bench/proxyPath.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -44,6 +47,7 @@ const ALL_TARGETS = [
   'floorChain',
   'buyer',
   'gateway',
+  'embedded',
 ] as const;
 type Target = (typeof ALL_TARGETS)[number];
 const FLOOR_TARGETS: readonly Target[] = ['tcpFloor', 'floor', 'floorChain'];
@@ -215,6 +219,27 @@ async function startPortkey(stops: Array<() => Promise<void>>, port: number) {
   return portkey.pid;
 }
 
+/**
+ * `svc gateway start` with its own buyer, in a data directory of its own configured as the
+ * buyer's (same seller to bootstrap from), and a key with limits as the other gateway's.
+ */
+async function startEmbedded(root: string, buyerDir: string, stops: Array<() => Promise<void>>) {
+  const dataDir = join(root, 'embedded');
+  mkdirSync(dataDir, { recursive: true });
+  copyFileSync(join(buyerDir, 'config.json'), join(dataDir, 'config.json'));
+  const store = await createStore({ dataDir });
+  const key = await createKey(
+    store,
+    new IdentityStore(dataDir, {}),
+    { label: 'bench', limits: { total: 1_000_000_000_000n } },
+    Date.now(),
+  );
+  await store.close();
+  const gateway = await startGatewayProcess({ dataDir, nodeArgs: nodeArgs('gateway') });
+  stops.unshift(() => gateway.stop());
+  return { url: gateway.url, pid: gateway.pid, secret: key.secret };
+}
+
 export default async function bench(): Promise<Record<string, unknown>> {
   const root = mkdtempSync(join(tmpdir(), 'svc-bench-compare-'));
   const stops: Array<() => Promise<void>> = [];
@@ -243,6 +268,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
     );
     await store.close();
     const floor = WITH_FLOOR ? await startFloor(upstreamUrl, stops) : undefined;
+    const embedded = await startEmbedded(root, buyerDir, stops);
     const gateway = await startGatewayProcess({
       dataDir: buyerDir,
       buyerUrl,
@@ -278,18 +304,25 @@ export default async function bench(): Promise<Record<string, unknown>> {
         path,
         headers: { authorization: `Bearer ${key.secret}` },
       },
+      embedded: {
+        pool: pool(embedded.url),
+        path,
+        headers: { authorization: `Bearer ${embedded.secret}` },
+      },
     } as PerTarget<Client>;
     const bodies = requestBodies(ROUNDS * 4 + 400, false);
     const streamBodies = requestBodies(STREAM_ROUNDS * 4 + 80, true, 2);
     // The buyer needs the seller in its directory before the first request is routed.
     const deadline = Date.now() + 60_000;
-    for (;;) {
-      try {
-        await send(clients.gateway, bodies[0]!);
-        break;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 250));
+    for (const ready of [clients.gateway, clients.embedded]) {
+      for (;;) {
+        try {
+          await send(ready, bodies[0]!);
+          break;
+        } catch (error) {
+          if (Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
       }
     }
 
@@ -311,6 +344,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       upstream: upstream.pid,
       portkey: portkeyPid,
       gateway: gateway.pid,
+      embedded: embedded.pid,
       buyer: buyerPid,
       seller: sellerPid,
       ...floor?.pids,
@@ -338,12 +372,13 @@ export default async function bench(): Promise<Record<string, unknown>> {
         floorChain: 'floor proxy→buyer→seller',
         buyer: 'svc buyer→seller',
         gateway: 'svc gateway→buyer→seller',
+        embedded: 'svc gateway+buyer→seller',
       }[target];
       const goals =
         target === 'buyer'
-          ? { p50: '≤ 0.6×', ttfb: '≤ 1.0×', rate: '' }
-          : target === 'gateway'
-            ? { p50: '≤ 1.0×', ttfb: '≤ 1.0×', rate: '≥ 1.5×' }
+          ? { p50: '≤ 0.75×', ttfb: '≤ 1.0×', rate: '' }
+          : target === 'embedded'
+            ? { p50: '≤ 1.0×', ttfb: '≤ 0.2×', rate: '≥ 1.5×' }
             : { p50: '', ttfb: '', rate: '' };
       ratios[target] = {
         addedP50: line(
@@ -353,7 +388,13 @@ export default async function bench(): Promise<Record<string, unknown>> {
           'ms',
           goals.p50,
         ),
-        addedP99: line(`${name}: added p99`, added[target].p99Ms, added.portkey.p99Ms, 'ms'),
+        addedP99: line(
+          `${name}: added p99`,
+          added[target].p99Ms,
+          added.portkey.p99Ms,
+          'ms',
+          target === 'embedded' ? '≤ 1.0×' : '',
+        ),
         addedFirstByteP50: line(
           `${name}: stream first byte added p50`,
           added[target].firstByteP50Ms,
@@ -384,7 +425,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       console.log(`libp2p over plain TCP (floor − TCP floor): ${over('floor', 'tcpFloor')}`);
     if (WITH_FLOOR && FLOOR_MODE !== 'only') {
       console.log(
-        `svc's request handling over the floor: buyer→seller ${over('buyer', 'floor')}, gateway→buyer→seller ${over('gateway', 'floorChain')}`,
+        `svc's request handling over the floor: buyer→seller ${over('buyer', 'floor')}, gateway→buyer→seller ${over('gateway', 'floorChain')}, gateway+buyer→seller ${over('embedded', 'floor')}`,
       );
     }
     return {

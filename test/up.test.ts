@@ -302,12 +302,12 @@ describe('svc up', () => {
       'bootstrap',
       'seller-1',
       'seller-2',
-      'buyer',
       'facilitator',
       'indexer',
       'gateway',
     ]);
     expect(status.components.every((c) => c.alive)).toBe(true);
+    // The buyer runs in the gateway's process (docs/decisions/180-gateway-runs-its-buyer.md).
     expect(status.buyerHealthy).toBe(true);
   });
 

@@ -22,9 +22,13 @@ export interface ProxyRoute {
   style: ErrorStyle;
 }
 
+/** What the buyer reads of a request besides its body: its headers and path. */
+export type RequestHead = Pick<IncomingMessage, 'headers' | 'url'>;
+
 export interface ProxyContext {
   service: BuyerService;
-  req: IncomingMessage;
+  /** The client's request; for a gateway's in-process call, the headers it forwards. */
+  req: RequestHead;
   res: ServerResponse;
   route: ProxyRoute;
   requestId: string;
@@ -41,6 +45,8 @@ export interface ProxyContext {
   attempts: string[];
   /** When the answer being delivered was sent for and its head arrived (speed measurement). */
   answerTiming?: { peerId: PeerId; modelKey: string; sentAt: number; headAt: number };
+  /** Told the request's record once it is written (a gateway's in-process call settles on it). */
+  onFinish?: (record: RequestRecord) => void;
 }
 
 const RANDOM_BYTES = 6;
@@ -68,12 +74,14 @@ export function newRequestId(now = Date.now()): string {
  */
 export function openProxyContext(
   service: BuyerService,
-  req: IncomingMessage,
+  req: RequestHead,
   res: ServerResponse,
   route: ProxyRoute,
+  given?: { access: GatewayAccess; requestId: string },
 ): ProxyContext {
   const startedAt = service.deps.clock();
-  const { access, requestId } = gatewayAccessOf(service.controlSecret, req.headers);
+  // A gateway in the same process says who pays; over HTTP its control headers do.
+  const { access, requestId } = given ?? gatewayAccessOf(service.controlSecret, req.headers);
   const clientAbort = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) clientAbort.abort(new Error('client closed the connection'));
@@ -210,4 +218,5 @@ export function finishRequest(
   metrics.tokens.inc({ kind: 'input' }, record.usage.inputTokens);
   metrics.tokens.inc({ kind: 'cached_input' }, record.usage.cachedInputTokens);
   metrics.tokens.inc({ kind: 'output' }, record.usage.outputTokens);
+  ctx.onFinish?.(full);
 }

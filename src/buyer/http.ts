@@ -66,7 +66,7 @@ const DROPPED = new Set([
 ]);
 
 /** The client headers a seller may see. */
-export function headersForSeller(req: IncomingMessage): Record<string, string> {
+export function headersForSeller(req: Pick<IncomingMessage, 'headers'>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     const lower = name.toLowerCase();

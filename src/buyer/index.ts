@@ -2,6 +2,7 @@
 export { BuyerService } from './BuyerService.js';
 export type { EvidenceStore } from './evidence.js';
 export { formatsTranslator } from './formatsTranslator.js';
+export { inProcessBuyer } from './inProcess.js';
 export {
   type BuyerPayments,
   type CompleteInput,

@@ -11,16 +11,7 @@ import { assertLoopbackRequest } from './http.js';
 import { handleMediaRoute } from './media/routes.js';
 import { getModel, listModels } from './models.js';
 import { failRequest, proxyRequest } from './proxy.js';
-
-const PROXY_ROUTES: Record<string, ProxyRoute> = {
-  '/v1/chat/completions': {
-    name: 'chat_completions',
-    protocol: 'openai-chat-completions',
-    style: 'openai',
-  },
-  '/v1/responses': { name: 'responses', protocol: 'openai-responses', style: 'openai' },
-  '/v1/messages': { name: 'messages', protocol: 'anthropic-messages', style: 'anthropic' },
-};
+import { PROXY_ROUTES } from './proxyRoutes.js';
 
 /** The model id of a `/v1/models/<id>` path; a malformed %-escape is a 404, not a 500. */
 function decodedModelId(escaped: string): string {

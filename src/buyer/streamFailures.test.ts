@@ -1,7 +1,8 @@
 /**
  * A seller that dies after the first byte of a stream: through the gateway and the buyer, each
  * official SDK raises an error (never a normal end), in every client format, translated or
- * passed through; the gateway logs the request failed and charges the delivered part once.
+ * passed through, with the buyer in the gateway's process or behind HTTP; the gateway logs the
+ * request failed and charges the delivered part once.
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { controlSecretPath } from '../gateway/server/controlSecret.js';
 import { type Harness, startHarness } from '../gateway/testing/harness.js';
 import type { ApiProtocol } from '../network/index.js';
 import { waitFor } from '../testing/index.js';
+import { inProcessBuyer } from './inProcess.js';
 import type { ScriptedResponse } from './testing/memoryNetwork.js';
 import { startTestBuyer, type TestBuyer } from './testing/testBuyer.js';
 
@@ -44,7 +46,9 @@ function dying(format: Format): ScriptedResponse {
 }
 
 let t: TestBuyer;
+/** The gateway forwarding to the buyer over HTTP, and one calling it in process. */
 let h: Harness;
+let hi: Harness;
 
 beforeAll(async () => {
   t = await startTestBuyer({ payments: 'unpaid-dev' });
@@ -64,18 +68,22 @@ beforeAll(async () => {
     );
   }
   h = await startHarness({ gateway: { buyerUrl: t.url } });
+  hi = await startHarness({
+    buyerInProcess: { url: t.url, inProcess: inProcessBuyer(t.buyer.service) },
+  });
   // The buyer honours the gateway's request id only with the gateway's control secret.
   mkdirSync(join(t.dataDir, 'gateway'), { recursive: true });
   copyFileSync(controlSecretPath(h.dataDir), controlSecretPath(t.dataDir));
 });
 afterAll(async () => {
   await h?.stop();
+  await hi?.stop();
   await t?.stop();
 });
 
-async function ask(client: Format, model: string, secret: string): Promise<void> {
+async function ask(via: Harness, client: Format, model: string, secret: string): Promise<void> {
   if (client === 'messages') {
-    const anthropic = new Anthropic({ authToken: secret, baseURL: h.gateway.url, maxRetries: 0 });
+    const anthropic = new Anthropic({ authToken: secret, baseURL: via.gateway.url, maxRetries: 0 });
     const stream = await anthropic.messages.create({
       model,
       max_tokens: 50,
@@ -85,7 +93,7 @@ async function ask(client: Format, model: string, secret: string): Promise<void>
     for await (const _ of stream) void _;
     return;
   }
-  const openai = new OpenAI({ apiKey: secret, baseURL: `${h.gateway.url}/v1`, maxRetries: 0 });
+  const openai = new OpenAI({ apiKey: secret, baseURL: `${via.gateway.url}/v1`, maxRetries: 0 });
   if (client === 'chat') {
     const stream = await openai.chat.completions.create({
       model,
@@ -102,23 +110,33 @@ async function ask(client: Format, model: string, secret: string): Promise<void>
 const CASES = (['chat', 'responses', 'messages'] as Format[]).flatMap((client) =>
   (['chat', 'responses', 'messages'] as Format[])
     .filter((seller) => seller === client || seller === (client === 'chat' ? 'messages' : 'chat'))
-    .map((seller) => ({ client, seller, translated: client !== seller })),
+    .flatMap((seller) =>
+      (['remote', 'in process'] as const).map((buyer) => ({
+        client,
+        seller,
+        translated: client !== seller,
+        buyer,
+      })),
+    ),
 );
 
 describe('a seller dying mid-stream', () => {
   it.each(CASES)(
-    '$client client, $seller seller (translated: $translated): the SDK raises, the gateway logs a failure and charges once',
-    async ({ client, seller }) => {
-      const { key, secret } = await h.key({ limits: { daily: 1_000_000n } });
-      await expect(ask(client, MODEL[seller], secret)).rejects.toThrow(/failed mid-stream/);
+    '$client client, $seller seller (translated: $translated), buyer $buyer: the SDK raises, the gateway logs a failure and charges once',
+    async ({ client, seller, buyer }) => {
+      const gateway = buyer === 'remote' ? h : hi;
+      const { key, secret } = await gateway.key({ limits: { daily: 1_000_000n } });
+      await expect(ask(gateway, client, MODEL[seller], secret)).rejects.toThrow(
+        /failed mid-stream/,
+      );
       const rows = await waitFor(async () => {
-        const all = await h.store.queryLogs({ keyId: key.id });
+        const all = await gateway.store.queryLogs({ keyId: key.id });
         return all.length === 1 && all[0]?.costMicro !== undefined && all;
       });
       expect(rows[0]).toMatchObject({ status: 502, errorCode: 'seller_error', streamed: true });
       const charged = rows[0]!.costMicro;
       expect(charged).toBeGreaterThan(0n);
-      expect(await h.store.ledgerTotal(key.id)).toBe(charged);
+      expect(await gateway.store.ledgerTotal(key.id)).toBe(charged);
       const record = t.buyer.service.records.get(rows[0]!.requestId!);
       expect(record).toMatchObject({ completed: false, errorCode: 'seller_error', status: 502 });
       expect(record?.costUsd).not.toBe('0.000000');

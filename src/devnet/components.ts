@@ -90,35 +90,30 @@ export function sellerSpec(
   };
 }
 
-export function buyerSpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
-  const url = `http://127.0.0.1:${ports.buyer}`;
-  return {
-    name: 'buyer',
-    label: 'buyer proxy',
-    ...svc(layout.buyer, ['buyer', 'start', '--port', String(ports.buyer)]),
-    ports: [ports.buyer],
-    detail: url,
-    ready: () => httpReady(`${url}/_svc/status`).catch(() => false),
-  };
-}
-
+/**
+ * The gateway with its buyer in one process (docs/decisions/180-gateway-runs-its-buyer.md): the
+ * buyer's local proxy on the buyer port, the gateway on its own.
+ */
 export function gatewaySpec(layout: DevLayout, ports: DevPorts): ComponentSpec {
   const url = `http://127.0.0.1:${ports.gateway}`;
+  const buyerUrl = `http://127.0.0.1:${ports.buyer}`;
   return {
     name: 'gateway',
-    label: 'gateway',
+    label: 'gateway + buyer',
     ...svc(layout.buyer, [
       'gateway',
       'start',
       '--port',
       String(ports.gateway),
-      '--buyer-url',
-      `http://127.0.0.1:${ports.buyer}`,
+      '--buyer-port',
+      String(ports.buyer),
     ]),
-    ports: [ports.gateway],
+    ports: [ports.gateway, ports.buyer],
     detail: url,
-    // Any answer below 500 (401 without a key) means it is serving.
-    ready: () => httpReady(`${url}/v1/models`).catch(() => false),
+    // Any gateway answer below 500 (401 without a key) means it is serving.
+    ready: async () =>
+      (await httpReady(`${buyerUrl}/_svc/status`).catch(() => false)) &&
+      httpReady(`${url}/v1/models`).catch(() => false),
   };
 }
 

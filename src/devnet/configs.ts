@@ -69,7 +69,6 @@ export function writeBuyerConfig(
     },
     gateway: {
       port: ports.gateway,
-      buyerUrl: `http://127.0.0.1:${ports.buyer}`,
       x402Facilitator: `http://127.0.0.1:${ports.facilitator}`,
     },
     network: {

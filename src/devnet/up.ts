@@ -1,6 +1,7 @@
 /**
- * `svc up`: the whole network on one machine — chain, bootstrap, sellers, buyer, gateway —
- * each a process of its own, started in order with a health check before the next.
+ * `svc up`: the whole network on one machine — chain, bootstrap, sellers, facilitator, indexer,
+ * and the gateway with its buyer — each a process of its own, started in order with a health
+ * check before the next.
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createChainClients, deploymentPath, readDeployment, runFaucet } from '../chain/index.js';
@@ -11,7 +12,6 @@ import { NEW_SELLER_DAYS, NEW_SELLER_SCORE_CAP } from '../payments/index.js';
 import { isAlive } from './ChildProcess.js';
 import {
   bootstrapSpec,
-  buyerSpec,
   chainSpec,
   facilitatorSpec,
   gatewaySpec,
@@ -179,7 +179,6 @@ function startSteps(
       return sellerSpec(layout, index + 1, seller.summary, layout.logs);
     }),
     [
-      buyerSpec(layout, options.ports),
       facilitatorSpec(layout, options.ports),
       async () => {
         await configured();

@@ -4,7 +4,7 @@
  */
 export { header } from './header.js';
 export { API_INGRESS, boundIngress, type IngressTimeouts } from './ingress.js';
-export { parseJsonObject, parseJsonRequest } from './jsonBody.js';
+export { isJsonRequest, parseJsonObject, parseJsonRequest } from './jsonBody.js';
 export { jsonText, textSlices } from './jsonText.js';
 export { localUrl } from './localUrl.js';
 export { readBody } from './readBody.js';

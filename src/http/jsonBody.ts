@@ -95,10 +95,18 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** True when the request says its body is JSON (`application/json`, `application/x+json`). */
+export function isJsonRequest(req: Pick<IncomingMessage, 'headers'>): boolean {
+  return JSON_TYPE.test(req.headers['content-type'] ?? '');
+}
+
 /** A request's JSON object body: 415 `unsupported_media_type` unless it is sent as JSON. */
-export function parseJsonRequest(req: IncomingMessage, raw: Uint8Array): Record<string, unknown> {
+export function parseJsonRequest(
+  req: Pick<IncomingMessage, 'headers'>,
+  raw: Uint8Array,
+): Record<string, unknown> {
   const type = req.headers['content-type'] ?? '';
-  if (!JSON_TYPE.test(type)) {
+  if (!isJsonRequest(req)) {
     throw new SvcError('unsupported_media_type', {
       message: `Send the body as application/json (got ${type ? `"${type}"` : 'no content type'}).`,
     });

@@ -1,6 +1,6 @@
 /**
- * Composition: a whole buyer node (proxy, libp2p, payments when a chain answers) or seller node
- * (relay, payments for priced offers), started from config. The command layer calls these; the
+ * Composition: a whole buyer node (proxy, libp2p, payments when a chain answers), seller node
+ * (relay, payments for priced offers) or gateway node (with its buyer in process), from config. The command layer calls these; the
  * capabilities they assemble (buyer, seller, payments, chain, network) never import this folder.
  */
 export { configuredChain } from './configuredChain.js';
@@ -9,6 +9,11 @@ export {
   type StartPaidBuyerOptions,
   startPaidBuyerNode,
 } from './startBuyerNode.js';
+export {
+  type GatewayNode,
+  type StartGatewayNodeOptions,
+  startGatewayNode,
+} from './startGatewayNode.js';
 export {
   hasPricedOffers,
   type PaidSellerHandle,

@@ -53,7 +53,7 @@ export async function handleMediaRoute(
     style: 'openai',
   });
   try {
-    await serve(ctx, route, path);
+    await serve(ctx, req, route, path);
   } catch (error) {
     const svcError = toSvcError(error);
     if (svcError.code === 'internal_error') {
@@ -152,8 +152,13 @@ function planOf(
   });
 }
 
-async function serve(ctx: ProxyContext, route: MediaRoute, path: string): Promise<void> {
-  const { service, req } = ctx;
+async function serve(
+  ctx: ProxyContext,
+  req: IncomingMessage,
+  route: MediaRoute,
+  path: string,
+): Promise<void> {
+  const { service } = ctx;
   const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
   ctx.bodyBytes = raw.length;
   const contentType = headerValue(req.headers, 'content-type');

@@ -6,8 +6,11 @@ export const gatewaySchema = z.strictObject({
   /** 127.0.0.1 by default; set 0.0.0.0 (or --host) to serve other machines. */
   host: z.string().min(1).default('127.0.0.1'),
   port: portSchema.default(8379),
-  /** Where the buyer the gateway forwards to listens. */
-  buyerUrl: z.url().default('http://127.0.0.1:8377'),
+  /**
+   * A buyer in another process to forward to (several gateways sharing one buyer); absent = the
+   * gateway runs its own buyer in its process (docs/decisions/180-gateway-runs-its-buyer.md).
+   */
+  buyerUrl: z.url().optional(),
   /** PostgreSQL URL; absent = embedded SQLite in <data-dir>/gateway/. */
   databaseUrl: z.string().optional(),
   topupMinUsd: usdStringSchema.default('2'),

@@ -5,7 +5,7 @@
  * compares them (docs/decisions/050-model-name-normalisation.md): cosmetic variants are one model.
  */
 import { normalizeModelName } from '../../catalog/index.js';
-import { encodeRoutingPolicy } from '../../protocol/index.js';
+import { encodeRoutingPolicy, type RoutingPolicyWire } from '../../protocol/index.js';
 import type { RoutingPolicy } from './types.js';
 
 function intersect(a: string[] | undefined, b: string[] | undefined): string[] | undefined {
@@ -94,9 +94,9 @@ export function mergePolicies(
   );
 }
 
-/** The buyer's routing-policy header value (src/protocol/routingPolicy.ts). */
-export function encodeBuyerPolicy(policy: RoutingPolicy): string {
-  const wire = {
+/** The policy as the buyer applies it (src/protocol/routingPolicy.ts). */
+export function buyerPolicyWire(policy: RoutingPolicy): RoutingPolicyWire {
+  return {
     ...(policy.minTrustScore !== undefined ? { minTrustScore: policy.minTrustScore } : {}),
     ...(policy.maxPricing ? { maxPricing: policy.maxPricing } : {}),
     ...(policy.allowedPeerIds ? { allowedPeerIds: policy.allowedPeerIds } : {}),
@@ -105,7 +105,11 @@ export function encodeBuyerPolicy(policy: RoutingPolicy): string {
     ...(policy.sort && policy.sort !== 'free-first' ? { sort: policy.sort } : {}),
     ...(policy.allowedModels ? { allowedModels: policy.allowedModels } : {}),
   };
-  return encodeRoutingPolicy(wire);
+}
+
+/** The policy as the `x-svc-routing-policy` header carries it to a buyer in another process. */
+export function encodeBuyerPolicy(policy: RoutingPolicy): string {
+  return encodeRoutingPolicy(buyerPolicyWire(policy));
 }
 
 /** Why `policy` refuses seller `peerId` (with or without `0x`, any case), or null. */

@@ -3,6 +3,7 @@ import type { Pool } from 'undici';
 import type { GatewayConfig } from '../../config/index.js';
 import type { Logger } from '../../log/index.js';
 import type { MicroUsd } from '../../money/index.js';
+import type { InProcessBuyer } from '../../protocol/index.js';
 import type { TopupService } from '../../x402/index.js';
 import type { GatewayStore } from '../store/types.js';
 import type { AuthThrottle } from './authThrottle.js';
@@ -12,7 +13,10 @@ import type { PriceBook } from './priceBook.js';
 
 export interface GatewayDeps {
   store: GatewayStore;
+  /** The buyer's HTTP listener: the whole API in the remote mode; catalog, media, journal always. */
   buyer: Pool;
+  /** The buyer in this process, serving the text routes without an HTTP hop; absent = remote. */
+  inProcess?: InProcessBuyer | undefined;
   config: GatewayConfig;
   controlSecret: string;
   maxRequestCostMicro: MicroUsd;

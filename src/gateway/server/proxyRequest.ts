@@ -7,15 +7,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ERROR_CODES, isErrorCode, SvcError } from '../../errors/index.js';
 import { capMaxOutputTokens, formatOfPath } from '../../formats/index.js';
-import { parseJsonObject, readBody, writeChunk } from '../../http/index.js';
+import { isJsonRequest, parseJsonObject, readBody, writeChunk } from '../../http/index.js';
 import { formatUsd } from '../../money/index.js';
 import {
+  type BuyerCall,
   decodeSellerHeaders,
   encodeControlHeaders,
   headerValue,
   SVC_HEADER,
 } from '../../protocol/index.js';
-import { encodeBuyerPolicy } from '../policy/mergePolicies.js';
+import { buyerPolicyWire, encodeBuyerPolicy } from '../policy/mergePolicies.js';
 import type { RoutingPolicy } from '../policy/types.js';
 import type { LogRow, Reservation } from '../store/types.js';
 import { type Caller, storeCall } from './authenticate.js';
@@ -29,6 +30,7 @@ import {
 } from './costReport.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
+import { callInProcess } from './inProcessCall.js';
 import { pinOf } from './pinHeader.js';
 import { newLogId } from './requestLog.js';
 import { reserveRequest } from './reserveRequest.js';
@@ -69,7 +71,6 @@ export async function proxyRequest(
   logCaller(req, parsed, log);
   const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
   const pin = pinOf(req.headers, policy, model);
-  const forwardBody = withModel(body, parsed, model);
   // Time-ordered (as log ids): the reservation and journal key indexes grow at their ends.
   const requestId = `req_${newLogId(Date.now())}`;
   log.requestId = requestId;
@@ -83,12 +84,28 @@ export async function proxyRequest(
       )
     : null;
   const reservation = reserved?.reservation ?? null;
+  const sent = withMaxOutput(withModel(body, parsed, model), req, reserved?.maxOutputTokens);
+  const billing: Billing = { deps, reservation, requestId, log };
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  if (deps.inProcess?.serves(path) && sent.json && isJsonRequest(req)) {
+    const call: BuyerCall = {
+      path,
+      headers: forwardHeaders(req.headers, {}),
+      body: sent.json,
+      rawBody: sent.bytes,
+      requestId,
+      identity: caller.workspace.identity,
+      ...(Object.keys(policy).length > 0 ? { policy: buyerPolicyWire(policy) } : {}),
+      ...(reservation?.limited ? { maxCostMicro: reservation.amountMicro } : {}),
+      ...(pin ? { pin: pin.header } : {}),
+    };
+    await callInProcess(billing, deps.inProcess, call, res, { startedMs, model });
+    return;
+  }
   const control = controlHeaders(deps, caller, policy, requestId, reservation);
   if (pin) control[SVC_HEADER.pinPeer] = pin.header;
-  const sent = withMaxOutput(forwardBody, req, parsed, model, reserved?.maxOutputTokens);
-  const upstream = await sendToBuyer(deps, req, res, control, sent, reservation);
+  const upstream = await sendToBuyer(deps, req, res, control, sent.bytes, reservation);
   const streamed = logAnswerHead(log, upstream, startedMs, model);
-  const billing: Billing = { deps, reservation, requestId, log };
   const report = await costBeforeAnswering(billing, upstream, streamed);
   const relayed = await relayAnswer(billing, res, upstream, streamed, report);
   if (relayed === 'settled') return;
@@ -108,29 +125,34 @@ function logCaller(req: IncomingMessage, parsed: ParsedBody, log: LogRow): void 
   log.requestedModel = parsed.model ?? null;
 }
 
+/** The body to send on, as an object (null when not JSON) and as bytes. */
+interface Outgoing {
+  json: Record<string, unknown> | null;
+  bytes: Buffer;
+}
+
 /** The body to forward: rewritten only when the policy changed the model. */
-function withModel(body: Buffer, parsed: ParsedBody, model: string | undefined): Buffer {
+function withModel(body: Buffer, parsed: ParsedBody, model: string | undefined): Outgoing {
   if (parsed.json && model !== parsed.model) {
-    return Buffer.from(JSON.stringify({ ...parsed.json, model }));
+    const json = { ...parsed.json, model };
+    return { json, bytes: Buffer.from(JSON.stringify(json)) };
   }
-  return body;
+  return { json: parsed.json, bytes: body };
 }
 
 /**
  * The body with its max tokens lowered to what the budget's room pays for, when the reservation
- * said so (docs/decisions/170-max-tokens-under-a-cost-cap.md); else `body` as it is.
+ * said so (docs/decisions/170-max-tokens-under-a-cost-cap.md); else `out` as it is.
  */
 function withMaxOutput(
-  body: Buffer,
+  out: Outgoing,
   req: IncomingMessage,
-  parsed: ParsedBody,
-  model: string | undefined,
   maxOutputTokens: number | undefined,
-): Buffer {
+): Outgoing {
   const format = formatOfPath((req.url ?? '/').split('?')[0] ?? '/');
-  if (maxOutputTokens === undefined || !parsed.json || !format) return body;
-  const json = model === parsed.model ? parsed.json : { ...parsed.json, model };
-  return Buffer.from(JSON.stringify(capMaxOutputTokens(format, json, maxOutputTokens)));
+  if (maxOutputTokens === undefined || !out.json || !format) return out;
+  const json = capMaxOutputTokens(format, out.json, maxOutputTokens);
+  return { json, bytes: Buffer.from(JSON.stringify(json)) };
 }
 
 function controlHeaders(

@@ -4,10 +4,12 @@ import { createServer, type Server } from 'node:http';
 import { Pool } from 'undici';
 import type { GatewayConfig } from '../../config/index.js';
 import { handleConsole, isConsolePath } from '../../console/index.js';
+import { SvcError } from '../../errors/index.js';
 import { API_INGRESS, boundIngress, localUrl } from '../../http/index.js';
 import { IdentityStore } from '../../identity/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseUsd } from '../../money/index.js';
+import type { InProcessBuyer } from '../../protocol/index.js';
 import type { TopupService } from '../../x402/index.js';
 import { createStore } from '../store/createStore.js';
 import type { GatewayStore } from '../store/types.js';
@@ -35,6 +37,11 @@ export interface StartGatewayOptions {
    * started (pending top-ups reconciled) before listening, stopped on stop.
    */
   topups?: (store: GatewayStore) => Promise<TopupService | undefined>;
+  /**
+   * The buyer running in this process (src/node/startGatewayNode.ts): its loopback URL and its
+   * in-process face. Absent = the remote buyer at config.buyerUrl.
+   */
+  buyer?: { url: string; inProcess: InProcessBuyer };
 }
 
 export interface RunningGateway {
@@ -58,17 +65,21 @@ const RECOVER_EVERY_MS = 60_000;
 /** Starts the gateway on config.host:config.port (0 = a free port). */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { config, dataDir, logger } = options;
+  const buyerUrl = buyerUrlOf(options);
   const now = options.clock ?? Date.now;
   const ownsStore = !options.store;
   const store = options.store ?? (await openStore(config, dataDir, now));
   const topups = await startTopups(options, store, ownsStore);
   const identities = new IdentityStore(dataDir, options.env ?? process.env);
   const tunnelToken = randomBytes(24).toString('base64url');
-  const deps = gatewayDeps(options, store, topups, identities, tunnelToken, now);
+  const deps = gatewayDeps(options, { store, topups, identities, tunnelToken, now, buyerUrl });
   const upkeep = await startUpkeep(deps);
   const server = await listen(deps, identities);
   const url = localUrl(server, config.host);
-  logger.info({ url, buyerUrl: config.buyerUrl, store: store.kind }, 'gateway listening');
+  logger.info(
+    { url, buyer: options.buyer ? 'in process' : config.buyerUrl, store: store.kind },
+    'gateway listening',
+  );
   return {
     url,
     store,
@@ -115,16 +126,20 @@ async function startTopups(
   return topups;
 }
 
-function gatewayDeps(
-  options: StartGatewayOptions,
-  store: GatewayStore,
-  topups: TopupService | undefined,
-  identities: IdentityStore,
-  tunnelToken: string,
-  now: () => number,
-): GatewayDeps {
+/** What the gateway opened before its dependencies are assembled. */
+interface Opened {
+  store: GatewayStore;
+  topups: TopupService | undefined;
+  identities: IdentityStore;
+  tunnelToken: string;
+  now: () => number;
+  buyerUrl: string;
+}
+
+function gatewayDeps(options: StartGatewayOptions, opened: Opened): GatewayDeps {
   const { config, dataDir, logger } = options;
-  const buyer = new Pool(config.buyerUrl, { connections: 128, pipelining: 1 });
+  const { store, topups, identities, tunnelToken, now } = opened;
+  const buyer = new Pool(opened.buyerUrl, { connections: 128, pipelining: 1 });
   const controlSecret = ensureControlSecret(dataDir);
   return {
     store,
@@ -138,9 +153,20 @@ function gatewayDeps(
     throttle: new AuthThrottle(config.authFailuresPerMinute, now),
     forwarded: new ForwardedTrust(config.trustedProxies, tunnelToken),
     topups,
+    inProcess: options.buyer?.inProcess,
     logs: new LogWriter(store, logger),
     buyerAddress: cachedBuyerAddresses(identities),
   };
+}
+
+/** Where the buyer listens: the in-process buyer's loopback listener, or config.buyerUrl. */
+function buyerUrlOf(options: StartGatewayOptions): string {
+  const url = options.buyer?.url ?? options.config.buyerUrl;
+  if (url) return url;
+  throw new SvcError('invalid_config', {
+    message:
+      'The gateway has no buyer: `svc gateway start` runs one in its process, or set gateway.buyerUrl (--buyer-url) to a running buyer.',
+  });
 }
 
 /** An identity's wallet address, looked up once per identity. */

@@ -1,4 +1,7 @@
-/** Runs `svc gateway start` in a child process (a second gateway sharing one database). */
+/**
+ * Runs `svc gateway start` in a child process: forwarding to a buyer (a second gateway sharing one
+ * database) or, without `buyerUrl`, with its own buyer in process on a free loopback port.
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -13,7 +16,8 @@ const CLI = fileURLToPath(new URL('../../cli/index.ts', import.meta.url));
 /** Starts the CLI's gateway on a free port and waits until it listens. */
 export async function startGatewayProcess(args: {
   dataDir: string;
-  buyerUrl: string;
+  /** A running buyer to forward to; absent = the gateway runs its own. */
+  buyerUrl?: string;
   databaseUrl?: string;
   /** Extra node flags (e.g. `--cpu-prof` for profiling). */
   nodeArgs?: string[];
@@ -30,7 +34,8 @@ export async function startGatewayProcess(args: {
     'gateway',
   ];
   if (args.databaseUrl) argv.push('--database-url', args.databaseUrl);
-  argv.push('start', '--port', '0', '--buyer-url', args.buyerUrl);
+  argv.push('start', '--port', '0');
+  argv.push(...(args.buyerUrl ? ['--buyer-url', args.buyerUrl] : ['--buyer-port', '0']));
   const child: ChildProcess = spawn(process.execPath, argv, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NODE_NO_WARNINGS: '1' },

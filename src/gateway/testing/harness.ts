@@ -39,6 +39,8 @@ export interface HarnessOptions {
   sqliteBusyTimeoutMs?: number;
   /** The gateway's x402 top-up service (default: none, the route answers 501). */
   topups?: StartGatewayOptions['topups'];
+  /** A real buyer in this process for the gateway to call without HTTP (the stub stays idle). */
+  buyerInProcess?: StartGatewayOptions['buyer'];
 }
 
 /** Starts everything on loopback ports. */
@@ -65,6 +67,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     logger: silentLogger(),
     env: {},
     ...(options.topups ? { topups: options.topups } : {}),
+    ...(options.buyerInProcess ? { buyer: options.buyerInProcess } : {}),
   });
   const identities = new IdentityStore(dataDir, {});
   return {
