@@ -17,6 +17,7 @@ import { EvidenceStore } from './evidence.js';
 import { ControlSecret } from './gatewayAuth.js';
 import { BuyerMetrics } from './metrics.js';
 import type { BuyerPayments } from './payments.js';
+import { ReceiptSampler } from './receiptSample.js';
 import { RequestRecords } from './requestRecords.js';
 import { ResponseStore } from './responseStore.js';
 import type { Translator } from './translator.js';
@@ -57,6 +58,7 @@ export class BuyerService {
   readonly auditStore: AuditStore;
   /** Audit answers' verified receipts with their bytes, by request id, until taken. */
   readonly evidence: EvidenceStore;
+  readonly receiptSampler: ReceiptSampler;
   private index: { fingerprint: string; builtAt: number; value: OfferIndex } | undefined;
 
   constructor(readonly deps: BuyerDependencies) {
@@ -82,6 +84,7 @@ export class BuyerService {
       deps.logger.warn(message),
     );
     this.evidence = new EvidenceStore(deps.clock);
+    this.receiptSampler = new ReceiptSampler(deps.config.receiptCheckShare, deps.clock);
     this.audits = new Auditor({
       config: deps.config.audit,
       store: this.auditStore,

@@ -29,7 +29,10 @@ export async function checkReceiptAfterAnswer(
   return checkReceipt(ctx, candidate, ok, trailer);
 }
 
-/** An unpaid answer's receipt, checked after the answer, into the record's draft (a paid one's was checked before paying). */
+/**
+ * An unpaid answer's receipt, checked after the answer, into the record's draft (a paid one's
+ * was checked before paying): an audit's always, others as src/buyer/receiptSample.ts draws.
+ */
 export async function checkUnpaidReceipt(
   ctx: ProxyContext,
   candidate: RouteCandidate,
@@ -38,6 +41,7 @@ export async function checkUnpaidReceipt(
   draft: { receipt?: ReceiptOutcome },
 ): Promise<void> {
   if (ok.paid) return;
+  if (!isAudit(ctx) && !ctx.service.receiptSampler.shouldCheck(candidate.offer.peerId)) return;
   const outcome = await checkReceiptAfterAnswer(ctx, candidate, ok, trailer);
   if (outcome) draft.receipt = outcome;
 }
@@ -81,6 +85,7 @@ export function checkReceipt(
       'seller receipt refused; paying no more than the buyer-side count',
     );
     service.deps.reputation.penalise?.(offer.peerId);
+    service.receiptSampler.suspect(offer.peerId);
     return outcome;
   }
   if (isAudit(ctx) && exchange.responseBody !== undefined) {

@@ -79,6 +79,11 @@ export const buyerSchema = z.strictObject({
   retryAfterMaxSeconds: z.number().min(0).default(10),
   presets: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), presetSchema).default({}),
   audit: auditSchema.prefault({}),
+  /**
+   * Share of free answers whose seller receipt is checked, drawn at random; paid answers, audits
+   * and every answer of a seller refused in the last hour are always checked (decision 181).
+   */
+  receiptCheckShare: z.number().min(0.01).max(1).default(0.125),
   responseStore: responseStoreSchema.prefault({}),
 });
 
