@@ -7,7 +7,8 @@
  * random identities, real signatures: the buyer re-verifies every record on load). Waits until the
  * buyer serves and `/_svc/status` counts every peer, sends a few requests, then reads VmRSS and
  * VmHWM from /proc/<pid>/status. Baselines in the same run: the same buyer with no peers and a
- * bare `node -e` HTTP server. The cached peers' addresses point at a local listener that accepts
+ * bare `node -e` HTTP server; and `svc gateway start` compiled with the same 1,000 peers, its buyer
+ * in its process (goal ≤ 250 MB). The cached peers' addresses point at a local listener that accepts
  * connections and never answers, so they stay "reachable" (listed by /v1/models) while the
  * background refresh waits on them — as when sellers are slow — and no traffic leaves 127.0.0.1.
  */
@@ -38,6 +39,8 @@ const MODELS = Array.from({ length: 500 }, (_, i) => `model-${i}`);
 const ROUNDS = Number(process.env.BENCH_RSS_ROUNDS ?? 3);
 const MIB = 2 ** 20;
 const GOAL_MIB = 200e6 / MIB;
+/** A gateway with its buyer in its process (docs/decisions/180-gateway-runs-its-buyer.md). */
+const GATEWAY_GOAL_MIB = 250e6 / MIB;
 
 interface Memory {
   rssMiB: number;
@@ -198,11 +201,27 @@ async function getJson(url: string): Promise<Record<string, unknown>> {
   return (await response.json()) as Record<string, unknown>;
 }
 
-async function runBuyer(entry: string, dir: string, peers: number): Promise<BuyerRun> {
+/** How the buyer runs: alone (`svc buyer start`) or in the gateway's process (`svc gateway start`). */
+type Host = 'buyer' | 'gateway';
+
+const START: Record<Host, { args: string[]; url: RegExp }> = {
+  buyer: { args: ['buyer', 'start', '--port', '0'], url: /buyer listening on (http:\/\/\S+)/ },
+  gateway: {
+    args: ['gateway', 'start', '--port', '0', '--buyer-port', '0'],
+    url: /local proxy on (http:\/\/\S+)/,
+  },
+};
+
+async function runBuyer(
+  entry: string,
+  dir: string,
+  peers: number,
+  host: Host = 'buyer',
+): Promise<BuyerRun> {
   const started = Date.now();
   return withProcess(
-    [entry, '--data-dir', dir, 'buyer', 'start', '--port', '0'],
-    /buyer listening on (http:\/\/\S+)/,
+    [entry, '--data-dir', dir, ...START[host].args],
+    START[host].url,
     async (pid, url) => {
       const status = await waitFor(
         async () => {
@@ -273,6 +292,12 @@ function installedEntry(root: string): string {
   return join(pkg, 'bin', 'svc.js');
 }
 
+function logRun(round: number, key: string, run: BuyerRun): void {
+  console.log(
+    `round ${round + 1} ${key.padEnd(24)} ready ${run.ready.rssMiB.toFixed(1)} MiB, after requests ${run.afterRequests.rssMiB.toFixed(1)} MiB, peak ${run.afterRequests.hwmMiB.toFixed(1)} MiB, ${run.models} models, ready in ${run.startMs} ms`,
+  );
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
@@ -303,11 +328,16 @@ export default async function bench(): Promise<Record<string, unknown>> {
           const run = await runBuyer(entry, dir, peers);
           rmSync(dir, { recursive: true, force: true });
           rounds[key] = [...(rounds[key] ?? []), run];
-          console.log(
-            `round ${round + 1} ${key.padEnd(24)} ready ${run.ready.rssMiB.toFixed(1)} MiB, after requests ${run.afterRequests.rssMiB.toFixed(1)} MiB, peak ${run.afterRequests.hwmMiB.toFixed(1)} MiB, ${run.models} models, ready in ${run.startMs} ms`,
-          );
+          logRun(round, key, run);
         }
       }
+      // The gateway with its buyer, compiled, with the cached peers (the deployed layout).
+      const key = `gateway+buyer compiled, ${PEERS} peers`;
+      const dir = dataDir(root, `gateway-${round}`, peersJson);
+      const run = await runBuyer(entries.compiled, dir, PEERS, 'gateway');
+      rmSync(dir, { recursive: true, force: true });
+      rounds[key] = [...(rounds[key] ?? []), run];
+      logRun(round, key, run);
     }
     const bareRss = median(bare.map((m) => m.rssMiB));
     printFigure('bare node http server RSS (median)', bareRss, 'MiB');
@@ -315,21 +345,23 @@ export default async function bench(): Promise<Record<string, unknown>> {
       const ready = median(runs.map((r) => r.ready.rssMiB));
       const after = median(runs.map((r) => r.afterRequests.rssMiB));
       const hwm = median(runs.map((r) => r.afterRequests.hwmMiB));
-      const idle = median(
-        (rounds[key.replace(/\d[\d,]* peers$/, '0 peers')] ?? runs).map(
-          (r) => r.afterRequests.rssMiB,
-        ),
-      );
+      const idleRuns = rounds[key.replace(/\d[\d,]* peers$/, '0 peers')];
       printFigure(
         `buyer RSS, ${key}, after requests`,
         after,
         'MiB',
-        key.includes(`${PEERS}`) ? `≤ ${GOAL_MIB.toFixed(1)} MiB` : undefined,
+        key.startsWith('gateway')
+          ? `≤ ${GATEWAY_GOAL_MIB.toFixed(1)} MiB`
+          : key.includes(`${PEERS}`)
+            ? `≤ ${GOAL_MIB.toFixed(1)} MiB`
+            : undefined,
       );
       printFigure(`buyer peak RSS (VmHWM), ${key}`, hwm, 'MiB');
       printComparison(`buyer vs bare node server, ${key}`, after, bareRss, 'MiB');
-      if (key.endsWith(`${PEERS} peers`))
+      if (key.endsWith(`${PEERS} peers`) && idleRuns) {
+        const idle = median(idleRuns.map((r) => r.afterRequests.rssMiB));
         printComparison(`1,000 peers vs 0 peers, ${key.split(',')[0]}`, after, idle, 'MiB');
+      }
       results[key] = { readyRssMiB: ready, afterRequestsRssMiB: after, peakRssMiB: hwm, runs };
     }
     return {
@@ -337,6 +369,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       bareServer: { rssMiB: bareRss, runs: bare },
       buyer: results,
       goalMiB: GOAL_MIB,
+      gatewayGoalMiB: GATEWAY_GOAL_MIB,
     };
   } finally {
     await hole.close();

@@ -17,6 +17,9 @@
  * - tcpFloor: that floor with plain TCP instead of libp2p: what the hops and HTTP cost alone
  *   (the three floors run with `BENCH_COMPARE_FLOOR=1`; decision 162).
  *
+ * Two lanes after Busbar's harness follow (bench/compareLanes.ts): the most req/s with p99 < 1 s
+ * when the upstream takes 20 ms, and messages → chat (translated) added latency on svc's targets.
+ *
  * Every svc component is its own process, as deployed. Sequential latency and streams are
  * measured round by round, one request to each target per round in rotating order, so every
  * target sees the same machine. Requests/s at 32 concurrent runs each target twice, in order
@@ -34,7 +37,9 @@ import { Pool } from 'undici';
 import { createKey, createStore } from '../src/gateway/index.js';
 import { startGatewayProcess } from '../src/gateway/testing/index.js';
 import { IdentityStore } from '../src/identity/index.js';
-import { requestBodies, UPSTREAM_SCRIPT } from './compareTraffic.js';
+import { type Client, send, sendStream } from './compareClient.js';
+import { sustained, translated } from './compareLanes.js';
+import { messagesBodies, requestBodies, SLOW_USER, UPSTREAM_SCRIPT } from './compareTraffic.js';
 import { startFloor } from './floorPath.js';
 import { cpuMsOf, freePort, printFigure, startChild, stats, throughput } from './lib.js';
 import { nodeArgs, startSellerAndBuyer } from './proxyPath.js';
@@ -67,47 +72,6 @@ const ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 1000);
 const STREAM_ROUNDS = Math.max(50, Math.floor(ROUNDS / 5));
 const CONCURRENCY = 32;
 const RATE_MS = 2000;
-
-interface Client {
-  pool: Pool;
-  path: string;
-  headers: Record<string, string>;
-}
-
-/** One request; resolves once the whole answer is read. Throws on a non-200 answer. */
-async function send(client: Client, body: string): Promise<void> {
-  const response = await client.pool.request({
-    method: 'POST',
-    path: client.path,
-    headers: { 'content-type': 'application/json', ...client.headers },
-    body,
-  });
-  const text = await response.body.text();
-  if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${text}`);
-  if (!text.includes('"usage"')) throw new Error(`no usage in the answer: ${text.slice(0, 200)}`);
-}
-
-/** One streamed request: time to the first body byte and to the last. */
-async function sendStream(client: Client, body: string): Promise<{ first: number; last: number }> {
-  const start = performance.now();
-  const response = await client.pool.request({
-    method: 'POST',
-    path: client.path,
-    headers: { 'content-type': 'application/json', ...client.headers },
-    body,
-  });
-  let first = 0;
-  let text = '';
-  for await (const chunk of response.body) {
-    if (first === 0) first = performance.now() - start;
-    text += chunk.toString();
-  }
-  const last = performance.now() - start;
-  if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${text}`);
-  if (!text.includes('[DONE]') && !text.includes('message_stop'))
-    throw new Error(`stream did not finish: ${text.slice(-200)}`);
-  return { first, last };
-}
 
 type PerTarget<T> = Record<Target, T>;
 const perTarget = <T>(make: (target: Target) => T) =>
@@ -350,6 +314,19 @@ export default async function bench(): Promise<Record<string, unknown>> {
       ...floor?.pids,
     });
     load.push(loadavg()[0]!);
+    const slowBodies = requestBodies(400, false, 5, SLOW_USER);
+    const sustainedRates: Partial<Record<Target, Awaited<ReturnType<typeof sustained>>>> = {};
+    for (const target of TARGETS.filter((t) => !FLOOR_TARGETS.includes(t))) {
+      sustainedRates[target] = await sustained(clients[target], slowBodies);
+    }
+    const translatedLane = await translated(
+      clients.direct,
+      { buyer: clients.buyer, gateway: clients.gateway, embedded: clients.embedded },
+      bodies,
+      messagesBodies(400),
+      Math.max(100, Math.floor(ROUNDS / 4)),
+    );
+    load.push(loadavg()[0]!);
 
     const added = perTarget((target) => ({
       p50Ms: latency[target].p50Ms - latency.direct.p50Ms,
@@ -359,6 +336,9 @@ export default async function bench(): Promise<Record<string, unknown>> {
     }));
     console.log(
       `${ROUNDS} rounds sequential, ${STREAM_ROUNDS} streamed; load average (1 min) ${load.map((l) => l.toFixed(2)).join(' → ')}`,
+    );
+    console.log(
+      `direct: sustained ${sustainedRates.direct?.requestsPerSecond.toFixed(0)} req/s at 20 ms upstream (p99 < 1 s)`,
     );
     console.log(
       `direct: p50 ${latency.direct.p50Ms.toFixed(2)} ms, p99 ${latency.direct.p99Ms.toFixed(2)} ms; stream first byte ${streams.direct.firstByte.p50Ms.toFixed(2)} ms, last ${streams.direct.lastByte.p50Ms.toFixed(2)} ms; ${rate.direct.requestsPerSecond.toFixed(0)} req/s`,
@@ -416,6 +396,31 @@ export default async function bench(): Promise<Record<string, unknown>> {
           goals.rate,
         ),
       };
+      const slow = sustainedRates[target];
+      if (slow) {
+        ratios[target]!.sustainedRequestsPerSecond = line(
+          `${name}: sustained req/s, 20 ms upstream, p99 < 1 s`,
+          slow.requestsPerSecond,
+          sustainedRates.portkey?.requestsPerSecond ?? Number.NaN,
+          'req/s',
+          target === 'embedded' ? '≥ 1.5×' : '',
+        );
+      }
+      const viaMessages = translatedLane[target];
+      if (viaMessages) {
+        ratios[target]!.translatedAddedP50 = line(
+          `${name}: messages→chat added p50`,
+          viaMessages.addedP50Ms,
+          added.portkey.p50Ms,
+          'ms',
+        );
+        ratios[target]!.translatedAddedP99 = line(
+          `${name}: messages→chat added p99`,
+          viaMessages.addedP99Ms,
+          added.portkey.p99Ms,
+          'ms',
+        );
+      }
       printFigure(`${name}: errors at ${CONCURRENCY} concurrent`, rate[target].errors, '', '0');
       console.log(`${name}: CPU µs per request ${JSON.stringify(rate[target].cpuUsPerRequest)}`);
     }
@@ -436,6 +441,8 @@ export default async function bench(): Promise<Record<string, unknown>> {
       added,
       streams,
       rate,
+      sustained: sustainedRates,
+      translated: translatedLane,
       ratios,
     };
   } finally {

@@ -56,8 +56,11 @@ const shared = new Function(`${SHARED}\nreturn { random, text };`)() as {
 };
 export const { random, text } = shared;
 
+/** Bodies with this `user` make the fake upstream wait 20 ms before answering. */
+export const SLOW_USER = 'delay-20';
+
 /** `count` distinct chat-completions bodies of 0.5–4 KB prompt each. */
-export function requestBodies(count: number, stream: boolean, seed = 1): string[] {
+export function requestBodies(count: number, stream: boolean, seed = 1, user?: string): string[] {
   const next = random(seed);
   return Array.from({ length: count }, (_, i) =>
     JSON.stringify({
@@ -67,6 +70,20 @@ export function requestBodies(count: number, stream: boolean, seed = 1): string[
         { role: 'user', content: text(next, 500 + Math.floor(next() * 3500)) },
       ],
       ...(stream ? { stream: true } : {}),
+      ...(user ? { user } : {}),
+    }),
+  );
+}
+
+/** `count` distinct Anthropic messages bodies like requestBodies' (the translated lane). */
+export function messagesBodies(count: number, seed = 3): string[] {
+  const next = random(seed);
+  return Array.from({ length: count }, (_, i) =>
+    JSON.stringify({
+      model: 'gpt-4o',
+      max_tokens: 1024,
+      system: `Request ${i}: answer briefly.`,
+      messages: [{ role: 'user', content: text(next, 500 + Math.floor(next() * 3500)) }],
     }),
   );
 }
@@ -74,7 +91,8 @@ export function requestBodies(count: number, stream: boolean, seed = 1): string[
 /**
  * The fake OpenAI upstream, as a `node -e` script (plain JavaScript, no dependencies): each
  * answer is ~1 KB of different text with `usage`; a streamed answer is 200 chunks, each written
- * on its own turn of the event loop, then a usage chunk and `[DONE]`.
+ * on its own turn of the event loop, then a usage chunk and `[DONE]`. A body whose `user` is
+ * SLOW_USER is answered after 20 ms (the sustained lane's upstream time).
  */
 export const UPSTREAM_SCRIPT = `
 const { createServer } = require('node:http');
@@ -85,6 +103,11 @@ function handler(req, res) {
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
     const body = Buffer.concat(chunks);
+    if (body.includes('"user":"${SLOW_USER}"')) setTimeout(() => answer(req, res, body), 20);
+    else answer(req, res, body);
+  });
+}
+function answer(req, res, body) {
     const next = random(++served);
     const promptTokens = Math.ceil(body.length / 4);
     if (body.includes('"stream":true')) {
@@ -118,7 +141,6 @@ function handler(req, res) {
       choices: [{ index: 0, message: { role: 'assistant', content: text(next, 900 + Math.floor(next() * 200)) }, finish_reason: 'stop' }],
       usage: { prompt_tokens: promptTokens, completion_tokens: 250, total_tokens: promptTokens + 250 },
     }));
-  });
 }
 const server = createServer({ keepAliveTimeout: 60000 }, handler);
 server.listen(0, '127.0.0.1', () => console.log('upstream port ' + server.address().port));
