@@ -25,8 +25,8 @@
  * target sees the same machine. Requests/s at 32 concurrent runs each target twice, in order
  * then in reverse, and sums. Every figure is printed beside Portkey's, as a ratio.
  * `BENCH_COMPARE_ROUNDS` (default 1000) sets the number of sequential rounds;
- * `BENCH_CPU_PROF_DIR=<dir>` runs seller, buyer and gateway under `node --cpu-prof`;
- * `BENCH_NODE_ARGS_<SELLER|BUYER|GATEWAY>` adds node flags to one of them (bench/proxyPath.ts).
+ * `BENCH_CPU_PROF_DIR=<dir>` runs seller, buyer and both gateways under `node --cpu-prof`;
+ * `BENCH_NODE_ARGS_<SELLER|BUYER|GATEWAY|EMBEDDED>` adds node flags to one of them (bench/proxyPath.ts).
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -199,7 +199,7 @@ async function startEmbedded(root: string, buyerDir: string, stops: Array<() => 
     Date.now(),
   );
   await store.close();
-  const gateway = await startGatewayProcess({ dataDir, nodeArgs: nodeArgs('gateway') });
+  const gateway = await startGatewayProcess({ dataDir, nodeArgs: nodeArgs('embedded') });
   stops.unshift(() => gateway.stop());
   return { url: gateway.url, pid: gateway.pid, secret: key.secret };
 }
