@@ -88,9 +88,12 @@ describe('lazily loaded command groups', () => {
 });
 
 describe('memory policy', () => {
-  it('applies to `buyer start` only, and not over a semi-space flag of the user', async () => {
+  it('applies to `buyer start` and `gateway start` only, and not over a heap flag of the user', async () => {
     const { applyMemoryPolicy } = await import('./memory.js');
-    expect(applyMemoryPolicy(['gateway', 'start'], {})).toBe(false);
+    expect(applyMemoryPolicy(['gateway', 'logs'], {})).toBe(false);
+    expect(
+      applyMemoryPolicy(['gateway', 'start'], { NODE_OPTIONS: '--max-semi-space-size=16' }),
+    ).toBe(false);
     expect(applyMemoryPolicy(['--data-dir', 'buyer', 'seller', 'start'], {})).toBe(false);
     expect(applyMemoryPolicy(['buyer', 'balances'], {})).toBe(false);
     expect(

@@ -72,7 +72,8 @@ export const GROUPS: readonly GroupEntry[] = [
 ];
 
 /** Root options that take a value (so the word after them is not the command). */
-const VALUE_OPTIONS = new Set(['--data-dir', '--config', '--log-level']);
+// `--database-url` is the gateway group's: `svc gateway --database-url <url> start`.
+const VALUE_OPTIONS = new Set(['--data-dir', '--config', '--log-level', '--database-url']);
 
 /** The command words of `argv` (skipping the root options and their values), up to `--`. */
 export function commandWords(argv: readonly string[]): string[] {
