@@ -2,8 +2,9 @@
  * Two more lanes of `npm run bench -- compare`, after Busbar's "On the Bench" harness:
  *
  * - sustained: the most requests per second each target serves with p99 under 1 s while the
- *   upstream takes 20 ms per answer (concurrency doubled from 16 until p99 passes 1 s, an
- *   error appears, or 512);
+ *   upstream takes 20 ms per answer (concurrency doubled from 16 to 512; a step with p99 over
+ *   1 s or an error does not count, and one with an error or p99 over 5 s ends the search: one
+ *   pause of a busy machine does not end it early);
  * - translated: Anthropic messages requests to svc's targets, answered by the chat-completions
  *   seller (translated both ways by the buyer), interleaved round by round with the same
  *   upstream called directly in chat form; Portkey has no messages → chat route to compare.
@@ -15,6 +16,7 @@ import { type Stats, stats } from './lib.js';
 const SUSTAIN_MS = 2_000;
 const MAX_CONCURRENCY = 512;
 const P99_LIMIT_MS = 1_000;
+const OVERLOADED_P99_MS = 5_000;
 
 export interface SustainedStep {
   concurrency: number;
@@ -62,8 +64,8 @@ export async function sustained(
   for (let concurrency = 16; concurrency <= MAX_CONCURRENCY; concurrency *= 2) {
     const measured = await step(client, bodies, concurrency);
     steps.push(measured);
-    if (measured.p99Ms >= P99_LIMIT_MS || measured.errors > 0) break;
-    best = Math.max(best, measured.requestsPerSecond);
+    if (measured.errors > 0 || measured.p99Ms >= OVERLOADED_P99_MS) break;
+    if (measured.p99Ms < P99_LIMIT_MS) best = Math.max(best, measured.requestsPerSecond);
   }
   return { requestsPerSecond: best, steps };
 }
