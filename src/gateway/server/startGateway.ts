@@ -202,7 +202,7 @@ async function listen(deps: GatewayDeps, identities: IdentityStore): Promise<Ser
       void handleConsole(consoleDeps, req, res);
     else void handleRequest(deps, req, res);
   });
-  // A slow client holds a slot at most this long (README "Gateway"): headers within 30 s, the
+  // A slow client holds a slot at most this long (docs/guide/gateway.md "Gateway"): headers within 30 s, the
   // whole request (body included, not the answer) within 120 s.
   boundIngress(server, API_INGRESS);
   await new Promise<void>((resolve, reject) => {
