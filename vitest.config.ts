@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // `*.netns.test.ts` (hole punching across network namespaces) are included: they need root,
-    // iproute2 and python3, and fail saying so without them (README "Selling from behind NAT").
+    // iproute2 and python3, and fail saying so without them (docs/guide/selling.md "Selling from behind NAT").
     exclude: ['**/node_modules/**'],
     pool: 'forks',
     testTimeout: 30_000,

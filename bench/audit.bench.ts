@@ -1,5 +1,5 @@
 /**
- * Audits (README "Trust and audits"), on the in-process market (src/audit/testing/demoMarket.ts:
+ * Audits (docs/guide/trust.md), on the in-process market (src/audit/testing/demoMarket.ts:
  * the real demo model, the real auditor and exact test, a buyer's own traffic of four kinds of
  * clients, virtual time):
  * - for each way of evading audits, the audits needed to fail the evader;

@@ -2,7 +2,7 @@
  * The real coding tools (pinned in test/agents/package.json: Claude Code, Codex, opencode) run
  * headless through `svc claude|codex|opencode` on a local network started like `svc up`, through
  * the buyer and through the gateway with a key. Each is asked to read a file in a temporary
- * project and report it: the demo model (README "Demo model") calls the tool's own read or
+ * project and report it: the demo model (docs/guide/selling.md "Demo model") calls the tool's own read or
  * shell tool, the tool runs it, and the answer quotes the file. Through the gateway, Claude Code
  * uses a seller that speaks only chat-completions and Codex one that speaks only messages, so
  * tool calls cross translation in both directions. The tools are installed by

@@ -1,5 +1,5 @@
 /**
- * `.ci/run` sets CI=true itself (README "Development"): every npm step it runs sees it, so the
+ * `.ci/run` sets CI=true itself (docs/guide/development.md): every npm step it runs sees it, so the
  * coding-tool tests fail instead of skipping when their install fails, whatever the runner sets.
  * A stand-in `npm` first on PATH records each call and the CI it saw; nothing is installed or run.
  */

@@ -1,5 +1,5 @@
 /**
- * The parameters README "Format translation" lists, end to end: each is sent in every client
+ * The parameters docs/guide/buyer.md "Format translation" lists, end to end: each is sent in every client
  * format to a seller of every format on a real network, and the test reads what the seller's
  * upstream received in its own format — structured output, `parallel_tool_calls`, `tool_choice`,
  * reasoning effort, the thinking budget — or checks the 400 `translation_unsupported` naming the

@@ -1,5 +1,5 @@
 /**
- * The buyer's auditor (docs/decisions/164-audits-a-seller-cannot-tell-from-traffic.md, README
+ * The buyer's auditor (docs/decisions/164-audits-a-seller-cannot-tell-from-traffic.md, docs/guide/trust.md
  * "Trust and audits"). After a delivered answer, with probability `sampleRate`, it writes a
  * probe: a request in the shape of one of the buyer's own recent requests (same format, path,
  * headers, parameters, structure and lengths; new words), paid by the same identity. The probe

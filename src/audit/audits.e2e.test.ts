@@ -1,7 +1,7 @@
 /**
  * Audits on a real loopback network: a libp2p bootstrap node, three honest demo sellers of one
- * model and a cheaper seller whose `openai-chat` upstream is the adversary of README "Trust and
- * audits" (answering honestly only what looks like an audit by the old tells), and the buyer
+ * model and a cheaper seller whose `openai-chat` upstream is the adversary of docs/guide/trust.md
+ * "Trust and audits" (answering honestly only what looks like an audit by the old tells), and the buyer
  * proxy, driven by the official `openai` SDK. The evader serves the user's requests until the
  * buyer's audits fail it; then the honest sellers do.
  */

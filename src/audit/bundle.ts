@@ -1,5 +1,5 @@
 /**
- * Audit bundles (README "Trust and audits"): a seller's verdict with the probes it rests on,
+ * Audit bundles (docs/guide/trust.md): a seller's verdict with the probes it rests on,
  * each answer with the seller's signed receipt and the exact bytes it covers, written by
  * `svc audit export` and checked on any machine by `svc audit verify`: every signature, every
  * hash, every answer's text from its bytes, every apartness, and the p-value, recomputed from

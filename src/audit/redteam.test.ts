@@ -1,5 +1,5 @@
 /**
- * The red-team suite (README "Trust and audits"): sellers that have read svc's code and answer
+ * The red-team suite (docs/guide/trust.md): sellers that have read svc's code and answer
  * honestly only what looks like an audit by one tell each (src/audit/testing/evaders.ts), in a
  * market of honest sellers of the same model, under a buyer's own traffic of four kinds of
  * clients (src/audit/testing/userTraffic.ts). The real auditor, demo model and exact test run;

@@ -53,7 +53,7 @@ export class BuyerService {
   readonly controlSecret: ControlSecret;
   readonly ownPreferences: EffectivePreferences;
   readonly startedAt: number;
-  /** Audits of the model each seller serves (README "Trust and audits"). */
+  /** Audits of the model each seller serves (docs/guide/trust.md). */
   readonly audits: Auditor;
   readonly auditStore: AuditStore;
   /** Audit answers' verified receipts with their bytes, by request id, until taken. */

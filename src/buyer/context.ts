@@ -132,7 +132,7 @@ export function isAudit(ctx: ProxyContext): boolean {
 }
 
 /**
- * Tells the auditor about a delivered answer (README "Trust and audits"): its cost counts toward
+ * Tells the auditor about a delivered answer (docs/guide/trust.md): its cost counts toward
  * the identity's own spend, its pace and (sometimes) its shape join the traffic profile audits
  * copy, and the seller may be probed later, off this request. The auditor's own requests carry
  * its marker and are neither counted, shaped nor audited.

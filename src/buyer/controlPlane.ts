@@ -73,7 +73,7 @@ export function peersBody(service: BuyerService): Record<string, unknown> {
         outputTokensPerSecond: roundOrNull(
           service.speed.speed(peerId, offer.modelKey)?.outputTokensPerSecond,
         ),
-        // This buyer's audit verdict with its evidence (README "Trust and audits"); null until audited.
+        // This buyer's audit verdict with its evidence (docs/guide/trust.md); null until audited.
         audit: service.audits.standing(peerId, offer.modelKey) ?? null,
       })),
     };

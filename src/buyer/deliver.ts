@@ -4,8 +4,8 @@
  * written, then the record, health and affinity.
  */
 import { SvcError } from '../errors/index.js';
+import { isFailedAnswer, wholeAnswerFinished } from '../formats/index.js';
 import { formatUsd } from '../money/index.js';
-import { isFailedAnswer, wholeAnswerFinished } from '../payments/failedAnswer.js';
 import { encodeUsageHeaders, latencyHeader } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import { rememberSeller, sellerHeaders, servedBy, settleUsage, trailerOf } from './answerParts.js';

@@ -10,8 +10,8 @@
  */
 import { once } from 'node:events';
 import { SvcError } from '../errors/index.js';
+import { isFailedAnswer } from '../formats/index.js';
 import { formatUsd } from '../money/index.js';
-import { isFailedAnswer } from '../payments/failedAnswer.js';
 import { encodeUsageComment } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import { rememberSeller, sellerHeaders, servedBy, settleUsage, trailerOf } from './answerParts.js';
@@ -223,7 +223,7 @@ export async function deliverStream(
     ...(receipt ? { receipt } : {}),
   };
   // The delivered part is paid for, failed or not; a stream that failed before any content is
-  // not (src/payments/failedAnswer.ts). The cost written is what was committed.
+  // not (src/formats/failedAnswer.ts). The cost written is what was committed.
   const nothingDelivered = isFailedAnswer({
     outputTokens: usage.outputTokens,
     finished: scanner.verdict === 'ended',

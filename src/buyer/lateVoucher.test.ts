@@ -15,12 +15,12 @@ import { silentLogger } from '../log/index.js';
 import { costOfUsage, toPriceMicro } from '../money/index.js';
 import {
   type BuyerPaymentService,
-  BuyerPaymentsAdapter,
   createBuyerPayments,
   createSellerPayments,
   decodeVoucherReply,
   encodeVoucherMessage,
   type VoucherMessage,
+  VoucherPayments,
   type VoucherReply,
 } from '../payments/index.js';
 import { closeOpenRecords } from './closeOpenRecords.js';
@@ -128,7 +128,7 @@ describe('a late voucher after a buyer crash', () => {
       deliver: (peer: string, voucher: VoucherMessage) => Promise<VoucherReply>,
     ) => {
       const payments = await startBuyer();
-      const adapter = new BuyerPaymentsAdapter({ payments, logger: silentLogger(), deliver });
+      const adapter = new VoucherPayments({ payments, logger: silentLogger(), deliver });
       const records = new RequestRecords(buyerDir);
       await closeOpenRecords(records, adapter, silentLogger());
       await adapter.idle();

@@ -71,7 +71,7 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
   // Before serving: what a stopped run left in flight is closed, its delivered streams paid.
   await closeOpenRecords(service.records, payments, options.logger);
   let url = '';
-  // A slow client holds a slot at most this long (README "Buyer proxy"): headers within 30 s,
+  // A slow client holds a slot at most this long (docs/guide/buyer.md "The buyer proxy"): headers within 30 s,
   // the whole request (body included, not the answer) within 120 s.
   const server = boundIngress(createServer(createHandler(service, () => url)), {
     ...API_INGRESS,

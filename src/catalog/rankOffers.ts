@@ -2,7 +2,7 @@
  * Ranking of a model's offers: cheapest first; trust breaks price ties
  * (minus penalties for recent failures); free sellers first when preferred; sellers cooling
  * down after failures last, and sellers that failed the buyer's audits of this model after every
- * other (docs/decisions/153-model-audits.md). Also the cached-input rule (README "The buyer proxy").
+ * other (docs/decisions/153-model-audits.md). Also the cached-input rule (docs/guide/buyer.md "The buyer proxy").
  */
 import type { PeerId } from '../identity/index.js';
 import type { RoutingSort } from '../protocol/index.js';

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
 import { ConfigError } from '../config/index.js';
 import { errorMessage, isSvcError } from '../errors/index.js';
+import { NotADirectoryError } from '../files/index.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOfSvcError } from './errors.js';
 import { type CliIo, processIo } from './io.js';
 import { applyMemoryPolicy } from './memory.js';
@@ -57,7 +58,7 @@ function reportError(error: unknown, io: CliIo): number {
     if (error.message) io.stderr(`error: ${error.message}\n`);
     return error.exitCode;
   }
-  if (error instanceof ConfigError || isSvcError(error)) {
+  if (error instanceof ConfigError || error instanceof NotADirectoryError || isSvcError(error)) {
     io.stderr(`error: ${error.message}\n`);
     return exitCodeOfSvcError(error);
   }

@@ -20,7 +20,7 @@ const list: Parse = (text) =>
     .map((item) => item.trim())
     .filter(Boolean);
 
-/** Environment variable -> config path and parser. Documented in README "Configuration". */
+/** Environment variable -> config path and parser. Documented in docs/guide/configuration.md "Configuration". */
 export const ENV_OVERRIDES: ReadonlyArray<{ variable: string; path: string; parse: Parse }> = [
   { variable: 'SVC_BUYER_PORT', path: 'buyer.port', parse: integer },
   {

@@ -6,7 +6,7 @@
  */
 import { type FSWatcher, statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { ensureDir } from './dataDir.js';
+import { ensureDir } from '../files/index.js';
 
 /** A watched file is stat'ed at least this often anyway. */
 export const RECHECK_MS = 1_000;

@@ -1,7 +1,10 @@
 /** Configuration: the schema of `<data-dir>/config.json`, its loader (defaults < file < env < flags), data dir. */
+
+// ensureDir lives at the bottom floor (src/files); every folder above reaches it here too.
+export { ensureDir } from '../files/index.js';
 export { writeFileAtomic } from './atomicWrite.js';
 export { ConfigError } from './ConfigError.js';
-export { ensureDir, resolveDataDir } from './dataDir.js';
+export { resolveDataDir } from './dataDir.js';
 export { ENV_OVERRIDES } from './env.js';
 export { FileChanges } from './fileChanges.js';
 export {

@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { z } from 'zod';
+import { ensureDir } from '../files/index.js';
 import { writeFileAtomic } from './atomicWrite.js';
 import { ConfigError } from './ConfigError.js';
-import { ensureDir } from './dataDir.js';
 import { applyEnv } from './env.js';
 import { setAtPath } from './paths.js';
 import { configSchema, type SvcConfig } from './schema.js';

@@ -62,7 +62,7 @@ export function bootstrapSpec(layout: DevLayout, ports: DevPorts): ComponentSpec
   return {
     name: 'bootstrap',
     label: 'bootstrap node',
-    // Loopback only, like every other process of the dev network (README "Ports").
+    // Loopback only, like every other process of the dev network (docs/guide/configuration.md "Ports").
     ...svc(layout.bootstrap, [
       'network',
       'bootstrap',

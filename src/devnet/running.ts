@@ -1,6 +1,6 @@
 /**
  * Where the running local network keeps its gateway and buyer state, so that a command typed
- * without `--data-dir` after `npm start` (README "Gateway") acts on that network
+ * without `--data-dir` after `npm start` (docs/guide/gateway.md "Gateway") acts on that network
  * (docs/decisions/127-commands-find-the-running-local-network.md).
  */
 import { isAlive } from './ChildProcess.js';

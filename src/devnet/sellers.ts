@@ -77,7 +77,7 @@ export function demoSeller(index: number): DevSeller {
 
 /**
  * A demo seller that announces `svc-demo-smart` cheaply but answers with `svc-demo-fast`'s
- * weights (`upstreamModel`): the substitute the buyer's audits catch (README "Trust and audits").
+ * weights (`upstreamModel`): the substitute the buyer's audits catch (docs/guide/trust.md).
  */
 export function substituteSeller(): DevSeller {
   return {

@@ -43,7 +43,7 @@ export interface UpOptions {
   print: (line: string) => void;
   /** More sellers beside the demo ones (tests: sellers of one API format over a stand-in upstream). */
   extraSellers?: DevSeller[];
-  /** Add a substitute seller, and have the buyer audit every answer (README "Trust and audits"). */
+  /** Add a substitute seller, and have the buyer audit every answer (docs/guide/trust.md). */
   substitute?: boolean;
 }
 
@@ -320,7 +320,7 @@ function printSummary(
   p(`  curl ${gatewayUrl}/v1/key -H "authorization: Bearer ${key.secret}"   # spend and limits`);
   p('');
   const svc = svcInvocation(options.env);
-  p('Coding tools against the buyer (each must be installed; README "Coding tools"):');
+  p('Coding tools against the buyer (each must be installed; docs/guide/buyer.md "Coding tools"):');
   p(`  ${svc} --data-dir ${layout.buyer} claude      # Claude Code`);
   p(`  ${svc} --data-dir ${layout.buyer} codex       # Codex`);
   p(`  ${svc} --data-dir ${layout.buyer} opencode    # opencode`);

@@ -1,6 +1,7 @@
 /** The one error base of svc: a stable code, an HTTP status, a message that says what to do. */
-import { redact } from '../log/redact.js';
+
 import { ERROR_CODES, type ErrorCode } from './codes.js';
+import { redact } from './redact.js';
 import { retryCanFix, SHOULD_RETRY_HEADER } from './retry.js';
 
 export interface SvcErrorOptions {

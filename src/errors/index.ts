@@ -11,6 +11,7 @@ export {
   openAiTypeForStatus,
 } from './codes.js';
 export { asError, errorFirstLine, errorMessage } from './message.js';
+export { redact } from './redact.js';
 export {
   type AnthropicErrorBody,
   type BothStylesErrorBody,

@@ -13,6 +13,7 @@ export {
   streamErrorEvents,
   translateError,
 } from './errors.js';
+export { isFailedAnswer, wholeAnswerFinished } from './failedAnswer.js';
 export { capMaxOutputTokens, maxOutputTokensOf } from './maxTokens.js';
 export { BUDGET_OF_EFFORT, DEFAULT_MAX_TOKENS } from './messages/renderRequest.js';
 export type {

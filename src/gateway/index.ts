@@ -21,6 +21,7 @@ export {
 } from './admin/workspaces.js';
 export { effectiveKeyLimits } from './budget/effectiveLimits.js';
 export { periodResetsAt, periodStart } from './budget/periods.js';
+export { createLoginLink, LOGIN_LINK_MS } from './console/index.js';
 export { keyState } from './keys/keyState.js';
 export { encodeBuyerPolicy, mergePolicies, narrow } from './policy/mergePolicies.js';
 export { type RoutingPolicy, routingPolicySchema } from './policy/types.js';

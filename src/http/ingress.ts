@@ -18,7 +18,7 @@ export interface IngressTimeouts {
 
 /**
  * The bounds of a public API server (gateway, tunnel relay): headers within 30 s, the whole
- * request within 120 s (README "Gateway"), idle keep-alive 65 s (longer than the usual 60 s of
+ * request within 120 s (docs/guide/gateway.md "Gateway"), idle keep-alive 65 s (longer than the usual 60 s of
  * load balancers in front, so they close first).
  */
 export const API_INGRESS: IngressTimeouts = {

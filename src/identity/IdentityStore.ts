@@ -18,8 +18,8 @@ import {
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { ensureDir } from '../config/dataDir.js';
 import { SvcError } from '../errors/index.js';
+import { ensureDir } from '../files/index.js';
 import { accountOf } from './digestSigner.js';
 import { type PeerId, peerIdFromAddress } from './peerId.js';
 import { addressOf, newPrivateKey, parsePrivateKey } from './privateKey.js';

@@ -1,4 +1,4 @@
-/** Logging and redaction: one `redact()` shared by the logger and the error base. */
+/** Logging, and the secret headers kept out of it (the text redaction is src/errors/redact.ts). */
 export {
   type CreateLoggerOptions,
   createLogger,
@@ -7,5 +7,5 @@ export {
   type LogLevel,
   silentLogger,
 } from './logger.js';
-export { redact, redactHeaders, SECRET_HEADERS } from './redact.js';
+export { redactHeaders, SECRET_HEADERS } from './redact.js';
 export { logRequestLine, type RequestLine } from './requestLine.js';

@@ -1,8 +1,8 @@
 /** Logging: pino, human-readable on a TTY, JSON lines otherwise; secrets redacted. */
 import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
+import { redact } from '../errors/index.js';
 import { batchedStderr } from './batchedWriter.js';
-import { redact } from './redact.js';
 
 export type { Logger } from 'pino';
 

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { redact } from '../errors/index.js';
 import { createLogger } from './logger.js';
-import { redact, redactHeaders } from './redact.js';
+import { redactHeaders } from './redact.js';
 
 describe('redact', () => {
   it.each([

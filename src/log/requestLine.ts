@@ -1,6 +1,6 @@
 /**
  * The one info line each side (buyer, seller, gateway) writes per request: who, what, the
- * outcome and the cost; never prompt or answer text (README "The local network").
+ * outcome and the cost; never prompt or answer text (docs/guide/configuration.md "The local network").
  *
  * The line has fixed, flat fields (strings, numbers, null), so a logger made by `createLogger`
  * gets it serialised here, byte for byte as pino would write it, instead of through pino's

@@ -1,6 +1,6 @@
 /**
  * `svc buyer start` with payments (decision 072): when a chain is configured and reachable, the
- * buyer node pays sellers through channels (`BuyerPaymentsAdapter`), delivers vouchers over
+ * buyer node pays sellers through channels (`VoucherPayments`), delivers vouchers over
  * `/svc/voucher/1` on its own libp2p node, sweeps wallet USDC into deposits, lists its open
  * channels on `GET /_svc/channels`, and ranks sellers by on-chain trust (`ChainReputation`). Without a
  * chain it runs as before: free offers only.
@@ -14,7 +14,6 @@ import { peerIdFromAddress } from '../identity/index.js';
 import {
   type BuyerChannelRow,
   type BuyerPaymentService,
-  BuyerPaymentsAdapter,
   ChainReputation,
   type Clock,
   createBuyerPayments,
@@ -25,6 +24,7 @@ import {
   readStoredChannels,
   sendVoucher,
   toMeteringEntry,
+  VoucherPayments,
 } from '../payments/index.js';
 
 export interface StartPaidBuyerOptions
@@ -153,7 +153,7 @@ async function startPayingBuyer(
   });
   const reputation = chainReputation(options, chain, () => node);
   const payments = await startChannelPayments(options, chain, reputation);
-  const adapter = new BuyerPaymentsAdapter({
+  const adapter = new VoucherPayments({
     payments,
     logger: options.logger,
     deliver: async (peerId, voucher) => {

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SellerPaymentService } from '../payments/index.js';
-import { CARRY_WAIT_MS } from '../payments/wiring/buyerAdapter.js';
+import { CARRY_WAIT_MS } from '../payments/wiring/voucherPayments.js';
 import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
 import { waitFor } from '../testing/index.js';
 import { PaidNetwork, PER_REQUEST, TEXT, USAGE } from './testing/paidFixture.js';

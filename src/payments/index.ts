@@ -47,7 +47,6 @@ export {
   createSellerPayments,
   openBuyerPayments,
 } from './factories.js';
-export { isFailedAnswer, wholeAnswerFinished } from './failedAnswer.js';
 export {
   NEW_SELLER_DAYS,
   NEW_SELLER_SCORE_CAP,
@@ -94,11 +93,11 @@ export {
   type VoucherMessage,
   type VoucherReply,
 } from './wire.js';
-export { BuyerPaymentsAdapter, type BuyerPaymentsAdapterOptions } from './wiring/buyerAdapter.js';
 export {
   ChainReputation,
   type ChainReputationOptions,
   PENALTY_MEMORY_MS,
 } from './wiring/chainReputation.js';
 export { SellerPaymentsHook } from './wiring/sellerAdapter.js';
+export { VoucherPayments, type VoucherPaymentsOptions } from './wiring/voucherPayments.js';
 export { sendVoucher, serveVouchers } from './wiring/voucherProtocol.js';

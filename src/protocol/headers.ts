@@ -1,6 +1,6 @@
 /**
  * The buyer↔gateway HTTP headers: every `x-svc-*` name, the control headers the gateway sends
- * with a request, and the seller/usage headers the buyer sends with an answer (README "Gateway").
+ * with a request, and the seller/usage headers the buyer sends with an answer (docs/guide/gateway.md "Gateway").
  * Both sides read and write them only through this module.
  */
 import { z } from 'zod';

@@ -9,7 +9,7 @@ import { TransportError } from '../network/index.js';
 
 export type FailoverAction = 'next' | 'same' | 'stop' | 'skip';
 
-/** Most tries of one seller when it answers 429: the first and two retries (README, failover). */
+/** Most tries of one seller when it answers 429: the first and two retries (docs/guide/buyer.md, failover). */
 export const MAX_SAME_SELLER_TRIES = 3;
 
 /** The action after a seller answered with an error status. */

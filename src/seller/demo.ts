@@ -1,6 +1,6 @@
 /**
  * The built-in demo provider: no model behind it, an offline agent-capable model
- * (src/seller/demo/, rules in README "Demo model") answering in the chat, responses and messages
+ * (src/seller/demo/, rules in docs/guide/selling.md "Demo model") answering in the chat, responses and messages
  * formats (streaming too) with honest usage, for local networks and tests. Its metadata says
  * `capabilities.demo: true`. Chat streams always end with the usage chunk, as relayed upstream
  * streams do (the seller asks upstreams for it).

@@ -232,7 +232,7 @@ describe('seller upstream failures (text and media, one mapping)', () => {
     expect(providers.map((p) => p.load.active)).toEqual([0, 0, 0]);
   });
 
-  // The failed-answer rule, as the buyer applies it too (src/payments/failedAnswer.ts).
+  // The failed-answer rule, as the buyer applies it too (src/formats/failedAnswer.ts).
   const wholeAnswer =
     (finish: string | null): Script =>
     (_req, res) =>

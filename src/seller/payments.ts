@@ -1,51 +1,10 @@
 /**
- * The seller's payment hook: `admit` before relaying upstream,
- * `record` after. The default admits every request; the payments capability supplies the real
- * one (channel checks, vouchers) when it is wired.
+ * The seller's default for its payments port (src/ports/sellerPayments.ts): admits every request
+ * until the payments capability supplies the real one.
  */
-import type { PeerId } from '../identity/index.js';
-import type { MicroUsd, TokenPricing, TokenUsage } from '../money/index.js';
-import type { PeerCapabilities } from '../network/index.js';
+import type { SellerPayments } from '../ports/index.js';
 
-/** The offer a request was made against. */
-export interface SellerOffer {
-  /** The seller's own peer id. */
-  sellerPeerId: PeerId;
-  provider: string;
-  serviceId: string;
-  pricing: TokenPricing;
-}
-
-/** Facts about the request beyond the seam's positional arguments. */
-export interface SellerPaymentContext {
-  requestId: string;
-  buyerPeerId: PeerId;
-}
-
-export interface SellerPayments {
-  /** Throws SvcError (402 `payment_required`/`insufficient_deposits`...) to refuse the request. */
-  admit(
-    payment: Record<string, unknown> | undefined,
-    offer: SellerOffer,
-    maxCostMicro: MicroUsd,
-    context: SellerPaymentContext,
-  ): Promise<void>;
-  /** Called once the seller knows the usage it bills. */
-  record(
-    requestId: string,
-    usage: TokenUsage,
-    costMicro: MicroUsd,
-    context: SellerPaymentContext & { payment?: Record<string, unknown>; offer: SellerOffer },
-  ): Promise<void>;
-  /**
-   * True the first time `key` is claimed, false ever after: a video job is billed at its first
-   * delivery only. Implementations that keep payments on disk persist it, so a restart never
-   * bills a second download; without one the seller remembers in memory.
-   */
-  claimOnce?(key: string): boolean;
-  /** Where this seller is paid, announced in metadata (absent: free offers only). */
-  capabilities?(): PeerCapabilities['payments'];
-}
+export type { SellerOffer, SellerPaymentContext, SellerPayments } from '../ports/index.js';
 
 /** Admits everything and records nothing: for free offers and development. */
 export class AdmitAllPayments implements SellerPayments {

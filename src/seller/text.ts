@@ -4,9 +4,10 @@
  * way back. The trailer claims the usage; after a failure once the head is out (a broken or cut
  * stream, a malformed event, an error event) it also carries `error: "upstream_error: <reason>"`.
  */
+
+import { isFailedAnswer, wholeAnswerFinished } from '../formats/index.js';
 import { maxCostOfRequest, toPriceMicro } from '../money/index.js';
 import type { InboundRequest, OutboundReply, SellerTrailer } from '../network/index.js';
-import { isFailedAnswer, wholeAnswerFinished } from '../payments/failedAnswer.js';
 import { demoAnswer } from './demo.js';
 import type { Admission, Admitted, Billing } from './pipeline/admission.js';
 import type { Json, SellerBody, SellerRoute } from './pipeline/route.js';
@@ -63,7 +64,7 @@ async function finishTrailer(
 ): Promise<SellerTrailer> {
   admission.release();
   let trailer: SellerTrailer = {};
-  // A failed answer bills nothing; the buyer applies the same rule (src/payments/failedAnswer.ts).
+  // A failed answer bills nothing; the buyer applies the same rule (src/formats/failedAnswer.ts).
   const failed =
     !result.usage || isFailedAnswer({ outputTokens: result.usage.outputTokens, finished });
   if (result.usage && !failed) trailer = await admission.bill(result.usage);

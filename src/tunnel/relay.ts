@@ -197,7 +197,7 @@ async function listenHttp(
   const server = createServer((req, res) => {
     void relayRequest(deps, req, res);
   });
-  // The relay is public: the gateway's own bounds on a client (README "Gateway").
+  // The relay is public: the gateway's own bounds on a client (docs/guide/gateway.md "Gateway").
   boundIngress(server, API_INGRESS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,5 +1,5 @@
 /**
- * The interop matrix (README "Clients that work unchanged"): real client libraries from npm,
+ * The interop matrix (docs/guide/buyer.md "Clients that work unchanged"): real client libraries from npm,
  * pinned in test/clients/package.json, driven the way their users drive them — plain text,
  * streaming, a tool loop of at least two model calls (streamed and not) and structured output —
  * through the buyer and through the gateway with a key, on a local network started like

@@ -43,7 +43,7 @@ export interface ClientDriver {
 }
 
 export const TEXT_PROMPT = 'Say hello in a few words.';
-/** The demo model answers this with a call of the offered read tool (README "Demo model"). */
+/** The demo model answers this with a call of the offered read tool (docs/guide/selling.md "Demo model"). */
 export const TOOL_PROMPT = 'Read notes.txt and tell me what it says.';
 export const TOOL_NAME = 'read_file';
 export const TOOL_DESCRIPTION = 'Read a text file and return its content.';

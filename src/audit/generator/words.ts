@@ -1,7 +1,7 @@
 /**
  * Word pools of the audit text generator (src/audit/generator/text.ts). Each pool is mixed with
  * the others, with numbers and with invented names, so the prompts audits write number far more
- * than 10^9 (README "Trust and audits" gives the count): no list a seller could keep covers them.
+ * than 10^9 (docs/guide/trust.md gives the count): no list a seller could keep covers them.
  */
 
 export const TOPICS = [

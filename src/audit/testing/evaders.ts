@@ -1,5 +1,5 @@
 /**
- * The red team (README "Trust and audits"): sellers that read svc's code and answer with the
+ * The red team (docs/guide/trust.md): sellers that read svc's code and answer with the
  * model they announce only when a request looks like an audit, each by one of the tells earlier
  * audits had or a seller could try. Each is a rule over what the seller sees of a request
  * (src/audit/testing/demoMarket.ts `SellerView`); every other request gets a cheaper model.

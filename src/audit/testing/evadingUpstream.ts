@@ -1,5 +1,5 @@
 /**
- * The adversary of README "Trust and audits", as it was built against svc's earlier audits: a
+ * The adversary of docs/guide/trust.md, as it was built against svc's earlier audits: a
  * local HTTP server speaking the OpenAI chat-completions format behind an ordinary `openai-chat`
  * seller. It answers with the real model only requests that look like audits by one of the old
  * tells (src/audit/testing/evaders.ts), and every other request with a cheaper model's weights,

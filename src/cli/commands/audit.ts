@@ -1,5 +1,5 @@
 /**
- * `svc audit show|export|verify` (README "Trust and audits"): the buyer's verdicts on a seller
+ * `svc audit show|export|verify` (docs/guide/trust.md): the buyer's verdicts on a seller
  * with the probes behind them, read from `<data-dir>/buyer/audits.sqlite` (a running buyer keeps
  * writing it; readers see its last commit); a seller's verdict as a bundle anyone can check; and
  * the check itself, on any machine, from nothing but the bundle.
@@ -26,7 +26,7 @@ function openStore(ctx: CliContext): AuditStore {
     return new AuditStore(ctx.dataDir, Date.now, () => {}, { readOnly: true });
   } catch {
     throw new CliError(
-      `no audits in ${ctx.dataDir}: this buyer has not audited anyone yet (audits follow its own requests; see README "Trust and audits")`,
+      `no audits in ${ctx.dataDir}: this buyer has not audited anyone yet (audits follow its own requests; see docs/guide/trust.md)`,
     );
   }
 }

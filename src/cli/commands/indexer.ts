@@ -1,4 +1,4 @@
-/** `svc indexer start`: the public snapshot of the network, `GET /stats` (README "Indexer"). */
+/** `svc indexer start`: the public snapshot of the network, `GET /stats` (docs/guide/indexer.md). */
 import type { Command } from 'commander';
 import { connectChain } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';

@@ -237,7 +237,7 @@ function registerSellerStart(seller: Command, io: CliIo): void {
           );
           for (const address of handle.node.multiaddrs()) io.stdout(`  ${address}\n`);
           if (network.listen.includes('/p2p-circuit')) {
-            // Behind NAT: say once the relay reservation lands (README "Selling from behind NAT").
+            // Behind NAT: say once the relay reservation lands (docs/guide/selling.md "Selling from behind NAT").
             const libp2p = handle.node.libp2p;
             const onUpdate = () => {
               const reachability = describeReachability(libp2p);

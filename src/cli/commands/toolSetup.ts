@@ -1,6 +1,6 @@
 /**
  * How each coding tool is pointed at svc, the way its current version reads its settings
- * (README "Coding tools"; docs/decisions/126-coding-tool-launchers.md). Nothing here writes the
+ * (docs/guide/buyer.md "Coding tools"; docs/decisions/126-coding-tool-launchers.md). Nothing here writes the
  * user's own config files: Claude Code gets environment variables, Codex `-c` overrides,
  * opencode a generated config file named by OPENCODE_CONFIG.
  */

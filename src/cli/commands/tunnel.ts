@@ -1,4 +1,4 @@
-/** `svc tunnel relay`: a public HTTPS endpoint for gateways behind NAT (README "Public URL for a gateway (tunnel)"). */
+/** `svc tunnel relay`: a public HTTPS endpoint for gateways behind NAT (docs/guide/gateway.md "Public URL for a gateway (tunnel)"). */
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { parsePeerId } from '../../identity/index.js';

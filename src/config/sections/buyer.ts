@@ -15,7 +15,7 @@ export const presetSchema = z.strictObject({
 });
 
 /**
- * Audits of the model each seller serves (README "Trust and audits"): requests in the shape of
+ * Audits of the model each seller serves (docs/guide/trust.md): requests in the shape of
  * the buyer's own, with new words, sent to the seller and to other sellers of the same model,
  * paid by the same identity within a daily allowance.
  */

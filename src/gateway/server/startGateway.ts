@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { Pool } from 'undici';
 import type { GatewayConfig } from '../../config/index.js';
-import { handleConsole, isConsolePath } from '../../console/index.js';
 import { SvcError } from '../../errors/index.js';
 import { API_INGRESS, boundIngress, localUrl } from '../../http/index.js';
 import { IdentityStore } from '../../identity/index.js';
@@ -11,6 +10,7 @@ import type { Logger } from '../../log/index.js';
 import { parseUsd } from '../../money/index.js';
 import type { InProcessBuyer } from '../../protocol/index.js';
 import type { TopupService } from '../../x402/index.js';
+import { handleConsole, isConsolePath } from '../console/index.js';
 import { createStore } from '../store/createStore.js';
 import type { GatewayStore } from '../store/types.js';
 import { AuthThrottle } from './authThrottle.js';
@@ -228,7 +228,7 @@ async function listen(deps: GatewayDeps, identities: IdentityStore): Promise<Ser
       void handleConsole(consoleDeps, req, res);
     else void handleRequest(deps, req, res);
   });
-  // A slow client holds a slot at most this long (README "Gateway"): headers within 30 s, the
+  // A slow client holds a slot at most this long (docs/guide/gateway.md "Gateway"): headers within 30 s, the
   // whole request (body included, not the answer) within 120 s.
   boundIngress(server, API_INGRESS);
   await new Promise<void>((resolve, reject) => {

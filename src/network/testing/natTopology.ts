@@ -14,7 +14,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-const PEER = new URL('./netnsPeer.ts', import.meta.url).pathname;
+const PEER = new URL('../../node/testing/netnsPeer.ts', import.meta.url).pathname;
 const ROUTER = new URL('./nftMasquerade.py', import.meta.url).pathname;
 
 /** Addresses of the topology (see the file comment). */
@@ -42,7 +42,7 @@ export function natTopologyMissing(): string[] {
 export interface NatTopology {
   readonly ns: { inet: string; natA: string; hostA: string; natB: string; hostB: string };
   /**
-   * Starts netnsPeer.ts in namespace `ns` with `args` and resolves with its first JSON line.
+   * Starts src/node/testing/netnsPeer.ts in namespace `ns` with `args` and resolves with its first JSON line.
    * `env` is added to this process's environment.
    */
   startPeer(

@@ -5,7 +5,7 @@
 import type { MicroUsd, TokenUsage } from '../../money/index.js';
 import { toPriceMicro } from '../../money/index.js';
 import type { PeerCapabilities } from '../../network/index.js';
-import type { SellerOffer, SellerPayments } from '../../seller/index.js';
+import type { SellerOffer, SellerPayments } from '../../ports/index.js';
 import type { SellerPaymentService } from '../seller/SellerPaymentService.js';
 
 /** The payments service behind the seller's `SellerPayments` seam. */

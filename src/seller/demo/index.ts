@@ -1,5 +1,5 @@
 /**
- * The demo model: offline, agent-capable, sampling its words like a vendor's model (README "Demo
+ * The demo model: offline, agent-capable, sampling its words like a vendor's model (docs/guide/selling.md "Demo
  * model"). Reads a request in any of the three formats, plans text or tool calls, and writes the
  * vendor's wire format.
  */

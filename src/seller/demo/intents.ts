@@ -1,5 +1,5 @@
 /**
- * What a user turn asks a coding tool to do, by the demo model's fixed rules (README "Demo
+ * What a user turn asks a coding tool to do, by the demo model's fixed rules (docs/guide/selling.md "Demo
  * model"): read a file, list a directory, run a command. Several asks in one turn become
  * several intents (answered with parallel tool calls).
  */

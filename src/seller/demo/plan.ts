@@ -1,5 +1,5 @@
 /**
- * The demo model's decision for one request (README "Demo model"): quote tool results when the
+ * The demo model's decision for one request (docs/guide/selling.md "Demo model"): quote tool results when the
  * turn returns them; call the matching tools when the user asks to read, list or run something
  * and tools are offered; otherwise answer in text. The decision is deterministic; the sampled
  * words that open the text are added by the caller (src/seller/demo/sampler.ts).

@@ -1,5 +1,5 @@
 /**
- * The demo model's sampled words (README "Demo model"): every text answer opens with a phrase
+ * The demo model's sampled words (docs/guide/selling.md "Demo model"): every text answer opens with a phrase
  * drawn from a small language model whose weights are the model's name. Like the vendors'
  * models, it samples at temperature 1 unless the request says otherwise, honours `top_p`, and is
  * repeatable only at temperature 0 or with a `seed`. Two model names give two different

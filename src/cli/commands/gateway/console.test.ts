@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLoginLink } from '../../../console/index.js';
-import { createStore } from '../../../gateway/index.js';
+import { createLoginLink, createStore } from '../../../gateway/index.js';
 import { hashSecret } from '../../../gateway/keys/secrets.js';
 import { runCli } from '../../testing/runCli.js';
 

@@ -1,6 +1,6 @@
 /** `svc gateway console login [member]`: a one-time sign-in link to the web console. */
 import type { Command } from 'commander';
-import { createLoginLink, LOGIN_LINK_MS } from '../../../console/index.js';
+import { createLoginLink, LOGIN_LINK_MS } from '../../../gateway/index.js';
 import type { CliIo } from '../../io.js';
 import { printJson } from '../../output.js';
 import { withStore } from './shared.js';

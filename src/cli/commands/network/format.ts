@@ -122,7 +122,7 @@ interface AuditShown {
 }
 
 /**
- * The running buyer's audit verdicts on the peer's models (README "Trust and audits"), when the
+ * The running buyer's audit verdicts on the peer's models (docs/guide/trust.md), when the
  * peer list came from a buyer (its `/_svc/peers` offers carry them).
  */
 function printAudits(io: CliIo, peer: object): void {

@@ -10,8 +10,7 @@
  *              | buyer <relay multiaddr> <seller peer id> [rounds]
  */
 import { performance } from 'node:perf_hooks';
-import { HOLE_PUNCH_PORT_ENV } from '../holePunch.js';
-import { randomIdentity } from './loopback.js';
+import { HOLE_PUNCH_PORT_ENV, randomIdentity } from '../../network/testing/index.js';
 
 const [role, bootstrap = '', sellerArg = '', roundsArg = '0'] = process.argv.slice(2);
 const rounds = Number(roundsArg);
@@ -19,8 +18,8 @@ const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}
 
 async function main(): Promise<void> {
   const { createSvcNode, describeReachability, LibP2pTransport, NetworkPeerDirectory } =
-    await import('../index.js');
-  const { loopbackNetworkConfig } = await import('./loopback.js');
+    await import('../../network/index.js');
+  const { loopbackNetworkConfig } = await import('../../network/testing/index.js');
   const listen = ['/ip4/0.0.0.0/tcp/4001'];
   if (role === 'relay') {
     // libp2p reports a public listen address only once AutoNAT confirms it; say it outright.

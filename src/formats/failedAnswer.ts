@@ -4,7 +4,7 @@
  * cut or failed before any content) bills nothing at all — no voucher, no gateway charge. The
  * buyer and the seller apply this same rule to the same answer, so their ledgers agree.
  */
-import { formatOfProtocol } from '../formats/index.js';
+import { formatOfProtocol } from './types.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

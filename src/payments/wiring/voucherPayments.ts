@@ -1,5 +1,6 @@
 /**
- * The payments service behind the buyer's `BuyerPayments` seam (decision 072): `prepare` opens or
+ * Pays each of the buyer's seller requests by voucher, behind the buyer's `BuyerPayments` port
+ * (src/ports/buyerPayments.ts, decision 072): `prepare` opens or
  * reuses the identity's channel and returns the payment object; `complete` checks the seller's
  * claim against the buyer's own token count, signs the cumulative voucher and delivers it to the
  * seller on `/svc/voucher/1` (the next request's payment object carries it too); `payLate` does
@@ -11,15 +12,16 @@
  * carried once that request completed (the seller took its payment, voucher first, to admit it).
  * Vouchers waiting for one channel are coalesced: they are cumulative, only the newest is sent.
  */
+
+import type { PeerId } from '../../identity/index.js';
+import type { Logger } from '../../log/index.js';
 import type {
   BuyerPayments as BuyerPaymentsSeam,
   CompleteInput,
   CompleteOutcome,
   LatePaymentInput,
   PrepareInput,
-} from '../../buyer/index.js';
-import type { PeerId } from '../../identity/index.js';
-import type { Logger } from '../../log/index.js';
+} from '../../ports/index.js';
 import type { BuyerPaymentService } from '../buyer/BuyerPaymentService.js';
 import type { PaymentObject, VoucherMessage, VoucherReply } from '../wire.js';
 
@@ -36,7 +38,7 @@ interface Waiting {
   timer: NodeJS.Timeout;
 }
 
-export interface BuyerPaymentsAdapterOptions {
+export interface VoucherPaymentsOptions {
   payments: BuyerPaymentService;
   /** Sends a voucher to the seller (e.g. `sendVoucher` on the buyer's libp2p node). */
   deliver?: (peerId: PeerId, voucher: VoucherMessage) => Promise<VoucherReply>;
@@ -44,8 +46,8 @@ export interface BuyerPaymentsAdapterOptions {
 }
 
 /** Adapts `BuyerPaymentService` (src/payments) to the buyer's `BuyerPayments` seam (src/buyer). */
-export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
-  private readonly options: BuyerPaymentsAdapterOptions;
+export class VoucherPayments implements BuyerPaymentsSeam {
+  private readonly options: VoucherPaymentsOptions;
   private readonly deliveries = new Set<Promise<unknown>>();
   /** The cumulative amount each prepared request's payment carries, with its channel. */
   private readonly carried = new Map<string, { channelId: string; cumulative: bigint }>();
@@ -53,7 +55,7 @@ export class BuyerPaymentsAdapter implements BuyerPaymentsSeam {
   private readonly carriedToSeller = new Map<string, bigint>();
   private readonly waiting = new Map<string, Waiting>();
 
-  constructor(options: BuyerPaymentsAdapterOptions) {
+  constructor(options: VoucherPaymentsOptions) {
     this.options = options;
   }
 

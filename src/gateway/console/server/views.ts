@@ -1,9 +1,10 @@
 /** The console's read endpoints: one request per page, everything the page shows in one answer. */
-import { SvcError } from '../../errors/index.js';
-import { effectiveKeyLimits } from '../../gateway/budget/effectiveLimits.js';
-import { periodResetsAt } from '../../gateway/budget/periods.js';
-import { keyState } from '../../gateway/keys/keyState.js';
-import { keyView } from '../../gateway/server/keyView.js';
+import { SvcError } from '../../../errors/index.js';
+import { formatUsd } from '../../../money/index.js';
+import { effectiveKeyLimits } from '../../budget/effectiveLimits.js';
+import { periodResetsAt } from '../../budget/periods.js';
+import { keyState } from '../../keys/keyState.js';
+import { keyView } from '../../server/keyView.js';
 import {
   type KeyRecord,
   type Limits,
@@ -11,8 +12,7 @@ import {
   type LogRow,
   PERIODS,
   type UsageDimension,
-} from '../../gateway/store/types.js';
-import { formatUsd } from '../../money/index.js';
+} from '../../store/types.js';
 import { networkPage, walletsPage } from './buyerViews.js';
 import type { ConsoleDeps } from './deps.js';
 import { requireAdmin, requireStaff, type StaffViewer, scopedFilter } from './scope.js';

@@ -1,12 +1,7 @@
 /** Console form fields -> admin values, through the same parsers as the CLI flags. */
-import { SvcError } from '../../errors/index.js';
-import {
-  parseCount,
-  parseExpiry,
-  parseLimitUsd,
-  parseModelList,
-} from '../../gateway/admin/parseInput.js';
-import { type Limits, PERIODS } from '../../gateway/store/types.js';
+import { SvcError } from '../../../errors/index.js';
+import { parseCount, parseExpiry, parseLimitUsd, parseModelList } from '../../admin/parseInput.js';
+import { type Limits, PERIODS } from '../../store/types.js';
 
 function invalid(message: string): SvcError {
   return new SvcError('invalid_argument', { message });

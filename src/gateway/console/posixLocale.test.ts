@@ -6,7 +6,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../gateway/testing/harness.js';
+import { type Harness, startHarness } from '../testing/harness.js';
 import { createLoginLink } from './index.js';
 import { launchBrowser, shot } from './testing/browser.js';
 

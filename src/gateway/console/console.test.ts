@@ -1,8 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, jsonOf, startHarness } from '../gateway/testing/harness.js';
-import { STUB_PEER_ID } from '../gateway/testing/stubBuyer.js';
-import { waitFor } from '../testing/index.js';
+import { waitFor } from '../../testing/index.js';
+import { type Harness, jsonOf, startHarness } from '../testing/harness.js';
+import { STUB_PEER_ID } from '../testing/stubBuyer.js';
 import { createLoginLink } from './index.js';
 import { launchBrowser, shot } from './testing/browser.js';
 

@@ -3,7 +3,7 @@
  * the network (sellers, offers, prices, reputation) and wallets (deposit addresses, channels,
  * top-up credits).
  */
-import { formatUsd } from '../../money/index.js';
+import { formatUsd } from '../../../money/index.js';
 import type { ConsoleDeps } from './deps.js';
 import type { StaffViewer } from './scope.js';
 

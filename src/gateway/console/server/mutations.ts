@@ -2,12 +2,12 @@
  * Console mutations: the same admin functions and store calls as `svc gateway ...`, each one
  * written to the audit log (who, what, when). Secrets appear only in the answer that creates them.
  */
-import { SvcError } from '../../errors/index.js';
-import { createKey, rotateKey } from '../../gateway/admin/createKey.js';
-import { addMember } from '../../gateway/admin/members.js';
-import { createNamedWorkspace, newId } from '../../gateway/admin/workspaces.js';
-import type { ConsoleSessionKind } from '../../gateway/store/sql/console.js';
-import type { GatewayStore } from '../../gateway/store/types.js';
+import { SvcError } from '../../../errors/index.js';
+import { createKey, rotateKey } from '../../admin/createKey.js';
+import { addMember } from '../../admin/members.js';
+import { createNamedWorkspace, newId } from '../../admin/workspaces.js';
+import type { ConsoleSessionKind } from '../../store/sql/console.js';
+import type { GatewayStore } from '../../store/types.js';
 import type { ConsoleDeps } from './deps.js';
 import { expiryOf, flagOf, limitsOf, modelsOf, optionalText, quotaOf } from './parseBody.js';
 import { removePreset, savePreset, setPolicy } from './policyMutations.js';

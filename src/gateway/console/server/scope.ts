@@ -1,6 +1,6 @@
 /** What a viewer may see and touch: admins everything, members their own keys and workspaces. */
-import { SvcError } from '../../errors/index.js';
-import type { KeyRecord, LogFilter } from '../../gateway/store/types.js';
+import { SvcError } from '../../../errors/index.js';
+import type { KeyRecord, LogFilter } from '../../store/types.js';
 import type { Viewer } from './sessions.js';
 
 export type StaffViewer = Exclude<Viewer, { kind: 'key' }>;

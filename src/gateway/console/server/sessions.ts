@@ -5,11 +5,11 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { SvcError } from '../../errors/index.js';
-import { keyState } from '../../gateway/keys/keyState.js';
-import { hashSecret, parseBearer } from '../../gateway/keys/secrets.js';
-import type { ConsoleSession } from '../../gateway/store/sql/console.js';
-import type { GatewayStore, KeyRecord, MemberRecord } from '../../gateway/store/types.js';
+import { SvcError } from '../../../errors/index.js';
+import { keyState } from '../../keys/keyState.js';
+import { hashSecret, parseBearer } from '../../keys/secrets.js';
+import type { ConsoleSession } from '../../store/sql/console.js';
+import type { GatewayStore, KeyRecord, MemberRecord } from '../../store/types.js';
 import type { ConsoleDeps } from './deps.js';
 import { sessionCookie } from './http.js';
 

@@ -1,10 +1,10 @@
 /** What the console needs from the gateway: its store, clock, sign-in throttle and identities. */
 
 import type { Pool } from 'undici';
-import type { AuthThrottle } from '../../gateway/server/authThrottle.js';
-import type { GatewayStore } from '../../gateway/store/types.js';
-import type { IdentityStore } from '../../identity/index.js';
-import type { Logger } from '../../log/index.js';
+import type { IdentityStore } from '../../../identity/index.js';
+import type { Logger } from '../../../log/index.js';
+import type { AuthThrottle } from '../../server/authThrottle.js';
+import type { GatewayStore } from '../../store/types.js';
 
 export interface ConsoleDeps {
   store: GatewayStore;

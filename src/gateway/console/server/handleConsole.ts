@@ -1,8 +1,8 @@
 /** Routes `/console...` on the gateway: static assets, sign-in/out, page data, mutations, CSV. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isSvcError, SvcError, toSvcError } from '../../errors/index.js';
-import { logsToCsv } from '../../gateway/admin/logCsv.js';
-import { hashSecret } from '../../gateway/keys/secrets.js';
+import { isSvcError, SvcError, toSvcError } from '../../../errors/index.js';
+import { logsToCsv } from '../../admin/logCsv.js';
+import { hashSecret } from '../../keys/secrets.js';
 import { asset } from './assets.js';
 import type { ConsoleDeps } from './deps.js';
 import {

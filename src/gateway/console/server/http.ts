@@ -1,7 +1,7 @@
 /** Console HTTP helpers: security headers on every reply, the session cookie, bounded JSON bodies. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SvcError } from '../../errors/index.js';
-import { parseJsonObject, readBody } from '../../http/index.js';
+import { SvcError } from '../../../errors/index.js';
+import { parseJsonObject, readBody } from '../../../http/index.js';
 
 /** Scripts, styles, images and fetches from this origin only; no inline code, no frames. */
 export const CONTENT_SECURITY_POLICY = [

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, jsonOf, startHarness } from '../../gateway/testing/harness.js';
+import { type Harness, jsonOf, startHarness } from '../../testing/harness.js';
 import { createLoginLink } from '../index.js';
 import { CONTENT_SECURITY_POLICY } from './http.js';
 

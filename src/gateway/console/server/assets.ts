@@ -1,4 +1,4 @@
-/** The console's static files: read once from src/console/assets and the bundled uPlot package. */
+/** The console's static files: read once from src/gateway/console/assets and the bundled uPlot package. */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

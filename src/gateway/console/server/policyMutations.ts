@@ -3,9 +3,9 @@
  * store keeps (validated by the gateway's routingPolicySchema) and is written with the same
  * store calls as `svc gateway policy set` / `preset create|remove`.
  */
-import { SvcError } from '../../errors/index.js';
-import { requireWorkspace } from '../../gateway/admin/workspaces.js';
-import { type RoutingPolicy, routingPolicySchema } from '../../gateway/policy/types.js';
+import { SvcError } from '../../../errors/index.js';
+import { requireWorkspace } from '../../admin/workspaces.js';
+import { type RoutingPolicy, routingPolicySchema } from '../../policy/types.js';
 import type { ConsoleDeps } from './deps.js';
 import { optionalText } from './parseBody.js';
 
