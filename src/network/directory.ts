@@ -51,6 +51,8 @@ export interface DirectoryHealth {
 }
 
 const FETCH_CONCURRENCY = 16;
+/** How long a fetched record counts as fresh when a new connection to its peer opens. */
+const RECORD_FRESH_MS = 60_000;
 
 function toKnownPeer(entry: CachedPeer): KnownPeer {
   const { libp2pPeerId: _id, unreachableSince: _since, ...peer } = entry;
@@ -81,7 +83,14 @@ export class NetworkPeerDirectory implements PeerDirectory {
   private readonly onIdentify = (
     event: CustomEvent<{ peerId: Libp2pPeerId; protocols: string[] }>,
   ) => {
-    if (event.detail.protocols.includes(META_PROTOCOL)) void this.fetchOne(event.detail.peerId);
+    if (!event.detail.protocols.includes(META_PROTOCOL)) return;
+    // A record fetched moments ago is not fetched again for a new connection: that fetch would
+    // run beside the request that opened the connection, on the same CPU
+    // (docs/decisions/179-a-cheaper-new-connection.md).
+    const peerId = peerIdFromLibp2p(event.detail.peerId);
+    const entry = peerId === undefined ? undefined : this.peers.get(peerId);
+    if (entry?.reachable && this.now() - entry.lastSeenAt < RECORD_FRESH_MS) return;
+    void this.fetchOne(event.detail.peerId);
   };
   private readonly onConnection = (event: CustomEvent<Connection>) =>
     this.connected(event.detail.remotePeer);

@@ -27,6 +27,7 @@ import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
 import type { NodeRole } from './types.js';
 import { installLazyWindowUpdates } from './yamuxWindow.js';
+import { useNativeSecp256k1 } from './nativeSecp256k1.js';
 
 /** What the node is for: sellers and bootstrap nodes serve the DHT, others only query it. */
 
@@ -73,6 +74,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   const { config, role } = options;
   const logger = options.logger ?? silentLogger();
   installLazyWindowUpdates();
+  useNativeSecp256k1();
   const preNegotiated: PreNegotiation = { handlers: new Map() };
   const libp2p = await createLibp2p<SvcServices>(libp2pInit(options, preNegotiated));
   preNegotiated.connections = () => libp2p.getConnections();
