@@ -18,6 +18,7 @@ import { type Logger, silentLogger } from '../log/index.js';
 import { corkedTcp } from './corkedTcp.js';
 import { dialingFrom, holePunchPort } from './holePunch.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
+import { useNativeSecp256k1 } from './nativeSecp256k1.js';
 import { noiseCrypto } from './noiseCrypto.js';
 import { quietNoise } from './noiseFraming.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
@@ -27,7 +28,6 @@ import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
 import type { NodeRole } from './types.js';
 import { installLazyWindowUpdates } from './yamuxWindow.js';
-import { useNativeSecp256k1 } from './nativeSecp256k1.js';
 
 /** What the node is for: sellers and bootstrap nodes serve the DHT, others only query it. */
 
