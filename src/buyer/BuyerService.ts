@@ -63,6 +63,7 @@ export class BuyerService {
 
   constructor(readonly deps: BuyerDependencies) {
     this.health = new HealthTracker(deps.clock);
+    deps.directory.onBack?.((peerId) => this.health.connectionBack(peerId));
     this.state = new RouteStateStore(deps.dataDir);
     // Records a stopped buyer left open are closed by `startBuyer` before it serves.
     this.records = new RequestRecords(deps.dataDir, {
@@ -97,7 +98,9 @@ export class BuyerService {
   /** Offers of the cached peers, rebuilt when the directory changes. */
   offers(): OfferIndex {
     const status = this.deps.directory.status();
-    const fingerprint = `${status.lastRefreshAt}/${status.peerCount}/${status.reachablePeerCount}`;
+    // `changes` moves on every change; the counts alone can return to the same values (one
+    // seller gone, another back) and keep a stale view.
+    const fingerprint = `${status.changes}/${status.lastRefreshAt}/${status.peerCount}/${status.reachablePeerCount}`;
     const now = this.deps.clock();
     if (
       !this.index ||

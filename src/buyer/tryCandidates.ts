@@ -7,6 +7,7 @@
 import { SvcError } from '../errors/index.js';
 import { MAX_TOKENS_THAT_FIT } from '../protocol/index.js';
 import {
+  type FailureCause,
   MAX_SAME_SELLER_TRIES,
   type RouteCandidate,
   type RoutePlan,
@@ -42,6 +43,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * A failure before any answer that the connection explains (no dial, the protocol refused, the
+ * connection dropped): forgotten once the seller is back (src/routing/health.ts).
+ */
+function failureCause(outcome: AttemptFailure): FailureCause {
+  return outcome.label === 'unreachable' || outcome.label === 'reset' ? 'connection' : 'answer';
+}
+
 /** Records one failed attempt; true when the same seller is tried again (after a wait). */
 async function noteFailure(
   ctx: ProxyContext,
@@ -53,7 +62,7 @@ async function noteFailure(
   const { offer } = candidate;
   ctx.attempts.push(`${offer.peerId}@${offer.serviceId}:${outcome.label}`);
   if (outcome.action === 'next' || outcome.action === 'same') {
-    service.health.recordFailure(offer.peerId);
+    service.health.recordFailure(offer.peerId, failureCause(outcome));
     service.metrics.sellerFailures.inc({ peer_id: offer.peerId, reason: outcome.label });
   }
   if (outcome.action !== 'same' || tries >= MAX_SAME_SELLER_TRIES) return false;

@@ -2,22 +2,25 @@
  * The buyer's verified peer cache (PeerDirectory). Peers come from the DHT (providers of the
  * sellers key) and from any connected peer that speaks `/svc/meta/1` (so small networks work
  * before provider records spread). Every record is verified before use; a peer that stops
- * answering is marked unreachable, then dropped after `network.peerTtlSeconds`.
+ * answering is marked unreachable, rechecked soon and then less often, and dropped after
+ * `network.peerTtlSeconds`. A new connection or a fresh record lists it again at once
+ * (docs/decisions/178-a-seller-that-is-back.md).
  */
-import type { PeerId as Libp2pPeerId } from '@libp2p/interface';
+import type { Connection, PeerId as Libp2pPeerId } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
-import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import type { Multiaddr } from '@multiformats/multiaddr';
 import { errorMessage } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
+import { discoverSellers, parseMultiaddrs } from './discoverSellers.js';
 import { seedFromIndexer } from './indexerSource.js';
 import { peerIdFromLibp2p } from './keys.js';
 import type { MetadataRejection } from './metadata/index.js';
 import { fetchMetadata } from './metaProtocol.js';
 import type { SvcNode } from './node.js';
 import { type CachedPeer, loadPeerCache, savePeerCache } from './peerCacheFile.js';
-import { fetchPeerList } from './peerExchange.js';
-import { META_PROTOCOL, PEERS_PROTOCOL, sellersDhtKey } from './protocols.js';
+import { META_PROTOCOL } from './protocols.js';
 import { describeReachability, type Reachability } from './reachability.js';
+import { type RecheckOptions, Rechecks } from './rechecks.js';
 import type { KnownPeer, PeerDirectory } from './types.js';
 
 export interface NetworkPeerDirectoryOptions {
@@ -27,6 +30,8 @@ export interface NetworkPeerDirectoryOptions {
   now?: () => number;
   /** Bound on one DHT provider lookup. */
   lookupTimeoutMs?: number;
+  /** When unreachable peers are looked at again (defaults: 0.5 s, growing 1.5x, at most 60 s). */
+  rechecks?: RecheckOptions;
 }
 
 /** How a peer can be dialled. */
@@ -46,8 +51,8 @@ export interface DirectoryHealth {
 }
 
 const FETCH_CONCURRENCY = 16;
-/** Connected nodes asked for their sellers per refresh (bootstrap nodes, mostly). */
-const EXCHANGE_PEERS = 8;
+/** How long a fetched record counts as fresh when a new connection to its peer opens. */
+const RECORD_FRESH_MS = 60_000;
 
 function toKnownPeer(entry: CachedPeer): KnownPeer {
   const { libp2pPeerId: _id, unreachableSince: _since, ...peer } = entry;
@@ -69,17 +74,36 @@ export class NetworkPeerDirectory implements PeerDirectory {
   private timer: NodeJS.Timeout | undefined;
   private lastRefreshAt: number | undefined;
   private stopped = false;
+  /** Bumped whenever the list or a peer's reachability changes (users rebuild what they derive). */
+  private changes = 0;
+  private readonly backListeners: ((peerId: PeerId) => void)[] = [];
+  /** Peers whose last record was refused: a connection alone does not list them again. */
+  private readonly refused = new Set<PeerId>();
+  private readonly rechecks: Rechecks;
   private readonly onIdentify = (
     event: CustomEvent<{ peerId: Libp2pPeerId; protocols: string[] }>,
   ) => {
-    if (event.detail.protocols.includes(META_PROTOCOL)) void this.fetchOne(event.detail.peerId);
+    if (!event.detail.protocols.includes(META_PROTOCOL)) return;
+    // A record fetched moments ago is not fetched again for a new connection: that fetch would
+    // run beside the request that opened the connection, on the same CPU
+    // (docs/decisions/179-a-cheaper-new-connection.md).
+    const peerId = peerIdFromLibp2p(event.detail.peerId);
+    const entry = peerId === undefined ? undefined : this.peers.get(peerId);
+    if (entry?.reachable && this.now() - entry.lastSeenAt < RECORD_FRESH_MS) return;
+    void this.fetchOne(event.detail.peerId);
   };
+  private readonly onConnection = (event: CustomEvent<Connection>) =>
+    this.connected(event.detail.remotePeer);
 
   constructor(options: NetworkPeerDirectoryOptions) {
     this.node = options.node;
     this.dataDir = options.dataDir;
     this.now = options.now ?? Date.now;
     this.lookupTimeoutMs = options.lookupTimeoutMs ?? 15_000;
+    this.rechecks = new Rechecks((peerId) => this.recheck(peerId), {
+      maxMs: this.node.config.refreshIntervalSeconds * 1000,
+      ...options.rechecks,
+    });
   }
 
   /** Loads the persisted cache, listens for new connections and starts the background refresh. */
@@ -91,6 +115,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
       }
     }
     this.node.libp2p.addEventListener('peer:identify', this.onIdentify);
+    this.node.libp2p.addEventListener('connection:open', this.onConnection);
     const intervalMs = this.node.config.refreshIntervalSeconds * 1000;
     this.timer = setInterval(() => void this.refresh().catch(() => undefined), intervalMs);
     this.timer.unref();
@@ -111,6 +136,8 @@ export class NetworkPeerDirectory implements PeerDirectory {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.node.libp2p.removeEventListener('peer:identify', this.onIdentify);
+    this.node.libp2p.removeEventListener('connection:open', this.onConnection);
+    this.rechecks.stop();
     await this.refreshing?.catch(() => undefined);
     this.persist();
   }
@@ -133,13 +160,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
     if (cached) return cached;
     const route: PeerRoute = {
       libp2pPeerId: peerIdFromString(entry.libp2pPeerId),
-      addresses: entry.addresses.flatMap((text) => {
-        try {
-          return [multiaddr(text)];
-        } catch {
-          return [];
-        }
-      }),
+      addresses: parseMultiaddrs(entry.addresses),
       uploadLimitBytes: entry.metadata.capabilities.uploadLimitBytes,
     };
     this.routes.set(entry, route);
@@ -163,6 +184,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
       dhtNodeCount: dht.routingTable?.size ?? this.node.libp2p.getPeers().length,
       peerCount: peers.length,
       reachablePeerCount: peers.filter((p) => p.reachable).length,
+      changes: this.changes,
       ...(this.lastRefreshAt !== undefined ? { lastRefreshAt: this.lastRefreshAt } : {}),
     };
   }
@@ -191,13 +213,56 @@ export class NetworkPeerDirectory implements PeerDirectory {
     };
   }
 
-  /** Marks a peer unreachable (e.g. after a failed request dial). */
-  markUnreachable(peerId: PeerId, reason: string): void {
+  /**
+   * Marks a peer unreachable (e.g. after a failed request dial) and schedules its rechecks. With
+   * `route`, the verdict of an attempt that began on that route: a stale one (the peer was seen
+   * alive since, so its route is another) changes nothing.
+   */
+  markUnreachable(peerId: PeerId, reason: string, route?: PeerRoute): void {
     const entry = this.peers.get(peerId);
     if (!entry) return;
+    if (route !== undefined && this.routes.get(entry) !== route) return;
+    if (entry.reachable) this.changes++;
     entry.reachable = false;
     entry.lastError = reason;
     entry.unreachableSince ??= this.now();
+    this.rechecks.schedule(peerId);
+  }
+
+  /** Calls `listener` with each peer seen alive again after it was unreachable or failed. */
+  onBack(listener: (peerId: PeerId) => void): void {
+    this.backListeners.push(listener);
+  }
+
+  /**
+   * A connection to a cached peer opened (it dialled us, or a dial of ours succeeded): it is
+   * listed again at once, its rechecks stop, and its record is fetched anew.
+   */
+  private connected(id: Libp2pPeerId): void {
+    const peerId = peerIdFromLibp2p(id);
+    const entry = peerId === undefined ? undefined : this.peers.get(peerId);
+    if (peerId === undefined || entry === undefined || this.stopped) return;
+    if (!entry.reachable && this.refused.has(peerId)) void this.fetchOne(id);
+    else if (!entry.reachable) {
+      // A new object, so verdicts of attempts made on the old route are known to be stale.
+      const { lastError: _error, unreachableSince: _since, ...rest } = entry;
+      this.peers.set(peerId, { ...rest, reachable: true, lastSeenAt: this.now() });
+      this.changes++;
+      this.rechecks.cancel(peerId);
+      void this.fetchOne(id);
+    }
+    this.announceBack(peerId);
+  }
+
+  private announceBack(peerId: PeerId): void {
+    for (const listener of this.backListeners) listener(peerId);
+  }
+
+  /** A scheduled recheck: fetches the record again (which dials when there is no connection). */
+  private recheck(peerId: PeerId): void {
+    const entry = this.peers.get(peerId);
+    if (entry === undefined || entry.reachable || this.stopped) return;
+    void this.fetchOne(peerIdFromString(entry.libp2pPeerId));
   }
 
   /**
@@ -211,13 +276,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
     for (const hint of hints) {
       try {
         const id = peerIdFromString(hint.libp2pPeerId);
-        const addrs = hint.addresses.flatMap((text) => {
-          try {
-            return [multiaddr(text)];
-          } catch {
-            return [];
-          }
-        });
+        const addrs = parseMultiaddrs(hint.addresses);
         if (addrs.length > 0) await this.node.libp2p.peerStore.merge(id, { multiaddrs: addrs });
         queue.push(id);
       } catch {
@@ -252,62 +311,14 @@ export class NetworkPeerDirectory implements PeerDirectory {
     if (libp2p.getConnections().length === 0 && this.node.config.bootstrap.length > 0) {
       await this.node.dialBootstrap();
     }
-    const candidates = new Map<string, Libp2pPeerId>();
-    const self = libp2p.peerId.toString();
-    const add = (id: Libp2pPeerId) => {
-      if (id.toString() !== self) candidates.set(id.toString(), id);
-    };
-    if (libp2p.getConnections().length > 0) {
-      // The DHT lookup and the peer exchange with connected nodes run side by side: the exchange
-      // finds a seller that joined a moment ago, the DHT finds the ones nobody we know is near.
-      await Promise.all([this.lookupProviders(add), this.exchangePeers(add)]);
+    const candidates = await discoverSellers(this.node, this.lookupTimeoutMs);
+    for (const entry of this.peers.values()) {
+      candidates.set(entry.libp2pPeerId, peerIdFromString(entry.libp2pPeerId));
     }
-    for (const connection of libp2p.getConnections()) {
-      const peer = await libp2p.peerStore.get(connection.remotePeer).catch(() => undefined);
-      if (peer?.protocols.includes(META_PROTOCOL)) add(connection.remotePeer);
-    }
-    for (const entry of this.peers.values()) add(peerIdFromString(entry.libp2pPeerId));
     await this.fetchAll([...candidates.values()]);
     this.dropExpired();
     this.lastRefreshAt = this.now();
     this.persist();
-  }
-
-  private async lookupProviders(add: (id: Libp2pPeerId) => void): Promise<void> {
-    const libp2p = this.node.libp2p;
-    try {
-      const signal = AbortSignal.timeout(this.lookupTimeoutMs);
-      for await (const provider of libp2p.contentRouting.findProviders(await sellersDhtKey(), {
-        signal,
-      })) {
-        if (provider.multiaddrs.length > 0) {
-          await libp2p.peerStore
-            .merge(provider.id, { multiaddrs: provider.multiaddrs })
-            .catch(() => undefined);
-        }
-        add(provider.id);
-      }
-    } catch (error) {
-      this.node.logger.debug({ err: String(error) }, 'provider lookup ended early');
-    }
-  }
-
-  /** Asks up to EXCHANGE_PEERS connected nodes that serve `/svc/peers/1` which sellers they see. */
-  private async exchangePeers(add: (id: Libp2pPeerId) => void): Promise<void> {
-    const libp2p = this.node.libp2p;
-    const askable: Libp2pPeerId[] = [];
-    for (const connection of libp2p.getConnections()) {
-      if (askable.length >= EXCHANGE_PEERS) break;
-      const peer = await libp2p.peerStore.get(connection.remotePeer).catch(() => undefined);
-      if (peer?.protocols.includes(PEERS_PROTOCOL)) askable.push(connection.remotePeer);
-    }
-    const lists = await Promise.all(askable.map((id) => fetchPeerList(libp2p, id)));
-    for (const peer of lists.flat()) {
-      if (peer.addrs.length > 0) {
-        await libp2p.peerStore.merge(peer.id, { multiaddrs: peer.addrs }).catch(() => undefined);
-      }
-      add(peer.id);
-    }
   }
 
   /** Fetches one peer's record (deduplicated while in flight). */
@@ -323,6 +334,7 @@ export class NetworkPeerDirectory implements PeerDirectory {
   private async doFetch(id: Libp2pPeerId): Promise<void> {
     const peerId = peerIdFromLibp2p(id);
     if (peerId === undefined || this.stopped) return;
+    const before = this.peers.get(peerId);
     try {
       const { verdict, addresses } = await fetchMetadata(this.node, id);
       if (!verdict.ok) {
@@ -334,10 +346,12 @@ export class NetworkPeerDirectory implements PeerDirectory {
           { peerId, reason: verdict.reason, detail: verdict.message },
           'peer record rejected',
         );
+        this.refused.add(peerId);
         this.markUnreachable(peerId, `record rejected: ${verdict.message}`);
         return;
       }
       const known = await peerStoreAddresses(this.node, id);
+      const previous = this.peers.get(peerId);
       this.peers.set(peerId, {
         metadata: verdict.metadata,
         reachable: true,
@@ -345,8 +359,13 @@ export class NetworkPeerDirectory implements PeerDirectory {
         addresses: [...new Set([...known, ...addresses])],
         libp2pPeerId: id.toString(),
       });
+      this.changes++;
+      this.rechecks.cancel(peerId);
+      this.refused.delete(peerId);
+      if (previous !== undefined && !previous.reachable) this.announceBack(peerId);
     } catch (error) {
-      this.markUnreachable(peerId, errorMessage(error));
+      // Only when nothing newer came in meanwhile (a connection or a record proving it alive).
+      if (this.peers.get(peerId) === before) this.markUnreachable(peerId, errorMessage(error));
     }
   }
 
@@ -359,18 +378,15 @@ export class NetworkPeerDirectory implements PeerDirectory {
         this.now() - entry.unreachableSince > ttlMs
       ) {
         this.peers.delete(peerId);
+        this.rechecks.cancel(peerId);
+        this.refused.delete(peerId);
+        this.changes++;
       }
     }
   }
 
   private async rememberAddresses(entry: CachedPeer): Promise<void> {
-    const addrs = entry.addresses.flatMap((text) => {
-      try {
-        return [multiaddr(text)];
-      } catch {
-        return [];
-      }
-    });
+    const addrs = parseMultiaddrs(entry.addresses);
     if (addrs.length > 0) {
       await this.node.libp2p.peerStore.merge(peerIdFromString(entry.libp2pPeerId), {
         multiaddrs: addrs,

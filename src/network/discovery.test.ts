@@ -32,6 +32,18 @@ async function record(node: Node, price: number, load = 0): Promise<PeerMetadata
   );
 }
 
+/** Refreshes `directory` until it lists `peerId` as reachable. */
+function listedBy(directory: NetworkPeerDirectory, peerId: string): Promise<boolean> {
+  return waitFor(
+    async () => {
+      await directory.refresh();
+      return directory.get(peerId)?.reachable;
+    },
+    30_000,
+    'seller listed',
+  );
+}
+
 describe('discovery on loopback', () => {
   let bootstrap: Node;
   const sellers: { node: Node; announcer: Announcer; bytes: Uint8Array }[] = [];
@@ -128,6 +140,66 @@ describe('discovery on loopback', () => {
     seller.bytes = good;
     await directory.refresh();
     expect(directory.get(seller.node.peerId)?.reachable).toBe(true);
+  });
+
+  it('lists an unreachable seller again as soon as a connection to it opens', async () => {
+    // Rechecks far away: only the connection can bring it back within this test.
+    const watching = new NetworkPeerDirectory({ node: buyer, rechecks: { firstMs: 600_000 } });
+    const back: string[] = [];
+    watching.onBack((peerId) => back.push(peerId));
+    await watching.start();
+    try {
+      const seller = sellers[0]!;
+      await listedBy(watching, seller.node.peerId);
+      await buyer.libp2p.hangUp(seller.node.libp2pPeerId);
+      watching.markUnreachable(seller.node.peerId, 'dial failed');
+      expect(watching.get(seller.node.peerId)?.reachable).toBe(false);
+      const changes = watching.status().changes;
+      await buyer.libp2p.dial(seller.node.libp2pPeerId);
+      expect(watching.get(seller.node.peerId)).toMatchObject({ reachable: true });
+      expect(watching.get(seller.node.peerId)?.lastError).toBeUndefined();
+      expect(watching.status().changes).toBeGreaterThan(changes!);
+      expect(back).toContain(seller.node.peerId);
+    } finally {
+      await watching.stop();
+    }
+  });
+
+  it('ignores the verdict of an attempt begun before the seller was seen alive again', async () => {
+    const seller = sellers[0]!;
+    const route = directory.route(seller.node.peerId)!;
+    // A fresh record arrives while the attempt on `route` is failing.
+    await directory.refresh();
+    directory.markUnreachable(seller.node.peerId, 'stale: dial failed', route);
+    expect(directory.get(seller.node.peerId)?.reachable).toBe(true);
+    directory.markUnreachable(
+      seller.node.peerId,
+      'dial failed',
+      directory.route(seller.node.peerId),
+    );
+    expect(directory.get(seller.node.peerId)).toMatchObject({
+      reachable: false,
+      lastError: 'dial failed',
+    });
+    await directory.refresh();
+  });
+
+  it('rechecks an unreachable seller on its own and lists it again when it answers', async () => {
+    const watching = new NetworkPeerDirectory({ node: buyer, rechecks: { firstMs: 50 } });
+    await watching.start();
+    try {
+      const seller = sellers[0]!;
+      await listedBy(watching, seller.node.peerId);
+      watching.markUnreachable(seller.node.peerId, 'dial failed');
+      // No refresh: the recheck fetches its record again.
+      await waitFor(
+        () => watching.get(seller.node.peerId)?.reachable,
+        10_000,
+        'listed again by a recheck',
+      );
+    } finally {
+      await watching.stop();
+    }
   });
 
   it('marks a seller that disappears unreachable, then drops it after the TTL', async () => {

@@ -18,6 +18,7 @@ import { type Logger, silentLogger } from '../log/index.js';
 import { corkedTcp } from './corkedTcp.js';
 import { dialingFrom, holePunchPort } from './holePunch.js';
 import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
+import { useNativeSecp256k1 } from './nativeSecp256k1.js';
 import { noiseCrypto } from './noiseCrypto.js';
 import { quietNoise } from './noiseFraming.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
@@ -73,6 +74,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   const { config, role } = options;
   const logger = options.logger ?? silentLogger();
   installLazyWindowUpdates();
+  useNativeSecp256k1();
   const preNegotiated: PreNegotiation = { handlers: new Map() };
   const libp2p = await createLibp2p<SvcServices>(libp2pInit(options, preNegotiated));
   preNegotiated.connections = () => libp2p.getConnections();

@@ -44,7 +44,8 @@ import { quickResponseHead, quickTrailer } from './wireChecks.js';
 /** Where the transport learns how to reach a peer (the directory implements it). */
 export interface PeerRouter {
   route(peerId: PeerId): PeerRoute | undefined;
-  markUnreachable?(peerId: PeerId, reason: string): void;
+  /** `route`: the one the failed attempt used (a verdict on an older route is stale). */
+  markUnreachable?(peerId: PeerId, reason: string, route?: PeerRoute): void;
 }
 
 export interface LibP2pTransportOptions {
@@ -91,8 +92,8 @@ export class LibP2pTransport implements PeerTransport {
 
   async request(peerId: PeerId, request: SellerRequest): Promise<SellerResponse> {
     const route = this.checkedRoute(peerId, request);
-    const call = new Call(peerId, request.signal, this.totalTimeoutMs);
-    const opened = await this.openStream(call, route);
+    const call = new Call(peerId, route, request.signal, this.totalTimeoutMs);
+    const opened = await this.openStream(call);
     opened.stream.inactivityTimeout = this.idleTimeoutMs;
     // Views: the head and trailer are parsed at once, body chunks are delivered and dropped.
     const reader = new FrameReader(opened.stream, undefined, undefined, true);
@@ -127,7 +128,8 @@ export class LibP2pTransport implements PeerTransport {
   }
 
   /** Dials (within the dial timeout) and opens the request stream; a failure marks the peer unreachable. */
-  private async openStream(call: Call, route: PeerRoute): Promise<RequestStream> {
+  private async openStream(call: Call): Promise<RequestStream> {
+    const { route } = call;
     const connections = this.node.libp2p.getConnections(route.libp2pPeerId);
     const usable = usableConnections(connections);
     // The dial timeout only bounds a dial: on an open connection the stream opens at once, and
@@ -159,7 +161,7 @@ export class LibP2pTransport implements PeerTransport {
       if (call.controller.signal.reason instanceof Cancelled)
         throw transportFailure(call.peerId, 'cancelled', 'request cancelled', true, error);
       const message = errorMessage(error);
-      this.router.markUnreachable?.(call.peerId, message);
+      this.router.markUnreachable?.(call.peerId, message, route);
       throw transportFailure(
         call.peerId,
         'unreachable',
@@ -234,11 +236,11 @@ export class LibP2pTransport implements PeerTransport {
               [FrameType.end, EMPTY],
             ];
       await writeBytes(stream, encodeFrames(opened.proposal, frames), signal);
-      await this.acknowledged(opened, reader, signal, call.peerId);
+      await this.acknowledged(opened, reader, signal, call);
     } else {
       // Large bodies wait for the seller to accept the protocol before being sent.
       await writeBytes(stream, encodeFrames(opened.proposal, [[FrameType.head, headJson]]), signal);
-      await this.acknowledged(opened, reader, signal, call.peerId);
+      await this.acknowledged(opened, reader, signal, call);
       await writeData(stream, body, signal);
       await writeBytes(stream, encodeFrames(EMPTY, [[FrameType.end, EMPTY]]), signal);
     }
@@ -249,13 +251,14 @@ export class LibP2pTransport implements PeerTransport {
     opened: RequestStream,
     reader: FrameReader,
     signal: AbortSignal,
-    peerId: PeerId,
+    call: Call,
   ): Promise<void> {
+    const { peerId } = call;
     try {
       await opened.acknowledged(reader, signal);
     } catch (error) {
       if (!(error instanceof ProtocolRejected)) throw error;
-      this.router.markUnreachable?.(peerId, error.message);
+      this.router.markUnreachable?.(peerId, error.message, call.route);
       throw new TransportError(
         'unreachable',
         peerId,
@@ -278,6 +281,7 @@ class Call {
 
   constructor(
     readonly peerId: PeerId,
+    readonly route: PeerRoute,
     private readonly callerSignal: AbortSignal | undefined,
     totalTimeoutMs: number,
   ) {

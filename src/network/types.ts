@@ -100,7 +100,14 @@ export interface PeerDirectory {
     peerCount: number;
     reachablePeerCount: number;
     lastRefreshAt?: number;
+    /** Changes whenever the list or a peer's reachability does (for caches of derived views). */
+    changes?: number;
   };
+  /**
+   * Calls `listener` with each peer seen alive again: a new connection, or a fresh record after
+   * it was marked unreachable (what its connection failures earned no longer counts).
+   */
+  onBack?(listener: (peerId: PeerId) => void): void;
 }
 
 /** A request sent to a seller over `/svc/request/1`. */

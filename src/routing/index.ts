@@ -8,7 +8,7 @@ export {
   MAX_SAME_SELLER_TRIES,
   retryAfterMs,
 } from './failover.js';
-export { type HealthOptions, HealthTracker } from './health.js';
+export { type FailureCause, type HealthOptions, HealthTracker } from './health.js';
 export {
   type EffectivePreferences,
   narrowPreferences,

@@ -1,0 +1,348 @@
+/**
+ * Distance (`npm run bench -- distance`): a seller far from its buyer. A userspace relay
+ * (bench/delayRelay.ts) adds a set one-way delay between the buyer and the seller, which
+ * announces the relay's address. For each delay, a streamed chat request through the real buyer
+ * (HTTP in, routing, libp2p to the seller, the seller to a local fake upstream) is timed to its
+ * first token and to its last byte:
+ *
+ * - warm: on an open connection;
+ * - new connection: the first request to a seller after its connection was closed (a seller
+ *   never dialled for a request takes the same path: the dial happens inside the request);
+ * - after restart: the seller stopped (requests meanwhile fail over to nothing: 502), started
+ *   again with the same identity at the same address; how long until the buyer lists it again on
+ *   its own, and the first request then.
+ *
+ * The physical floor is the same request sent straight to the upstream from the seller's side
+ * plus one RTT. With no delay the figures are the local cost alone (new connection − warm = the
+ * local set-up of a connection); "RTTs" = (time at the delay − time with none) / RTT, the round
+ * trips the path costs.
+ */
+import { performance } from 'node:perf_hooks';
+import { KEEP_ALIVE, type PeerId as Libp2pPeerId } from '@libp2p/interface';
+import { peerIdFromString } from '@libp2p/peer-id';
+import { request } from 'undici';
+import { type RunningBuyerNode, runBuyerNode } from '../src/buyer/runBuyerNode.js';
+import { scoreAll } from '../src/buyer/testing/testBuyer.js';
+import { defaultConfig } from '../src/config/index.js';
+import { freePort } from '../src/devnet/index.js';
+import { silentLogger } from '../src/log/index.js';
+import type { SvcNode } from '../src/network/index.js';
+import {
+  loopbackNetworkConfig,
+  randomIdentity,
+  startLoopbackNode,
+  type TestIdentity,
+  waitFor,
+} from '../src/network/testing/loopback.js';
+import { type SellerHandle, startSeller } from '../src/seller/index.js';
+import { type FakeUpstream, startFakeUpstream } from '../src/seller/testing/index.js';
+import { tempDir } from '../src/testing/index.js';
+import { type DelayRelay, startDelayRelay } from './delayRelay.js';
+import { printFigure, type Stats, stats } from './lib.js';
+
+const MODEL = 'far-model';
+/** The first pass warms the code paths up and is not reported. */
+const DELAYS_MS = (process.env.SVC_DISTANCE_DELAYS ?? '0,0,20').split(',').map(Number);
+/** The tag `@libp2p/kad-dht` puts on its closest peers. */
+const KEEP_ALIVE_KAD = `${KEEP_ALIVE}-kad-dht`;
+const WARM_SAMPLES = 30;
+const COLD_SAMPLES = 10;
+const RESTARTS = 3;
+const BODY = JSON.stringify({
+  model: MODEL,
+  stream: true,
+  messages: [{ role: 'user', content: 'how far away are you?' }],
+});
+
+interface Timing {
+  firstTokenMs: number;
+  lastByteMs: number;
+  status: number;
+}
+
+/** POSTs a streamed chat request; times the first chunk with a token and the last byte. */
+async function timed(url: string, body = BODY): Promise<Timing> {
+  const start = performance.now();
+  const answer = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
+  let firstTokenMs = Number.NaN;
+  for await (const chunk of answer.body) {
+    if (Number.isNaN(firstTokenMs) && (chunk as Buffer).includes('content'))
+      firstTokenMs = performance.now() - start;
+  }
+  return { firstTokenMs, lastByteMs: performance.now() - start, status: answer.statusCode };
+}
+
+interface CaseFigures {
+  firstToken: Stats;
+  lastByte: Stats;
+}
+
+function figures(timings: Timing[]): CaseFigures {
+  const served = timings.filter((t) => t.status === 200);
+  if (served.length < timings.length) throw new Error(`${timings.length - served.length} failed`);
+  return {
+    firstToken: stats(served.map((t) => t.firstTokenMs)),
+    lastByte: stats(served.map((t) => t.lastByteMs)),
+  };
+}
+
+function sellerConfig(upstream: FakeUpstream) {
+  return {
+    displayName: 'far seller',
+    uploadLimitBytes: 1024 * 1024,
+    providers: [
+      {
+        type: 'openai-chat' as const,
+        baseUrl: upstream.baseUrl,
+        services: { [MODEL]: { categories: [] } },
+        defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
+        maxConcurrency: 64,
+      },
+    ],
+  };
+}
+
+interface Far {
+  seller: SellerHandle;
+  start(): Promise<SellerHandle>;
+}
+
+/** A seller listening on `port`, announcing only the relay's address. */
+function farSeller(
+  identity: TestIdentity,
+  port: number,
+  relay: DelayRelay,
+  bootstrap: string,
+  upstream: FakeUpstream,
+): Far {
+  const far: Far = {
+    seller: undefined as unknown as SellerHandle,
+    start: async () => {
+      far.seller = await startSeller({
+        identity,
+        network: loopbackNetworkConfig({
+          bootstrap: [bootstrap],
+          listen: [`/ip4/127.0.0.1/tcp/${port}`],
+          announce: [`/ip4/127.0.0.1/tcp/${relay.port}`],
+        }),
+        seller: sellerConfig(upstream),
+      });
+      return far.seller;
+    },
+  };
+  return far;
+}
+
+async function listed(buyer: RunningBuyerNode, peerId: string): Promise<void> {
+  await waitFor(
+    async () => {
+      const body = (await (await fetch(`${buyer.url}/_svc/peers`)).json()) as {
+        peers: { peerId: string; reachable: boolean }[];
+      };
+      return body.peers.some((peer) => peer.peerId === peerId && peer.reachable);
+    },
+    30_000,
+    'seller listed',
+  );
+}
+
+/**
+ * Waits until the record fetch that every new connection starts (on identify) is done: cutting
+ * the connection under it would fail the fetch, and mark the seller unreachable for a moment.
+ */
+async function settled(buyer: RunningBuyerNode, peerId: string): Promise<void> {
+  const connectedAt = Math.max(
+    0,
+    ...buyer.node.libp2p
+      .getConnections(peerIdFromString(buyer.directory.route(peerId)!.libp2pPeerId.toString()))
+      .map((c) => c.timeline.open),
+  );
+  // A record fetched within the last minute is not fetched again (src/network/directory.ts):
+  // then no fetch runs, and 300 ms is longer than any fetch here takes.
+  await waitFor(
+    () =>
+      (buyer.directory.get(peerId)?.lastSeenAt ?? 0) >= connectedAt ||
+      Date.now() - connectedAt > 300,
+    10_000,
+    'record fetched on the new connection',
+  );
+}
+
+/**
+ * Closes the buyer's connections to the seller and keeps them closed: the DHT tags its closest
+ * peers (in a small network, every seller) keep-alive, and libp2p redials those at once.
+ */
+async function cutConnection(buyer: RunningBuyerNode, peer: Libp2pPeerId): Promise<void> {
+  await buyer.node.libp2p.peerStore
+    .merge(peer, { tags: { [KEEP_ALIVE_KAD]: undefined } })
+    .catch(() => undefined);
+  await buyer.node.libp2p.hangUp(peer);
+}
+
+export default async function distanceBench(): Promise<Record<string, unknown>> {
+  const stops: (() => Promise<unknown>)[] = [];
+  try {
+    const upstream = await startFakeUpstream({ text: 'the quick brown fox jumps over it' });
+    stops.unshift(() => upstream.close());
+    const bootstrap: SvcNode = await startLoopbackNode('bootstrap');
+    stops.unshift(() => bootstrap.stop());
+    const bootstrapAddress = bootstrap.multiaddrs()[0]!;
+    const sellerPort = await freePort();
+    const relay = await startDelayRelay(sellerPort);
+    stops.unshift(() => relay.close());
+    const far = farSeller(randomIdentity(), sellerPort, relay, bootstrapAddress, upstream);
+    await far.start();
+    stops.unshift(() => far.seller.stop());
+    const config = defaultConfig();
+    const buyer = await runBuyerNode({
+      config: {
+        ...config,
+        network: loopbackNetworkConfig({ bootstrap: [bootstrapAddress] }),
+        buyer: { ...config.buyer, audit: { ...config.buyer.audit, enabled: false } },
+      },
+      dataDir: tempDir('svc-bench-distance-'),
+      identity: randomIdentity(),
+      logger: silentLogger(),
+      port: 0,
+      payments: 'unpaid-dev',
+      reputation: scoreAll(80),
+    });
+    stops.unshift(() => buyer.stop());
+    const sellerId = far.seller.node.peerId;
+    const sellerLibp2p = () => far.seller.node.libp2pPeerId;
+    await listed(buyer, sellerId);
+    const chat = `${buyer.url}/v1/chat/completions`;
+    const viaRelay = () =>
+      buyer.node.libp2p
+        .getConnections(sellerLibp2p())
+        .every((c) => c.remoteAddr.toString().includes(`/tcp/${relay.port}`));
+
+    const table: Record<string, unknown>[] = [];
+    /** Last-byte p50 per case with no delay: the local cost, taken out to count round trips. */
+    let local: Record<string, number> | undefined;
+    for (const [pass, delayMs] of DELAYS_MS.entries()) {
+      relay.setDelay(delayMs);
+      const rtt = 2 * delayMs;
+      const direct: Timing[] = [];
+      for (let i = 0; i < WARM_SAMPLES; i++)
+        direct.push(await timed(`${upstream.baseUrl}/chat/completions`));
+      const floor = figures(direct);
+      // A connection opened at this delay, then warm requests on it.
+      await cutConnection(buyer, sellerLibp2p());
+      await timed(chat);
+      const warm: Timing[] = [];
+      for (let i = 0; i < WARM_SAMPLES; i++) warm.push(await timed(chat));
+      const cold: Timing[] = [];
+      for (let i = 0; i < COLD_SAMPLES; i++) {
+        await settled(buyer, sellerId);
+        await cutConnection(buyer, sellerLibp2p());
+        // Both ends have seen the close before the next dial.
+        await new Promise((resolve) => setTimeout(resolve, 2 * rtt + 20));
+        cold.push(await timed(chat));
+      }
+      // Where a new connection's time goes: the dial alone, a request right after it (beside
+      // what every new connection sets off: identify both ways, DHT and peer store updates), and
+      // one a moment later on the same connection.
+      const dials: number[] = [];
+      const rightAfter: number[] = [];
+      const aMomentLater: number[] = [];
+      for (let i = 0; i < COLD_SAMPLES; i++) {
+        await settled(buyer, sellerId);
+        await cutConnection(buyer, sellerLibp2p());
+        await new Promise((resolve) => setTimeout(resolve, 2 * rtt + 20));
+        const start = performance.now();
+        await buyer.node.libp2p.dial(sellerLibp2p());
+        dials.push(performance.now() - start);
+        rightAfter.push((await timed(chat)).lastByteMs);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        aMomentLater.push((await timed(chat)).lastByteMs);
+      }
+      const setUp = {
+        dial: stats(dials),
+        requestRightAfterDial: stats(rightAfter),
+        requestAMomentLater: stats(aMomentLater),
+      };
+      const relayed = viaRelay();
+      const restart: Timing[] = [];
+      const listedAfterMs: number[] = [];
+      for (let i = 0; i < RESTARTS; i++) {
+        await far.seller.stop();
+        for (let j = 0; j < 3; j++) {
+          const down = await timed(chat);
+          if (down.status !== 502) throw new Error(`a request to a stopped seller: ${down.status}`);
+        }
+        await far.start();
+        const started = performance.now();
+        await listed(buyer, sellerId);
+        listedAfterMs.push(performance.now() - started);
+        restart.push(await timed(chat));
+      }
+      const cases = {
+        straightToUpstream: floor,
+        warm: figures(warm),
+        newConnection: figures(cold),
+        afterRestart: figures(restart),
+      };
+      const rtts = (name: keyof typeof cases) =>
+        rtt === 0 || local === undefined
+          ? null
+          : (cases[name].lastByte.p50Ms - (local[name] ?? 0)) / rtt;
+      if (rtt === 0)
+        local = Object.fromEntries(
+          Object.entries(cases).map(([name, figure]) => [name, figure.lastByte.p50Ms]),
+        );
+      const row = {
+        delayMs,
+        rttMs: rtt,
+        relayed,
+        ...cases,
+        listedAfterRestartMs: stats(listedAfterMs),
+        setUp,
+        addedOverUpstreamP50Ms: {
+          warm: cases.warm.lastByte.p50Ms - floor.lastByte.p50Ms,
+          newConnection: cases.newConnection.lastByte.p50Ms - floor.lastByte.p50Ms,
+          afterRestart: cases.afterRestart.lastByte.p50Ms - floor.lastByte.p50Ms,
+        },
+        rtts: {
+          warm: rtts('warm'),
+          newConnection: rtts('newConnection'),
+          afterRestart: rtts('afterRestart'),
+        },
+      };
+      if (pass === 0) continue;
+      table.push(row);
+      console.log(`-- one-way delay ${delayMs} ms (RTT ${rtt} ms), through the relay: ${relayed}`);
+      for (const [name, figure] of Object.entries(cases)) {
+        console.log(
+          `${name.padEnd(20)} first token p50 ${figure.firstToken.p50Ms.toFixed(1).padStart(7)} ms` +
+            `  last byte p50 ${figure.lastByte.p50Ms.toFixed(1).padStart(7)} ms` +
+            (name === 'straightToUpstream'
+              ? ''
+              : `  +${(figure.lastByte.p50Ms - floor.lastByte.p50Ms).toFixed(1)} ms` +
+                (rtt
+                  ? `  (${rtts(name as keyof typeof cases)?.toFixed(2)} RTT over the local cost)`
+                  : '')),
+        );
+      }
+      printFigure('listed again after restart p50', stats(listedAfterMs).p50Ms, 'ms', '<= 1000 ms');
+      printFigure('dial alone p50', setUp.dial.p50Ms, 'ms');
+      printFigure('request right after the dial p50', setUp.requestRightAfterDial.p50Ms, 'ms');
+      printFigure('request 300 ms after the dial p50', setUp.requestAMomentLater.p50Ms, 'ms');
+      if (delayMs === 0) {
+        printFigure(
+          'new connection local set-up p50',
+          cases.newConnection.lastByte.p50Ms - cases.warm.lastByte.p50Ms,
+          'ms',
+          '<= 10 ms',
+        );
+      }
+    }
+    return { model: MODEL, table };
+  } finally {
+    for (const stop of stops) await stop().catch(() => undefined);
+  }
+}
