@@ -266,6 +266,11 @@ describe('buyers and sellers against the configured contract', () => {
   it('a buyer configured with the deployed contract starts and pays on chain 84532', async () => {
     const dir = await configured('base-sepolia', deployed);
     try {
+      // Without --network, verify checks against the configured chain (docs/guide/production.md).
+      const verified = await runCli(['--data-dir', dir.dir, 'chain', 'verify', deployed]);
+      expect(verified.stderr).toBe('');
+      expect(verified.code).toBe(0);
+      expect(verified.stdout).toContain("verified: this version's SvcPayments");
       const running = runCli(['--data-dir', dir.dir, '--json', 'buyer', 'start', '--port', '0']);
       const deadline = Date.now() + 30_000;
       while (process.listenerCount('SIGINT') === 0 && Date.now() < deadline)
