@@ -126,7 +126,7 @@ export async function planDepositWithAuthorization(
   const { v, r, s } = splitSignature(auth.signature);
   const signer = world.actors[auth.signer]!;
   return step({
-    label: `depositWithAuthorization ${submittedValue} of ${signer.name} by ${relayer.name} (${replay ? 'replay' : op.variant})`,
+    label: `depositWithAuthorization ${submittedValue} of ${signer.name} by ${relayer.name} (${replay ? (auth.used ? 'replay' : 'late submission') : op.variant})`,
     tx: {
       from: relayer.address,
       to: world.payments,
@@ -152,7 +152,9 @@ export async function planDepositWithAuthorization(
       model.credits[auth.signer] = model.credits[auth.signer]! + submittedValue;
       model.held += submittedValue;
     },
-    nonParty: replay || flaw !== 'none',
+    // Submitting an authorization the owner signed, whoever submits it, is the owner's deposit;
+    // only a second use of one is a replay that must revert.
+    nonParty: (replay && auth.used) || flaw !== 'none',
   });
 }
 
