@@ -4,7 +4,7 @@
  * moves another party's credits; a call by a non-party reverts and changes nothing. And the chain
  * agrees with the model, down to the revert reason.
  */
-import { type Model, STATUS_OPEN } from './model.js';
+import { type Model, STATUS_NONE, STATUS_OPEN } from './model.js';
 import type { Step } from './operations.js';
 import type { ChainState, Outcome, World } from './world.js';
 
@@ -47,7 +47,7 @@ function checkUnchanged(step: Step, before: ChainState, after: ChainState): void
         channel.closeRequestedAt === now.closeRequestedAt
       );
     }) &&
-    after.channels.slice(before.channels.length).every((channel) => channel.status === 0);
+    after.channels.slice(before.channels.length).every((channel) => channel.status === STATUS_NONE);
   if (!same) fail(step, 'a reverted transaction changed balances, credits or channels');
 }
 
