@@ -19,7 +19,16 @@ const input = {
     // Base and anvil both run Cancun or later; pinning keeps the bytecode reproducible.
     evmVersion: 'cancun',
     optimizer: { enabled: true, runs: 200 },
-    outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+    outputSelection: {
+      '*': {
+        '*': [
+          'abi',
+          'evm.bytecode.object',
+          'evm.deployedBytecode.object',
+          'evm.deployedBytecode.immutableReferences',
+        ],
+      },
+    },
   },
 };
 const output = JSON.parse(solc.compile(JSON.stringify(input)));
@@ -33,6 +42,15 @@ for (const [file, contracts] of Object.entries(output.contracts)) {
     if (name === 'IUSDC') continue;
     text += `/** ABI of ${name} (${file}). */\nexport const ${name}Abi = ${JSON.stringify(artifact.abi, null, 2)} as const;\n\n`;
     text += `/** Creation bytecode of ${name}. */\nexport const ${name}Bytecode = '0x${artifact.evm.bytecode.object}' as const;\n\n`;
+    // The runtime code with immutables as zeros, and where the constructor writes them: what
+    // `svc chain verify` compares a deployed contract's code with (src/chain/verifyPayments.ts).
+    text += `/** Runtime bytecode of ${name}, immutables zeroed. */\nexport const ${name}DeployedBytecode = '0x${artifact.evm.deployedBytecode.object}' as const;\n\n`;
+    const ranges = Object.entries(artifact.evm.deployedBytecode.immutableReferences ?? {}).map(
+      ([id, refs]) => refs.map((ref) => ({ id: Number(id), start: ref.start, length: ref.length })),
+    );
+    if (ranges.length > 0) {
+      text += `/** Byte ranges of ${name}'s runtime code the constructor fills with immutables (by AST id). */\nexport const ${name}ImmutableRanges = ${JSON.stringify(ranges.flat())} as const;\n\n`;
+    }
   }
 }
 writeFileSync(join(dir, 'artifacts.generated.ts'), text);

@@ -15,6 +15,8 @@ export interface StartAnvilOptions {
   stateFile?: string;
   /** Chain id (default 31337). */
   chainId?: number;
+  /** Mine a block every this many seconds instead of one per transaction (`anvil --block-time`). */
+  blockTimeSeconds?: number;
   /** Milliseconds to wait for the RPC to answer (default 30 s). */
   readyTimeoutMs?: number;
 }
@@ -70,6 +72,9 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
     String(chainId),
   ];
   if (options.stateFile) args.push('--state', options.stateFile);
+  if (options.blockTimeSeconds !== undefined) {
+    args.push('--block-time', String(options.blockTimeSeconds));
+  }
   const binary = anvilBinaryPath();
   const child = binary.endsWith('.mjs')
     ? spawn(process.execPath, [binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })

@@ -42,9 +42,16 @@ export function connectChain(config: ChainConfig, dataDir: string): ConnectedCha
     rpcUrls,
     chainId: deployment?.chainId,
   });
+  // Local grace periods vary (`svc chain start --grace`): known only for the deployment's own contract.
+  const expectedGrace =
+    config.network === 'local'
+      ? deployment?.paymentsAddress.toLowerCase() === paymentsAddress.toLowerCase()
+        ? deployment.gracePeriodSeconds
+        : undefined
+      : info.gracePeriodSeconds;
   return {
     clients,
-    contract: new PaymentsContract(clients, paymentsAddress, usdcAddress),
+    contract: new PaymentsContract(clients, paymentsAddress, usdcAddress, expectedGrace),
     rpcUrl: primary,
   };
 }

@@ -1,6 +1,6 @@
 /** Where a chain's contracts live: deploying them, and `<data-dir>/chain/deployment.json`. */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Address } from 'viem';
 import { z } from 'zod';
 import { ensureDir, writeFileAtomic } from '../config/index.js';
@@ -10,6 +10,7 @@ import {
   TestUSDCAbi,
   TestUSDCBytecode,
 } from '../contracts/index.js';
+import type { ChainNetwork } from './networks.js';
 import type { TxSender } from './sender.js';
 
 const address = z
@@ -25,6 +26,13 @@ export const deploymentSchema = z.object({
   paymentsAddress: address,
   gracePeriodSeconds: z.number().int().nonnegative(),
   deployedAt: z.string(),
+  /** Set by `svc chain deploy`: who deployed, in which transaction and block. */
+  deployer: address.optional(),
+  transactionHash: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/)
+    .optional(),
+  blockNumber: z.number().int().nonnegative().optional(),
 });
 
 export type Deployment = z.infer<typeof deploymentSchema>;
@@ -32,9 +40,14 @@ export type Deployment = z.infer<typeof deploymentSchema>;
 /** Default grace period between a buyer's requestClose and its reclaim on the local chain. */
 export const LOCAL_GRACE_PERIOD_SECONDS = 3600;
 
-/** `<data-dir>/chain/deployment.json`. */
-export function deploymentPath(dataDir: string): string {
-  return join(dataDir, 'chain', 'deployment.json');
+/**
+ * `<data-dir>/chain/deployment.json` for the local chain, `<data-dir>/chain/<network>/deployment.json`
+ * for a `svc chain deploy` to Base: a deployment to Base never replaces the local one.
+ */
+export function deploymentPath(dataDir: string, network: ChainNetwork = 'local'): string {
+  return network === 'local'
+    ? join(dataDir, 'chain', 'deployment.json')
+    : join(dataDir, 'chain', network, 'deployment.json');
 }
 
 /** Reads the deployment written by `svc chain start`, or undefined when there is none. */
@@ -44,9 +57,10 @@ export function readDeployment(dataDir: string): Deployment | undefined {
   return deploymentSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
 }
 
+/** Writes the deployment where `deploymentPath` says for its network; returns the path. */
 export function writeDeployment(dataDir: string, deployment: Deployment): string {
-  const path = deploymentPath(dataDir);
-  ensureDir(join(dataDir, 'chain'));
+  const path = deploymentPath(dataDir, deployment.network);
+  ensureDir(dirname(path));
   writeFileAtomic(path, `${JSON.stringify(deployment, null, 2)}\n`);
   return path;
 }

@@ -11,6 +11,14 @@ export {
   writeDeployment,
 } from './deployment.js';
 export {
+  type BaseTarget,
+  type DeployedPayments,
+  type DeploymentPlan,
+  planPaymentsDeployment,
+  resolveBaseTarget,
+  sendPaymentsDeployment,
+} from './deployPayments.js';
+export {
   type DepositAuthorization,
   depositAuthorizationGasWei,
   ethBalanceOf,
@@ -22,6 +30,7 @@ export {
   usdcTokenDomain,
 } from './depositAuthorization.js';
 export { RECEIVE_WITH_AUTHORIZATION_TYPES, TRANSFER_WITH_AUTHORIZATION_TYPES } from './eip3009.js';
+export { DEFAULT_ETH_USD, describeGasPrice, describeWei, weiToMicroUsd } from './gasCost.js';
 export {
   ANVIL_DEPLOYER_KEY,
   DEFAULT_FAUCET_ETH,
@@ -30,7 +39,13 @@ export {
   type StartLocalChainOptions,
   startLocalChain,
 } from './localChain.js';
-export { type ChainNetwork, LOCAL_RPC_URL, NETWORKS, type NetworkInfo } from './networks.js';
+export {
+  baseNetworkOfChainId,
+  type ChainNetwork,
+  LOCAL_RPC_URL,
+  NETWORKS,
+  type NetworkInfo,
+} from './networks.js';
 export {
   type CloseRequestedEvent,
   type OnChainChannel,

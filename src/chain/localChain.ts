@@ -58,6 +58,7 @@ export async function startLocalChain(options: StartLocalChainOptions = {}): Pro
       clients,
       deployment.paymentsAddress,
       deployment.usdcAddress,
+      deployment.gracePeriodSeconds,
     );
     return {
       anvil,

@@ -45,11 +45,22 @@ export class PaymentsContract {
   readonly clients: ChainClients;
   readonly paymentsAddress: Address;
   readonly usdcAddress: Address;
+  /**
+   * The grace period this node expects the contract to have (the network's, or the local
+   * deployment's); undefined when unknown, and then not checked at start.
+   */
+  readonly expectedGracePeriodSeconds: number | undefined;
 
-  constructor(clients: ChainClients, paymentsAddress: Address, usdcAddress: Address) {
+  constructor(
+    clients: ChainClients,
+    paymentsAddress: Address,
+    usdcAddress: Address,
+    expectedGracePeriodSeconds?: number,
+  ) {
     this.clients = clients;
     this.paymentsAddress = paymentsAddress;
     this.usdcAddress = usdcAddress;
+    this.expectedGracePeriodSeconds = expectedGracePeriodSeconds;
   }
 
   get chainId(): number {

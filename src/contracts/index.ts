@@ -5,6 +5,9 @@
 export {
   SvcPaymentsAbi,
   SvcPaymentsBytecode,
+  SvcPaymentsDeployedBytecode,
+  SvcPaymentsImmutableRanges,
   TestUSDCAbi,
   TestUSDCBytecode,
+  TestUSDCDeployedBytecode,
 } from './artifacts.generated.js';

@@ -159,6 +159,16 @@ export const ERROR_CODES = {
     message: 'The chain RPC is unreachable. Check chain.rpcUrl in the config.',
   },
   payment_failed: { status: 502, message: 'Paying the seller failed.' },
+  // Buyers and sellers refuse to start against it (docs/decisions/176-deploy-and-verify-on-base.md).
+  payments_contract_mismatch: {
+    status: 502,
+    message:
+      "The configured payments contract is not this version's SvcPayments. Check chain.paymentsAddress, or deploy one with `svc chain deploy`.",
+  },
+  deployer_gas_unavailable: {
+    status: 402,
+    message: 'The deploying wallet holds too little ETH for the gas. Send it ETH and run again.',
+  },
 
   // --- gateway ---
   spend_limit_reached: { status: 402, message: 'A budget has no room for this request.' },

@@ -9,9 +9,10 @@ import type { RunBuyerNodeOptions, RunningBuyerNode } from '../buyer/index.js';
 import { runBuyerNode } from '../buyer/index.js';
 import type { PaymentsContract } from '../chain/index.js';
 import type { PaymentsConfig } from '../config/index.js';
-import { errorFirstLine } from '../errors/index.js';
+import { errorFirstLine, isSvcError } from '../errors/index.js';
 import { peerIdFromAddress } from '../identity/index.js';
 import {
+  assertPaymentsContract,
   type BuyerChannelRow,
   type BuyerPaymentService,
   ChainReputation,
@@ -63,13 +64,18 @@ export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promis
   return startPayingBuyer(options, options.chain);
 }
 
-/** Why the buyer cannot pay (no chain, or it does not answer), or undefined when it can. */
+/**
+ * Why the buyer cannot pay (no chain, or it does not answer), or undefined when it can. A
+ * contract that is not ours is no reason to run free: the buyer refuses to start
+ * (payments_contract_mismatch), since its config points its deposits at the wrong place.
+ */
 async function chainProblem(chain: PaymentsContract | undefined): Promise<string | undefined> {
   if (!chain) return 'no payment chain is configured';
   try {
-    await chain.blockNumber();
+    await assertPaymentsContract(chain);
     return undefined;
   } catch (error) {
+    if (isSvcError(error) && error.code === 'payments_contract_mismatch') throw error;
     return `the payment chain is unreachable (${chain.clients.rpcUrls[0]}): ${errorFirstLine(error)}`;
   }
 }

@@ -13,6 +13,7 @@ import { errorMessage, isSvcError, SvcError } from '../errors/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
 import { isFreePrice, toPriceMicro } from '../money/index.js';
 import {
+  assertPaymentsContract,
   type Clock,
   createSellerPayments,
   type SellerPaymentService,
@@ -73,7 +74,8 @@ export async function startPaidSeller(options: StartPaidSellerOptions): Promise<
     ...(options.tickIntervalMs !== undefined ? { tickIntervalMs: options.tickIntervalMs } : {}),
   });
   try {
-    await options.chain.blockNumber();
+    // A contract that is not ours refuses the start with what differs (payments_contract_mismatch).
+    await assertPaymentsContract(options.chain);
     await payments.start();
   } catch (error) {
     await payments.stop().catch(() => undefined);

@@ -41,6 +41,12 @@ export type {
 } from './buyer/types.js';
 export { type Clock, systemClock } from './clock.js';
 export {
+  assertPaymentsContract,
+  checkPaymentsContract,
+  type PaymentsContractCheck,
+  paymentsContractMismatch,
+} from './contractCheck.js';
+export {
   type CreateBuyerPaymentsOptions,
   type CreateSellerPaymentsOptions,
   createBuyerPayments,
@@ -67,6 +73,7 @@ export {
   isReserveSignedByBuyer,
   isVoucherSignedBy,
   type PaymentsDomain,
+  paymentsDomainSeparator,
   RESERVE_TYPES,
   type ReserveMessage,
   reserveDigest,

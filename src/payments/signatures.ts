@@ -70,7 +70,8 @@ export function typedDataDomain(domain: PaymentsDomain) {
   } as const;
 }
 
-function domainSeparator(domain: PaymentsDomain): Hex {
+/** The EIP-712 domain separator buyers sign under: what the contract's DOMAIN_SEPARATOR() must equal. */
+export function paymentsDomainSeparator(domain: PaymentsDomain): Hex {
   const key = `${domain.chainId}:${domain.paymentsAddress.toLowerCase()}`;
   let separator = domainSeparators.get(key);
   if (!separator) {
@@ -120,7 +121,7 @@ export function voucherDigest(domain: PaymentsDomain, voucher: VoucherFields): H
       padHex(numberToHex(voucher.cumulativeAmount), { size: 32 }),
     ]),
   );
-  return keccak256(concatHex(['0x1901', domainSeparator(domain), structHash]));
+  return keccak256(concatHex(['0x1901', paymentsDomainSeparator(domain), structHash]));
 }
 
 /** EIP-712 digest of a reserve authorisation. */

@@ -1,33 +1,31 @@
-/** `svc chain start|faucet`: the local development chain (anvil + contracts) and its faucet. */
+/**
+ * `svc chain start|faucet|deploy|verify`: the local development chain (anvil + contracts) and its
+ * faucet, and the payments contract on Base.
+ */
 import type { Command } from 'commander';
-import { type Address, formatEther, parseEther } from 'viem';
+import { formatEther, parseEther } from 'viem';
 import { connectChain, readDeployment, runFaucet, startLocalChain } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
-import { parsePeerId } from '../../identity/index.js';
 import { formatUsd, parseUsd } from '../../money/index.js';
 import { CliContext } from '../context.js';
 import type { CliIo } from '../io.js';
 import { parseIntOption, parsePort } from '../options.js';
 import { printJson } from '../output.js';
 import { waitForShutdown } from '../shutdown.js';
-
-/** Accepts a 0x address or a peer id (40 hex, with or without 0x). */
-export function parseAddressArgument(text: string): Address {
-  try {
-    return `0x${parsePeerId(text)}` as Address;
-  } catch {
-    throw new SvcError('invalid_argument', {
-      message: `"${text}" is not an address: expected 0x followed by 40 hex characters`,
-    });
-  }
-}
+import { parseAddressArgument } from './chainAddress.js';
+import { registerChainDeploy } from './chainDeploy.js';
+import { registerChainVerify } from './chainVerify.js';
 
 export function registerChainCommands(program: Command, io: CliIo): void {
   const chain = program
     .command('chain')
-    .description('the local development chain (anvil) with test USDC');
+    .description(
+      'the local development chain (anvil) with test USDC; the payments contract on Base',
+    );
   registerChainStart(chain, io);
   registerChainFaucet(chain, io);
+  registerChainDeploy(chain, io);
+  registerChainVerify(chain, io);
 }
 
 /** Registers `svc chain start`. */
