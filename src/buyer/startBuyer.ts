@@ -45,6 +45,24 @@ export interface RunningBuyer {
   stop(): Promise<void>;
 }
 
+/** Closes what a buyer service opened in its data directory. */
+function closeStores(service: BuyerService): void {
+  service.auditStore.close();
+  service.records.close();
+  service.responses.close();
+  service.state.close();
+  service.controlSecret.close();
+}
+
+/** A port already in use, said with what is likely holding it and what to do; else `error`. */
+function portTaken(error: NodeJS.ErrnoException, port: number): Error {
+  if (error.code !== 'EADDRINUSE') return error;
+  return new SvcError('invalid_config', {
+    message: `127.0.0.1:${port} is in use: another buyer (svc buyer start) or gateway (svc gateway start, which runs one) may be running there. Choose another port (--port; --buyer-port for the gateway), or have the gateway forward to that buyer with --buyer-url http://127.0.0.1:${port}.`,
+    cause: error,
+  });
+}
+
 /** Starts the buyer; refuses any host that is not loopback. */
 export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuyer> {
   const host = options.config.host;
@@ -77,16 +95,18 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
     ...API_INGRESS,
     keepAliveTimeoutMs: 5_000,
   });
+  const port = options.port ?? options.config.port;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(
-      options.port ?? options.config.port,
-      host === 'localhost' ? '127.0.0.1' : host,
-      () => {
-        server.off('error', reject);
-        resolve();
-      },
-    );
+    const failed = (error: NodeJS.ErrnoException) => {
+      // Nothing served: the stores opened for this run are closed before the error travels.
+      closeStores(service);
+      reject(portTaken(error, port));
+    };
+    server.once('error', failed);
+    server.listen(port, host === 'localhost' ? '127.0.0.1' : host, () => {
+      server.off('error', failed);
+      resolve();
+    });
   });
   const address = server.address() as AddressInfo;
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -106,13 +126,9 @@ export async function startBuyer(options: StartBuyerOptions): Promise<RunningBuy
     service,
     stop: async () => {
       await service.audits.stop();
-      service.auditStore.close();
       await new Promise<void>((resolve) => {
         server.close(() => {
-          service.records.close();
-          service.responses.close();
-          service.state.close();
-          service.controlSecret.close();
+          closeStores(service);
           resolve();
         });
         server.closeAllConnections();

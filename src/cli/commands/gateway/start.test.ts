@@ -5,6 +5,7 @@
  * buyer's control plane.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKey, createStore } from '../../../gateway/index.js';
 import { IdentityStore } from '../../../identity/index.js';
@@ -129,6 +130,32 @@ describe('svc gateway start', () => {
     expect(models.status).toBe(200);
     child!.kill('SIGTERM');
     expect(await exited).toBe(0);
+  }, 90_000);
+
+  it('says which port is taken and what to do when a buyer already holds it', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as AddressInfo;
+    try {
+      const run = await runCli([
+        '--data-dir',
+        dataDir,
+        '--log-level',
+        'silent',
+        'gateway',
+        'start',
+        '--port',
+        '0',
+        '--buyer-port',
+        String(port),
+      ]);
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain(`127.0.0.1:${port} is in use`);
+      expect(run.stderr).toContain(`--buyer-url http://127.0.0.1:${port}`);
+      expect(run.stderr).not.toContain('    at ');
+    } finally {
+      await new Promise<void>((resolve) => holder.close(() => resolve()));
+    }
   }, 90_000);
 
   it('refuses buyer flags together with --buyer-url, in one line', async () => {
