@@ -5,7 +5,7 @@
  * node has no connection at all.
  */
 import { yamux } from '@chainsafe/libp2p-yamux';
-import { identify } from '@libp2p/identify';
+import { type Identify, identify } from '@libp2p/identify';
 import type { Libp2p, PeerId as Libp2pPeerId } from '@libp2p/interface';
 import { type KadDHT, kadDHT, passthroughMapper } from '@libp2p/kad-dht';
 import { type Ping, ping } from '@libp2p/ping';
@@ -34,7 +34,7 @@ import { installLazyWindowUpdates } from './yamuxWindow.js';
 export interface SvcServices {
   dht: KadDHT;
   ping: Ping;
-  identify: unknown;
+  identify: Identify;
   peerExchange: PeerExchange;
   [key: string]: unknown;
 }
@@ -68,6 +68,12 @@ const BOOTSTRAP_RETRY_MS = 10_000;
 /** First retries after a failed bootstrap dial come sooner (1, 2, 4, 8 s), then every 10 s. */
 const BOOTSTRAP_FIRST_RETRY_MS = 1_000;
 const INBOUND_PER_SECOND_PER_HOST = 100;
+/**
+ * Identify runs this long after a connection opens rather than at once (decision 192): at once,
+ * both ends' identify (key parsing, a signed peer record each way, peer store writes) competes
+ * with the request that opened the connection for the same CPU.
+ */
+const IDENTIFY_DELAY_MS = 100;
 
 /** Creates (and starts) a node for `role`. */
 export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcNode> {
@@ -80,6 +86,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   preNegotiated.connections = () => libp2p.getConnections();
   preNegotiatedProtocols.set(libp2p, preNegotiated);
   skipRepeatedProtocolMerges(libp2p);
+  identifyAfterOpen(libp2p);
   const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
   if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');
   const bootstrap = bootstrapDialer(libp2p, config, logger);
@@ -103,6 +110,18 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   };
   await node.start();
   return node;
+}
+
+/** Identifies each new connection's peer IDENTIFY_DELAY_MS after it opens, if still open. */
+function identifyAfterOpen(libp2p: Libp2p<SvcServices>): void {
+  libp2p.addEventListener('connection:open', (event) => {
+    const connection = event.detail;
+    const timer = setTimeout(() => {
+      if (connection.status !== 'open') return;
+      libp2p.services.identify.identify(connection).catch(() => undefined);
+    }, IDENTIFY_DELAY_MS);
+    timer.unref();
+  });
 }
 
 /** The libp2p configuration of a node: transports, limits and the services every role runs. */
@@ -147,7 +166,8 @@ function libp2pInit(
       maxIncomingPendingConnections: 64,
     },
     services: {
-      identify: identify(),
+      // Run on each connection by identifyAfterOpen, a moment after it opens.
+      identify: identify({ runOnConnectionOpen: false }),
       ping: ping(),
       // Every role serves `/svc/peers/1`, bootstrap nodes above all.
       peerExchange: peerExchange(),
