@@ -10,7 +10,8 @@
  * runs here; r and s out of range are refused by both.
  */
 import * as secp256k1 from 'tiny-secp256k1';
-import { type Address, type Hex, hexToBytes, keccak256 } from 'viem';
+import { type Address, type Hex, hexToBytes } from 'viem';
+import { keccak } from './keccak.js';
 
 /** Half the group order: the contract refuses a signature whose `s` is larger. */
 export const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
@@ -43,6 +44,6 @@ export function isSignedBy(digest: Hex, signature: Hex, expected: Address): bool
     return false;
   }
   if (!publicKey) return false;
-  const address = keccak256(publicKey.subarray(1)).slice(-40);
+  const address = Buffer.from(keccak(publicKey.subarray(1)).subarray(12)).toString('hex');
   return address === expected.slice(2).toLowerCase();
 }

@@ -11,6 +11,7 @@ export {
   parseReference,
   validateIdentityName,
 } from './IdentityStore.js';
+export { keccak, keccakHex } from './keccak.js';
 export {
   addressFromPeerId,
   isPeerId,

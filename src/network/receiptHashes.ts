@@ -16,6 +16,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { type Hex, keccak256, stringToHex } from 'viem';
+import { keccak, keccakHex } from '../identity/index.js';
 
 const encoder = new TextEncoder();
 
@@ -117,6 +118,21 @@ const DOMAIN_SEPARATOR = keccak256(
   'bytes',
 );
 const WORDS = RECEIPT_TYPES.Receipt.length + 1;
+/** Service ids' hashes: a seller has a handful, a buyer meets a few hundred. */
+const serviceIdHashes = new Map<string, Uint8Array>();
+const MAX_SERVICE_ID_HASHES = 4096;
+
+function serviceIdHash(serviceId: string): Uint8Array {
+  let hash = serviceIdHashes.get(serviceId);
+  if (hash === undefined) {
+    hash = keccak(encoder.encode(serviceId));
+    if (serviceIdHashes.size >= MAX_SERVICE_ID_HASHES) serviceIdHashes.clear();
+    serviceIdHashes.set(serviceId, hash);
+  }
+  return hash;
+}
+
+const PREFIX_1901 = Uint8Array.of(0x19, 0x01);
 
 function concatBytes(parts: Uint8Array[]): Uint8Array {
   return Buffer.concat(parts);
@@ -154,7 +170,7 @@ export function receiptDigest(fields: ReceiptFields): Hex {
   words.set(RECEIPT_TYPEHASH, 0);
   putHex(words, 1, fields.seller);
   putHex(words, 2, fields.buyer);
-  words.set(keccak256(encoder.encode(fields.serviceId), 'bytes'), 3 * 32);
+  words.set(serviceIdHash(fields.serviceId), 3 * 32);
   putHex(words, 4, fields.requestHash);
   putHex(words, 5, fields.responseHash);
   putCount(words, 6, fields.inputTokens);
@@ -167,6 +183,5 @@ export function receiptDigest(fields: ReceiptFields): Hex {
   putUint(words, 13, fields.unitMicroUsd);
   putUint(words, 14, fields.costMicroUsd);
   putCount(words, 15, fields.timeMs);
-  const structHash = keccak256(words, 'bytes');
-  return keccak256(concatBytes([Uint8Array.of(0x19, 0x01), DOMAIN_SEPARATOR, structHash]));
+  return keccakHex(concatBytes([PREFIX_1901, DOMAIN_SEPARATOR, keccak(words)]));
 }

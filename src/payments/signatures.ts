@@ -9,6 +9,7 @@ import {
   encodeAbiParameters,
   type Hex,
   hashTypedData,
+  hexToBytes,
   keccak256,
   numberToHex,
   padHex,
@@ -16,7 +17,7 @@ import {
   stringToHex,
 } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
-import { isSignedBy } from '../identity/index.js';
+import { isSignedBy, keccakHex } from '../identity/index.js';
 
 /** Where signatures are valid: one chain, one payments contract. */
 export interface PaymentsDomain {
@@ -114,14 +115,16 @@ export function channelIdOf(buyer: Address, seller: Address, salt: Hex): Hex {
 
 /** EIP-712 digest of a voucher (equal to viem's hashTypedData, computed faster). */
 export function voucherDigest(domain: PaymentsDomain, voucher: VoucherFields): Hex {
-  const structHash = keccak256(
-    concatHex([
-      VOUCHER_TYPEHASH,
-      voucher.channelId,
-      padHex(numberToHex(voucher.cumulativeAmount), { size: 32 }),
-    ]),
+  const structHash = keccakHex(
+    hexToBytes(
+      concatHex([
+        VOUCHER_TYPEHASH,
+        voucher.channelId,
+        padHex(numberToHex(voucher.cumulativeAmount), { size: 32 }),
+      ]),
+    ),
   );
-  return keccak256(concatHex(['0x1901', paymentsDomainSeparator(domain), structHash]));
+  return keccakHex(hexToBytes(concatHex(['0x1901', paymentsDomainSeparator(domain), structHash])));
 }
 
 /** EIP-712 digest of a reserve authorisation. */
