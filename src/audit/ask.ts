@@ -128,6 +128,12 @@ export function sendThroughProxy(target: ProxyTarget): SendProbe {
         `audit request to ${probe.peerId} answered ${answer.status}: ${answer.body.slice(0, 300)}`,
       );
     }
+    // An answer counts for the seller probed only: a copy served by anyone else (a fallback the
+    // pin should have prevented) would credit that seller with another's honesty.
+    const servedBy = answer.headers[SVC_HEADER.peerId];
+    if (servedBy !== probe.peerId) {
+      throw new Error(`audit request to ${probe.peerId} was answered by ${String(servedBy)}`);
+    }
     const stream = String(answer.headers['content-type'] ?? '').includes('text/event-stream');
     const { text, streamCostMicro } = answerText(probe.format, answer.body, stream);
     const costHeader = answer.headers[SVC_HEADER.estimatedCostUsd];
@@ -137,6 +143,9 @@ export function sendThroughProxy(target: ProxyTarget): SendProbe {
     const evidence =
       typeof requestId === 'string' ? await evidenceFor(target, requestId, signal) : undefined;
     if (!evidence) return { text, costMicro };
+    if (evidence.peerId !== probe.peerId) {
+      throw new Error(`audit request to ${probe.peerId} has evidence from ${evidence.peerId}`);
+    }
     // The text compared is the one of the bytes the seller signed, in its own format, as anyone
     // checking the bundle reads it (src/audit/bundle.ts).
     const format = formatOfProtocol(evidence.sellerProtocol);
