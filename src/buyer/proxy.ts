@@ -26,8 +26,6 @@ import { openResponsesState, type ResponsesState } from './responsesState.js';
 import { textCall } from './textCall.js';
 import { tryCandidates } from './tryCandidates.js';
 
-export { failRequest } from './failRequest.js';
-
 /** Effective preferences: own, narrowed by a preset and the gateway policy (pins keep bans only). */
 export function effectivePreferences(
   own: EffectivePreferences,
