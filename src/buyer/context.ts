@@ -24,7 +24,10 @@ export interface ProxyRoute {
 /** What the buyer reads of a request besides its body: its headers and path. */
 export type RequestHead = Pick<IncomingMessage, 'headers' | 'url'>;
 
-/** The gateway's limits on a request: honoured only from an authenticated gateway. */
+/**
+ * Where and for how much a request may be routed: the gateway's policy and cost cap (honoured only
+ * from an authenticated gateway) and a pin (a client's header, or the gateway's checked one).
+ */
 export interface RequestLimits {
   readonly policy?: PreferenceNarrowing;
   /** Most the request may cost (the gateway's reservation for a limited key). */
