@@ -22,7 +22,7 @@ export function sellerHeaders(
   const { offer } = candidate;
   const pricing = offer.pricing;
   return encodeSellerHeaders({
-    requestId: ctx.requestId,
+    requestId: ctx.request.id,
     peerId: offer.peerId,
     provider: offer.provider,
     service: offer.serviceId,

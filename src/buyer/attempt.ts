@@ -81,12 +81,12 @@ async function preparePayment(
   if (offer.free || call.maxCostMicro === undefined) return { paid: false };
   try {
     const prepared = await ctx.service.deps.payments.prepare({
-      identity: ctx.access.identity,
+      identity: ctx.request.access.identity,
       peerId: offer.peerId,
       sellerAddress: addressFromPeerId(offer.peerId),
       price: call.price,
       maxCostMicro: call.maxCostMicro,
-      requestId: ctx.requestId,
+      requestId: ctx.request.id,
       ...(offer.sellerPayments ? { sellerPayments: offer.sellerPayments } : {}),
     });
     return prepared ? { payment: prepared as Record<string, unknown>, paid: true } : { paid: true };
@@ -154,14 +154,19 @@ function headTimedOut(controller: AbortController): boolean {
   return reason instanceof TransportError && reason.failure === 'timeout';
 }
 
+/** How one attempt is sent: its payment, its controller, the answer bytes kept as evidence. */
+interface Sending {
+  payment: Record<string, unknown> | undefined;
+  controller: AbortController;
+  keepResponseBytes: number | undefined;
+}
+
 /** The response head, or the failure; the head timeout aborts `controller`. */
 async function requestHead(
   ctx: ProxyContext,
   candidate: RouteCandidate,
   call: SellerCall,
-  payment: Record<string, unknown> | undefined,
-  controller: AbortController,
-  keepResponseBytes: number | undefined,
+  { payment, controller, keepResponseBytes }: Sending,
 ): Promise<SellerResponse | AttemptFailure> {
   const { deps } = ctx.service;
   const peerId = candidate.offer.peerId;
@@ -259,7 +264,7 @@ export async function sendToSeller(
   if ('kind' in prepared) return prepared;
   const { payment, paid } = prepared;
   const releasePayment = (sellerError?: ReturnType<typeof sellerErrorOf>) => {
-    if (paid) payments.release?.(ctx.requestId, sellerError);
+    if (paid) payments.release?.(ctx.request.id, sellerError);
   };
   const { controller, detach } = followClient(ctx);
   const sent: SentRequest = {
@@ -270,7 +275,8 @@ export async function sendToSeller(
   };
   // An audit's answer is kept with its receipt, as evidence (src/buyer/evidence.ts).
   const keep = isAudit(ctx) ? MAX_EVIDENCE_RESPONSE_BYTES : undefined;
-  const response = await requestHead(ctx, candidate, call, payment, controller, keep);
+  const sending = { payment, controller, keepResponseBytes: keep };
+  const response = await requestHead(ctx, candidate, call, sending);
   if ('kind' in response) {
     detach();
     releasePayment();

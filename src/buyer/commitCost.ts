@@ -4,21 +4,16 @@
  * it committed to the seller in vouchers for that request — never above the request's cap. The
  * record is journaled before the voucher is signed (docs/decisions/122-request-journal.md).
  */
-import { costOfUsage, formatUsd, type MicroUsd, type TokenUsage } from '../money/index.js';
-import type { SellerTrailer } from '../network/index.js';
-import type { RouteCandidate } from '../routing/index.js';
-import type { AttemptOk } from './attempt.js';
+import { costOfUsage, formatUsd, type MicroUsd } from '../money/index.js';
 import type { ProxyContext } from './context.js';
+import type { CountedUsage, Delivery, RecordDraft } from './delivery.js';
 import type { RequestRecord } from './requestRecords.js';
-
-/** The record fields deliver knows; commitCost adds id, attempts, latency and the cost. */
-export type RecordDraft = Omit<RequestRecord, 'requestId' | 'latencyMs' | 'attempts' | 'costUsd'>;
 
 function recordOf(ctx: ProxyContext, draft: RecordDraft, costMicro: MicroUsd): RequestRecord {
   return {
     ...draft,
-    requestId: ctx.requestId,
-    latencyMs: ctx.service.deps.clock() - ctx.startedAt,
+    requestId: ctx.request.id,
+    latencyMs: ctx.service.deps.clock() - ctx.request.startedAt,
     attempts: [...ctx.attempts],
     costUsd: formatUsd(costMicro),
   };
@@ -51,27 +46,24 @@ const capped = (amount: MicroUsd, cap: MicroUsd | undefined) =>
 
 /**
  * Pays the seller (checks its claim, journals the record, signs the voucher) and returns the
- * amount committed; a failed answer (`failed`) commits nothing and frees the payment. Free offers commit 0; without payments (development) the buyer's count at
- * the seller's price, capped. A payment that fails before it journals commits nothing. A receipt
- * the buyer refused (`draft.receipt`) pays no more than the buyer's own count (decision 168).
+ * amount committed; a failed answer (`counted.failed`) commits nothing and frees the payment.
+ * Free offers commit 0; without payments (development) the buyer's count at the seller's price,
+ * capped. A payment that fails before it journals commits nothing. A receipt the buyer refused
+ * (`draft.receipt`) pays no more than the buyer's own count (decision 168).
  */
 export async function commitCost(
   ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
-  claimed: SellerTrailer | undefined,
-  estimatedUsage: () => Promise<TokenUsage>,
-  usage: TokenUsage,
-  draft: RecordDraft,
-  failed = false,
-  /** Unit-billed (images, video): the seller's unit count must match the buyer's exactly. */
-  units = false,
+  delivery: Delivery,
+  counted: CountedUsage,
 ): Promise<MicroUsd> {
-  const { offer } = candidate;
+  const { ok } = delivery;
+  const { offer } = delivery.candidate;
+  const { usage, claimed, draft } = counted;
   const { deps } = ctx.service;
+  const requestId = ctx.request.id;
   // A failed answer is paid nothing: no voucher (docs/decisions/152-nothing-paid-for-failed-answers.md).
-  if (failed) {
-    if (ok.paid) deps.payments.release?.(ctx.requestId);
+  if (counted.failed) {
+    if (ok.paid) deps.payments.release?.(requestId);
     return 0n;
   }
   const unpaid = capped(costOfUsage(usage, ok.price), ok.maxCostMicro);
@@ -79,16 +71,16 @@ export async function commitCost(
   let committed: MicroUsd | undefined;
   try {
     const outcome = await deps.payments.complete({
-      requestId: ctx.requestId,
+      requestId,
       peerId: offer.peerId,
       claimed,
-      estimatedUsage: await estimatedUsage(),
+      estimatedUsage: await counted.estimate(),
       price: ok.price,
       serviceId: offer.serviceId,
       ...(draft.receipt !== undefined && draft.receipt !== 'verified'
         ? { receiptRefused: true }
         : {}),
-      ...(units ? { units } : {}),
+      ...(counted.unitBilled ? { units: true } : {}),
       onCommit: (amountMicro) => {
         committed = amountMicro;
         journal(ctx, draft, amountMicro);
@@ -96,7 +88,7 @@ export async function commitCost(
     });
     return outcome === undefined ? unpaid : capped(outcome.amountMicro, ok.maxCostMicro);
   } catch (error) {
-    deps.logger.warn({ err: error, requestId: ctx.requestId }, 'payment completion failed');
+    deps.logger.warn({ err: error, requestId }, 'payment completion failed');
     return committed ?? 0n;
   }
 }

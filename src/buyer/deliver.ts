@@ -7,12 +7,12 @@ import { SvcError } from '../errors/index.js';
 import { isFailedAnswer, wholeAnswerFinished } from '../formats/index.js';
 import { formatUsd } from '../money/index.js';
 import { encodeUsageHeaders, latencyHeader } from '../protocol/index.js';
-import type { RouteCandidate } from '../routing/index.js';
 import { rememberSeller, sellerHeaders, servedBy, settleUsage, trailerOf } from './answerParts.js';
-import type { AttemptOk } from './attempt.js';
 import { commitCost } from './commitCost.js';
-import { finishRequest, type ProxyContext } from './context.js';
+import type { ProxyContext } from './context.js';
 import { deliverStream } from './deliverStream.js';
+import type { Delivery } from './delivery.js';
+import { finishRequest } from './finishRequest.js';
 import { checkReceipt, checkUnpaidReceipt } from './receiptCheck.js';
 import type { ResponsesState } from './responsesState.js';
 import { textOf } from './tokenCount.js';
@@ -21,18 +21,22 @@ import { usageFromBody } from './usage.js';
 /** The seller's whole answer in the client's protocol (translated when they differ). */
 function clientBody(
   ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
+  { candidate, ok }: Delivery,
   sellerJson: unknown,
 ): { bytes: Buffer; json: unknown } {
   const whole = ok.whole ?? Buffer.alloc(0);
-  if (candidate.sellerProtocol === ctx.route.protocol) return { bytes: whole, json: sellerJson };
+  if (candidate.sellerProtocol === ctx.request.route.protocol)
+    return { bytes: whole, json: sellerJson };
   try {
     const { translator } = ctx.service.deps;
-    const json = translator.response(ctx.route.protocol, candidate.sellerProtocol, sellerJson);
+    const json = translator.response(
+      ctx.request.route.protocol,
+      candidate.sellerProtocol,
+      sellerJson,
+    );
     return { bytes: Buffer.from(JSON.stringify(json)), json };
   } catch (cause) {
-    if (ok.paid) ctx.service.deps.payments.release?.(ctx.requestId);
+    if (ok.paid) ctx.service.deps.payments.release?.(ctx.request.id);
     throw new SvcError('invalid_seller_response', {
       message: `Seller ${candidate.offer.peerId} sent a ${candidate.sellerProtocol} response that could not be translated.`,
       details: { peerId: candidate.offer.peerId },
@@ -52,17 +56,17 @@ function parseJson(bytes: Buffer): unknown {
 /** Delivers a whole (non-stream) answer. */
 async function deliverWhole(
   ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
+  delivery: Delivery,
   affinityKey: string | undefined,
   responses: ResponsesState | undefined,
 ): Promise<void> {
+  const { candidate, ok } = delivery;
   ok.detach();
   const { res } = ctx;
   const { response } = ok;
   const trailer = trailerOf(ok);
   const sellerJson = parseJson(ok.whole ?? Buffer.alloc(0));
-  const { bytes, json } = clientBody(ctx, candidate, ok, sellerJson);
+  const { bytes, json } = clientBody(ctx, delivery, sellerJson);
   const claimed = await trailer;
   const { usage, source, estimate } = await settleUsage(
     usageFromBody(candidate.sellerProtocol, sellerJson),
@@ -76,7 +80,7 @@ async function deliverWhole(
     finished: wholeAnswerFinished(candidate.sellerProtocol, sellerJson),
   });
   // A paid answer's receipt is checked before paying (decision 168), an unpaid one's after.
-  const receipt = ok.paid ? checkReceipt(ctx, candidate, ok, claimed) : undefined;
+  const receipt = ok.paid ? checkReceipt(ctx, delivery, claimed) : undefined;
   // Paid before the cost is written: the header shows what the seller was committed.
   const draft = {
     ...servedBy(candidate, false),
@@ -85,19 +89,19 @@ async function deliverWhole(
     usage,
     ...(receipt ? { receipt } : {}),
   };
-  const cost = await commitCost(ctx, candidate, ok, claimed, estimate, usage, draft, failed);
+  const cost = await commitCost(ctx, delivery, { usage, claimed, estimate, draft, failed });
   const costUsd = formatUsd(cost);
   res.writeHead(response.status, {
     'content-type': response.headers['content-type'] ?? 'application/json',
     'content-length': bytes.length,
     ...sellerHeaders(ctx, candidate),
     ...encodeUsageHeaders({ ...usage, tokenSource: source, estimatedCostUsd: costUsd }),
-    ...latencyHeader(ctx.service.deps.clock() - ctx.startedAt),
+    ...latencyHeader(ctx.service.deps.clock() - ctx.request.startedAt),
   });
   res.end(bytes);
   ctx.service.metrics.spend.inc(Number(cost));
-  await checkUnpaidReceipt(ctx, candidate, ok, claimed, draft);
-  finishRequest(ctx, { ...draft, costUsd });
+  const late = await checkUnpaidReceipt(ctx, delivery, claimed);
+  finishRequest(ctx, { ...draft, ...late, costUsd }, delivery);
   rememberSeller(ctx, candidate, affinityKey);
   responses?.remember(candidate, json);
 }
@@ -105,11 +109,10 @@ async function deliverWhole(
 /** Delivers a successful seller response (whole or streamed). */
 export async function deliver(
   ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
+  delivery: Delivery,
   affinityKey: string | undefined,
   responses?: ResponsesState,
 ): Promise<void> {
-  if (ok.whole) return deliverWhole(ctx, candidate, ok, affinityKey, responses);
-  return deliverStream(ctx, candidate, ok, affinityKey, responses);
+  if (delivery.ok.whole) return deliverWhole(ctx, delivery, affinityKey, responses);
+  return deliverStream(ctx, delivery, affinityKey, responses);
 }

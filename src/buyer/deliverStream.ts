@@ -17,8 +17,10 @@ import type { RouteCandidate } from '../routing/index.js';
 import { rememberSeller, sellerHeaders, servedBy, settleUsage, trailerOf } from './answerParts.js';
 import type { AttemptOk } from './attempt.js';
 import { commitCost, journalOpen } from './commitCost.js';
-import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
+import { type ProxyContext, ZERO_USAGE } from './context.js';
 import { CostCap } from './costCap.js';
+import type { Delivery } from './delivery.js';
+import { finishRequest } from './finishRequest.js';
 import { checkReceipt, checkUnpaidReceipt } from './receiptCheck.js';
 import type { ResponsesState } from './responsesState.js';
 import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
@@ -101,21 +103,30 @@ class SellerTap implements AsyncIterable<Uint8Array> {
   }
 }
 
+/** What watches a stream as it is written to the client. */
+interface StreamWatch {
+  tap: SellerTap;
+  cap: CostCap;
+  progress: ProgressJournal | undefined;
+  catcher: FinalResponseCatcher | undefined;
+}
+
 /** Writes the client's stream; the failure of the seller's stream, if any. */
 async function pump(
   ctx: ProxyContext,
   candidate: RouteCandidate,
-  tap: SellerTap,
-  cap: CostCap,
-  progress: ProgressJournal | undefined,
-  catcher: FinalResponseCatcher | undefined,
+  { tap, cap, progress, catcher }: StreamWatch,
 ): Promise<SvcError | undefined> {
   const { res } = ctx;
-  const translated = candidate.sellerProtocol !== ctx.route.protocol;
+  const translated = candidate.sellerProtocol !== ctx.request.route.protocol;
   const failed = () => (cap.reached ? capError(cap) : tap.failure());
   try {
     const { translator } = ctx.service.deps;
-    const chunks = translator.stream(ctx.route.protocol, candidate.sellerProtocol, cap.watch(tap));
+    const chunks = translator.stream(
+      ctx.request.route.protocol,
+      candidate.sellerProtocol,
+      cap.watch(tap),
+    );
     for await (const chunk of chunks) {
       if (ctx.clientAbort.signal.aborted) return undefined;
       // A translated chat error is followed by `[DONE]`, which must not reach the client.
@@ -135,9 +146,9 @@ async function pump(
   // The seller's own error event already reached the client when passed through untouched.
   const alreadySent =
     !translated && !cap.reached && tap.scanner.verdict === 'seller_error' && !tap.thrown;
-  const translatorSent = translated && ctx.route.protocol !== 'openai-responses';
+  const translatorSent = translated && ctx.request.route.protocol !== 'openai-responses';
   if (!alreadySent && !translatorSent) {
-    res.write(streamErrorBytes(ctx.route.protocol, failure, tap.scanner.events));
+    res.write(streamErrorBytes(ctx.request.route.protocol, failure, tap.scanner.events));
   }
   return failure;
 }
@@ -149,12 +160,12 @@ function capError(cap: CostCap): SvcError {
 /** Delivers a streamed answer. */
 export async function deliverStream(
   ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
+  delivery: Delivery,
   affinityKey: string | undefined,
   responses: ResponsesState | undefined,
 ): Promise<void> {
   const { res, service } = ctx;
+  const { candidate, ok } = delivery;
   const trailer = trailerOf(ok);
   res.writeHead(ok.response.status, {
     'content-type': ok.response.headers['content-type'] ?? 'text/event-stream',
@@ -181,7 +192,7 @@ export async function deliverStream(
           ctx,
           open,
           {
-            identity: ctx.access.identity,
+            identity: ctx.request.access.identity,
             peerId: candidate.offer.peerId,
             price: ok.price,
             maxCostMicro: ok.maxCostMicro,
@@ -192,9 +203,9 @@ export async function deliverStream(
       : undefined;
   const tap = new SellerTap(ok, candidate);
   // A translated responses stream is kept as the client saw it (its ids are the translator's).
-  const translated = candidate.sellerProtocol !== ctx.route.protocol;
+  const translated = candidate.sellerProtocol !== ctx.request.route.protocol;
   const catcher = responses?.keeps && translated ? new FinalResponseCatcher() : undefined;
-  const failure = await pump(ctx, candidate, tap, cap, progress, catcher).finally(() =>
+  const failure = await pump(ctx, candidate, { tap, cap, progress, catcher }).finally(() =>
     ok.detach(),
   );
   const cancelled = ctx.clientAbort.signal.aborted;
@@ -213,7 +224,7 @@ export async function deliverStream(
   );
   const errorCode = cancelled ? 'request_cancelled' : failure?.code;
   // A paid answer's receipt is checked before paying (decision 168), an unpaid one's after.
-  const receipt = ok.paid ? checkReceipt(ctx, candidate, ok, claimed) : undefined;
+  const receipt = ok.paid ? checkReceipt(ctx, delivery, claimed) : undefined;
   const draft = {
     ...served,
     status: cancelled ? 499 : failure ? failure.status : ok.response.status,
@@ -228,23 +239,20 @@ export async function deliverStream(
     outputTokens: usage.outputTokens,
     finished: scanner.verdict === 'ended',
   });
-  const cost = await commitCost(
-    ctx,
-    candidate,
-    ok,
+  const cost = await commitCost(ctx, delivery, {
+    usage,
     claimed,
     estimate,
-    usage,
     draft,
-    nothingDelivered,
-  );
+    failed: nothingDelivered,
+  });
   const costUsd = formatUsd(cost);
   if (!res.destroyed) {
     res.end(encodeUsageComment({ ...usage, costUsd, ...(errorCode ? { errorCode } : {}) }));
   }
   service.metrics.spend.inc(Number(cost));
-  await checkUnpaidReceipt(ctx, candidate, ok, claimed, draft);
-  finishRequest(ctx, { ...draft, costUsd });
+  const late = await checkUnpaidReceipt(ctx, delivery, claimed);
+  finishRequest(ctx, { ...draft, ...late, costUsd }, delivery);
   if (failure) {
     service.health.recordFailure(candidate.offer.peerId);
     service.metrics.sellerFailures.inc({ peer_id: candidate.offer.peerId, reason: failure.code });

@@ -2,12 +2,13 @@
 import type { SvcError } from '../errors/index.js';
 import { sendError } from '../http/index.js';
 import { SVC_HEADER } from '../protocol/index.js';
-import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
+import { type ProxyContext, ZERO_USAGE } from './context.js';
+import { finishRequest } from './finishRequest.js';
 
 /** Sends an error in the client's style and records it. */
 export function failRequest(ctx: ProxyContext, error: SvcError): void {
-  sendError(ctx.res, error, ctx.route.style, {
-    [SVC_HEADER.requestId]: ctx.requestId,
+  sendError(ctx.res, error, ctx.request.route.style, {
+    [SVC_HEADER.requestId]: ctx.request.id,
     ...(ctx.attempts.length ? { [SVC_HEADER.attempts]: ctx.attempts.join(', ') } : {}),
   });
   const peerId = typeof error.details?.peerId === 'string' ? error.details.peerId : null;
@@ -18,7 +19,7 @@ export function failRequest(ctx: ProxyContext, error: SvcError): void {
     peerId,
     provider: null,
     serviceId: null,
-    model: typeof ctx.body.model === 'string' ? ctx.body.model : null,
+    model: typeof ctx.request.body.model === 'string' ? ctx.request.body.model : null,
     usage: ZERO_USAGE,
     costUsd: '0.000000',
     errorCode: error.code,

@@ -6,18 +6,27 @@
  * the gateway settles on.
  */
 import type { ServerResponse } from 'node:http';
-import { SvcError, toSvcError } from '../errors/index.js';
-import {
-  type BuyerCall,
-  type BuyerCallResult,
-  type InProcessBuyer,
-  type RequestRecord,
-  SVC_HEADER,
+import { SvcError } from '../errors/index.js';
+import type {
+  BuyerCall,
+  BuyerCallResult,
+  InProcessBuyer,
+  RequestRecord,
 } from '../protocol/index.js';
 import type { BuyerService } from './BuyerService.js';
-import { openProxyContext } from './context.js';
-import { failRequest, proxyRequest } from './proxy.js';
+import { openProxyContext, type RequestLimits } from './context.js';
+import { proxyRequest } from './proxy.js';
 import { PROXY_ROUTES } from './proxyRoutes.js';
+import { serveProxied } from './serveProxied.js';
+
+/** The limits the gateway handed over with the call (always a value: none are read from headers). */
+function limitsOf(call: BuyerCall): RequestLimits {
+  return {
+    ...(call.policy ? { policy: call.policy } : {}),
+    ...(call.maxCostMicro !== undefined ? { maxCostMicro: call.maxCostMicro } : {}),
+    ...(call.pin ? { pin: call.pin } : {}),
+  };
+}
 
 async function serve(
   service: BuyerService,
@@ -26,30 +35,25 @@ async function serve(
 ): Promise<BuyerCallResult> {
   const route = Object.hasOwn(PROXY_ROUTES, call.path) ? PROXY_ROUTES[call.path] : undefined;
   if (!route) throw new SvcError('not_found', { message: `No route ${call.path}.` });
-  // The pin rides as the header it is over HTTP; every other x-svc-* header is gone already.
-  const headers = call.pin ? { ...call.headers, [SVC_HEADER.pinPeer]: call.pin } : call.headers;
-  const ctx = openProxyContext(service, { headers, url: call.path }, res, route, {
+  let record: RequestRecord | undefined;
+  const opened = openProxyContext(service, { headers: call.headers, url: call.path }, res, route, {
     access: { identity: call.identity, authenticated: true },
     requestId: call.requestId,
+    onFinish: (written) => {
+      record = written;
+    },
   });
-  let record: RequestRecord | undefined;
-  ctx.onFinish = (written) => {
-    record = written;
-  };
-  ctx.body = call.body;
-  ctx.rawBody = Buffer.from(call.rawBody.buffer, call.rawBody.byteOffset, call.rawBody.byteLength);
-  ctx.bodyBytes = call.rawBody.byteLength;
-  if (call.policy) ctx.policy = call.policy;
-  if (call.maxCostMicro !== undefined) ctx.maxCostMicro = call.maxCostMicro;
-  try {
-    await proxyRequest(ctx);
-  } catch (error) {
-    const svcError = toSvcError(error);
-    if (svcError.code === 'internal_error') {
-      service.deps.logger.error({ err: error }, 'proxy request failed');
-    }
-    failRequest(ctx, svcError);
-  }
+  const { rawBody } = call;
+  await serveProxied(
+    opened,
+    () => ({
+      body: call.body,
+      rawBody: Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength),
+      bodyBytes: rawBody.byteLength,
+      limits: limitsOf(call),
+    }),
+    proxyRequest,
+  );
   return { record };
 }
 

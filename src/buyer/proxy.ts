@@ -26,8 +26,6 @@ import { openResponsesState, type ResponsesState } from './responsesState.js';
 import { textCall } from './textCall.js';
 import { tryCandidates } from './tryCandidates.js';
 
-export { failRequest } from './failRequest.js';
-
 /** Effective preferences: own, narrowed by a preset and the gateway policy (pins keep bans only). */
 export function effectivePreferences(
   own: EffectivePreferences,
@@ -48,7 +46,10 @@ export function requestPreferences(
   resolved: ResolvedTarget,
   base: EffectivePreferences,
 ): EffectivePreferences {
-  const own = requestRouting(ctx.body, headerValue(ctx.req.headers, SVC_HEADER.sort));
+  const own = requestRouting(
+    ctx.request.body,
+    headerValue(ctx.request.head.headers, SVC_HEADER.sort),
+  );
   let preferences = own.narrowing ? narrowPreferences(base, own.narrowing) : base;
   const sort = resolved.variantSort ?? own.sort ?? resolved.preset?.config.routingPreferences?.sort;
   if (sort && sort !== preferences.sort) preferences = { ...preferences, sort };
@@ -70,19 +71,19 @@ function routeModel(
   const { service } = ctx;
   const { deps } = service;
   const state = service.state.read();
-  const pinHeader = headerValue(ctx.req.headers, SVC_HEADER.pinPeer);
+  const { pin } = ctx.request.limits;
   const resolved = resolveTargetCached({
     model,
-    ...(pinHeader ? { pinHeader } : {}),
+    ...(pin ? { pinHeader: pin } : {}),
     ...(state.sessionPin ? { sessionPin: state.sessionPin } : {}),
     ...(state.defaultRoute ? { defaultRoute: state.defaultRoute } : {}),
     presets: deps.config.presets,
   });
   const { target } = resolved;
-  let body = withoutRoutingFields(ctx.body);
+  let body = withoutRoutingFields(ctx.request.body);
   let own = service.ownPreferences;
   if (resolved.preset) {
-    body = applyPreset(body, ctx.route.protocol, resolved.preset.config);
+    body = applyPreset(body, ctx.request.route.protocol, resolved.preset.config);
     if (resolved.preset.config.routingPreferences) {
       own = narrowPreferences(own, resolved.preset.config.routingPreferences);
     }
@@ -90,9 +91,9 @@ function routeModel(
   const preferences = requestPreferences(
     ctx,
     resolved,
-    effectivePreferences(own, target, ctx.policy),
+    effectivePreferences(own, target, ctx.request.limits.policy),
   );
-  const conversation = conversationKey(body, ctx.req.headers);
+  const conversation = conversationKey(body, ctx.request.head.headers);
   const affinityKey =
     conversation && target.kind === 'automatic'
       ? `${normalizeModelName(target.model)}|${conversation}`
@@ -103,7 +104,7 @@ function routeModel(
   const plan = selectRoute({
     target,
     routeType: 'text',
-    clientProtocol: ctx.route.protocol,
+    clientProtocol: ctx.request.route.protocol,
     chooseProtocol: deps.translator.chooseProtocol,
     index: service.offers(),
     preferences,
@@ -112,7 +113,7 @@ function routeModel(
     speed: service.speed,
     audits: service.audits,
     ...(affinityPeerId ? { affinityPeerId } : {}),
-    bodyBytes: ctx.bodyBytes,
+    bodyBytes: ctx.request.bodyBytes,
     maxCandidates: deps.config.maxAttempts,
   });
   return { plan, body, affinityKey };
@@ -125,7 +126,7 @@ function routeModel(
  */
 export async function proxyRequest(ctx: ProxyContext): Promise<void> {
   const responses = openResponsesState(ctx);
-  const models = requestedModels(ctx.body);
+  const models = requestedModels(ctx.request.body);
   const { plan, of } = fallbackPlan(models, (model) => routeModel(ctx, model, responses));
   await tryCandidates(
     ctx,
@@ -134,6 +135,6 @@ export async function proxyRequest(ctx: ProxyContext): Promise<void> {
       const { body } = of(candidate);
       return textCall(ctx, candidate, responses ? responses.bodyFor(candidate, body) : body);
     },
-    (candidate, ok) => deliver(ctx, candidate, ok, of(candidate).affinityKey, responses),
+    (delivery) => deliver(ctx, delivery, of(delivery.candidate).affinityKey, responses),
   );
 }

@@ -9,41 +9,38 @@
  */
 import type { ReceiptRefusal, SellerTrailer } from '../network/index.js';
 import { verifyReceipt } from '../network/index.js';
-import type { RouteCandidate } from '../routing/index.js';
-import type { AttemptOk } from './attempt.js';
 import { isAudit, type ProxyContext } from './context.js';
+import type { Delivery } from './delivery.js';
 
 /**
  * `checkReceipt` once the answer just written to the client has gone out (Node writes a
  * response's end on the next tick, and an immediate runs after it), off the client's path: for
  * answers whose receipt changes no amount the client is told.
  */
-export async function checkReceiptAfterAnswer(
+async function checkReceiptAfterAnswer(
   ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
+  delivery: Delivery,
   trailer: SellerTrailer | undefined,
 ): Promise<ReceiptOutcome | undefined> {
-  if (trailer === undefined || ok.response.exchange?.() === undefined) return undefined;
+  if (trailer === undefined || delivery.ok.response.exchange?.() === undefined) return undefined;
   await new Promise((resolve) => setImmediate(resolve));
-  return checkReceipt(ctx, candidate, ok, trailer);
+  return checkReceipt(ctx, delivery, trailer);
 }
 
 /**
- * An unpaid answer's receipt, checked after the answer, into the record's draft (a paid one's
- * was checked before paying): an audit's always, others as src/buyer/receiptSample.ts draws.
+ * An unpaid answer's receipt, checked after the answer, as record fields (a paid one's was
+ * checked before paying): an audit's always, others as src/buyer/receiptSample.ts draws.
  */
 export async function checkUnpaidReceipt(
   ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
+  delivery: Delivery,
   trailer: SellerTrailer | undefined,
-  draft: { receipt?: ReceiptOutcome },
-): Promise<void> {
-  if (ok.paid) return;
-  if (!isAudit(ctx) && !ctx.service.receiptSampler.shouldCheck(candidate.offer.peerId)) return;
-  const outcome = await checkReceiptAfterAnswer(ctx, candidate, ok, trailer);
-  if (outcome) draft.receipt = outcome;
+): Promise<{ receipt?: ReceiptOutcome }> {
+  if (delivery.ok.paid) return {};
+  const { peerId } = delivery.candidate.offer;
+  if (!isAudit(ctx) && !ctx.service.receiptSampler.shouldCheck(peerId)) return {};
+  const outcome = await checkReceiptAfterAnswer(ctx, delivery, trailer);
+  return outcome ? { receipt: outcome } : {};
 }
 
 /** Clock difference allowed between a seller's receipt time and the buyer's own clock. */
@@ -59,10 +56,10 @@ export type ReceiptOutcome = 'verified' | ReceiptRefusal;
  */
 export function checkReceipt(
   ctx: ProxyContext,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
+  delivery: Delivery,
   trailer: SellerTrailer | undefined,
 ): ReceiptOutcome | undefined {
+  const { candidate, ok } = delivery;
   const exchange = ok.response.exchange?.();
   if (trailer === undefined || exchange === undefined) return undefined;
   const { offer } = candidate;
@@ -81,7 +78,7 @@ export function checkReceipt(
   service.metrics.receipts.inc({ peer_id: offer.peerId, outcome });
   if (!check.ok) {
     service.deps.logger.warn(
-      { peerId: offer.peerId, requestId: ctx.requestId, reason: check.reason, err: check.message },
+      { peerId: offer.peerId, requestId: ctx.request.id, reason: check.reason, err: check.message },
       'seller receipt refused; paying no more than the buyer-side count',
     );
     service.deps.reputation.penalise?.(offer.peerId);
@@ -89,7 +86,7 @@ export function checkReceipt(
     return outcome;
   }
   if (isAudit(ctx) && exchange.responseBody !== undefined) {
-    service.evidence.keep(ctx.requestId, {
+    service.evidence.keep(ctx.request.id, {
       receipt: check.receipt,
       request: { method: 'POST', path: sent.path, body: sent.body },
       response: { status: ok.response.status, body: exchange.responseBody },

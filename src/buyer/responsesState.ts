@@ -260,14 +260,14 @@ export class ResponsesState {
  * Throws 400 `previous_response_not_found` / `response_item_not_found` for an unknown id.
  */
 export function openResponsesState(ctx: ProxyContext): ResponsesState | undefined {
-  if (ctx.route.protocol !== 'openai-responses') return undefined;
+  if (ctx.request.route.protocol !== 'openai-responses') return undefined;
   const { service } = ctx;
   if (!service.responses.enabled) return undefined;
   const { deps } = service;
   return new ResponsesState(
     service.responses,
-    ctx.access.identity,
-    ctx.body,
+    ctx.request.access.identity,
+    ctx.request.body,
     deps.clock,
     deps.config.bodyLimitBytes,
   );

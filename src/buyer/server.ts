@@ -4,14 +4,15 @@ import { type ErrorStyle, errorStyleForPath, SvcError, toSvcError } from '../err
 import { countTokensAsync } from '../formats/index.js';
 import { parseJsonRequest, readBody, sendError, sendJson } from '../http/index.js';
 import type { BuyerService } from './BuyerService.js';
-import { applyGatewayLimits, openProxyContext, type ProxyRoute } from './context.js';
+import { openProxyContext, type ProxyRoute } from './context.js';
 import { handleControl } from './controlPlane.js';
 import { gatewayAccessOf, gatewayLimitsOf } from './gatewayAuth.js';
 import { assertLoopbackRequest } from './http.js';
 import { handleMediaRoute } from './media/routes.js';
 import { getModel, listModels } from './models.js';
-import { failRequest, proxyRequest } from './proxy.js';
+import { proxyRequest } from './proxy.js';
 import { PROXY_ROUTES } from './proxyRoutes.js';
+import { serveProxied } from './serveProxied.js';
 
 /** The model id of a `/v1/models/<id>` path; a malformed %-escape is a 404, not a 500. */
 function decodedModelId(escaped: string): string {
@@ -86,20 +87,14 @@ async function handleProxy(
   res: ServerResponse,
   route: ProxyRoute,
 ): Promise<void> {
-  const ctx = openProxyContext(service, req, res, route);
-  try {
-    const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
-    ctx.bodyBytes = raw.length;
-    ctx.rawBody = raw;
-    ctx.body = parseJsonRequest(req, raw);
-    applyGatewayLimits(ctx);
-    await proxyRequest(ctx);
-  } catch (error) {
-    const svcError = toSvcError(error);
-    if (svcError.code === 'internal_error') {
-      service.deps.logger.error({ err: error }, 'proxy request failed');
-    }
-    failRequest(ctx, svcError);
-    if (svcError.headers?.connection === 'close') res.once('finish', () => req.destroy());
-  }
+  const opened = openProxyContext(service, req, res, route);
+  const failed = await serveProxied(
+    opened,
+    async () => {
+      const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
+      return { body: parseJsonRequest(req, raw), bodyBytes: raw.length, rawBody: raw };
+    },
+    proxyRequest,
+  );
+  if (failed?.headers?.connection === 'close') res.once('finish', () => req.destroy());
 }

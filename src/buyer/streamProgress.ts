@@ -12,8 +12,9 @@ import {
   type TokenPriceMicro,
   type TokenUsage,
 } from '../money/index.js';
-import { journal, type RecordDraft } from './commitCost.js';
+import { journal } from './commitCost.js';
 import type { ProxyContext } from './context.js';
+import type { RecordDraft } from './delivery.js';
 
 /** Longest a stream's delivered part goes unjournaled (and the shortest stream journaled at all). */
 export const PROGRESS_EVERY_MS = 250;

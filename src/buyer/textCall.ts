@@ -38,9 +38,10 @@ function withMaxOutput(
   maxOut: number,
 ): Record<string, unknown> {
   const field =
-    ctx.route.protocol === 'openai-responses'
+    ctx.request.route.protocol === 'openai-responses'
       ? 'max_output_tokens'
-      : ctx.route.protocol === 'openai-chat-completions' && body.max_completion_tokens !== undefined
+      : ctx.request.route.protocol === 'openai-chat-completions' &&
+          body.max_completion_tokens !== undefined
         ? 'max_completion_tokens'
         : 'max_tokens';
   return { ...body, [field]: maxOut };
@@ -104,8 +105,14 @@ export async function textCall(
   };
   let maxCostMicro: MicroUsd | undefined;
   if (!offer.free) {
-    if (ctx.maxCostMicro !== undefined) {
-      const fitted = fitUnderCap(ctx, candidate, sellerBody, ctx.maxCostMicro, await inputTokens());
+    if (ctx.request.limits.maxCostMicro !== undefined) {
+      const fitted = fitUnderCap(
+        ctx,
+        candidate,
+        sellerBody,
+        ctx.request.limits.maxCostMicro,
+        await inputTokens(),
+      );
       if ('kind' in fitted) return fitted;
       // The buyer pays at most what the max tokens cost at this seller's price.
       sellerBody = fitted.body;
@@ -117,18 +124,23 @@ export async function textCall(
     }
   }
   const { translator } = ctx.service.deps;
-  const translated = translator.request(ctx.route.protocol, candidate.sellerProtocol, sellerBody);
+  const translated = translator.request(
+    ctx.request.route.protocol,
+    candidate.sellerProtocol,
+    sellerBody,
+  );
   // Nothing changed (same format, same model, no preset, cap or usage request added): the
   // client's bytes go as they came instead of re-encoded
   // (docs/decisions/145-request-path-pass-through.md).
-  const unchanged = translated === relayed && body === ctx.body && body.model === offer.serviceId;
+  const unchanged =
+    translated === relayed && body === ctx.request.body && body.model === offer.serviceId;
   return {
-    path: PROTOCOL_PATHS[candidate.sellerProtocol] ?? ctx.req.url ?? '/',
+    path: PROTOCOL_PATHS[candidate.sellerProtocol] ?? ctx.request.head.url ?? '/',
     body:
-      unchanged && ctx.rawBody !== undefined
-        ? ctx.rawBody
+      unchanged && ctx.request.rawBody !== undefined
+        ? ctx.request.rawBody
         : new TextEncoder().encode(JSON.stringify(translated)),
-    headers: headersForSeller(ctx.req),
+    headers: headersForSeller(ctx.request.head),
     price: offer.price,
     ...(maxCostMicro !== undefined ? { maxCostMicro } : {}),
     inputTokens,

@@ -15,19 +15,20 @@ import {
 } from '../routing/index.js';
 import {
   type AttemptFailure,
-  type AttemptOk,
   type AttemptOutcome,
   type SellerCall,
   sendToSeller,
 } from './attempt.js';
-import { finishRequest, type ProxyContext, ZERO_USAGE } from './context.js';
+import { type ProxyContext, ZERO_USAGE } from './context.js';
+import type { Delivery } from './delivery.js';
 import { failRequest } from './failRequest.js';
+import { finishRequest } from './finishRequest.js';
 
 /** The call to a candidate, or why it cannot be sent (e.g. over the gateway's max cost). */
 export type BuildCall = (
   candidate: RouteCandidate,
 ) => SellerCall | AttemptFailure | Promise<SellerCall | AttemptFailure>;
-export type Deliver = (candidate: RouteCandidate, ok: AttemptOk) => Promise<void>;
+export type Deliver = (delivery: Delivery) => Promise<void>;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -106,9 +107,7 @@ async function firstAnswer(
       const sentAt = clock();
       const outcome = await attempt(candidate);
       if (outcome.kind === 'ok') {
-        const { peerId, modelKey } = candidate.offer;
-        ctx.answerTiming = { peerId, modelKey, sentAt, headAt: clock() };
-        await deliver(candidate, outcome);
+        await deliver({ candidate, ok: outcome, sentAt, headAt: clock() });
         return 'delivered';
       }
       if (outcome.action === 'skip') {
@@ -139,7 +138,7 @@ export async function tryCandidates(
   const last = await firstAnswer(ctx, plan, build, deliver);
   if (last === 'delivered') return;
   if (ctx.clientAbort.signal.aborted || last?.action === 'cancelled') {
-    const model = ctx.body.model;
+    const model = ctx.request.body.model;
     finishRequest(ctx, {
       status: 499,
       completed: false,

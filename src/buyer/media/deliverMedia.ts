@@ -9,9 +9,10 @@ import { formatUsd, type TokenUsage, unitsOf, unitUsage } from '../../money/inde
 import { encodeUsageHeaders, latencyHeader, SVC_HEADER } from '../../protocol/index.js';
 import type { RouteCandidate } from '../../routing/index.js';
 import { sellerHeaders, servedBy, trailerOf } from '../answerParts.js';
-import type { AttemptOk } from '../attempt.js';
 import { commitCost } from '../commitCost.js';
-import { finishRequest, type ProxyContext, ZERO_USAGE } from '../context.js';
+import { type ProxyContext, ZERO_USAGE } from '../context.js';
+import type { Delivery } from '../delivery.js';
+import { finishRequest } from '../finishRequest.js';
 import { checkReceipt, checkUnpaidReceipt } from '../receiptCheck.js';
 import { type MediaRequest, ownTokenCount, unitUsdOf } from './mediaCall.js';
 import type { VideoJobs } from './video.js';
@@ -30,20 +31,25 @@ function jsonOf(contentType: string, body: Buffer): Record<string, unknown> | un
  * The buyer's own count of what it received, in billing tokens. A video counts once: on its first
  * delivery; retrieving a delivered job again costs nothing (spec 3.2).
  */
+/** A media answer as received: its content type and, when JSON, its body parsed. */
+interface MediaAnswer {
+  contentType: string;
+  json: Record<string, unknown> | undefined;
+}
+
 async function ownUsage(
   ctx: ProxyContext,
   request: MediaRequest,
   jobs: VideoJobs,
   unitBilled: boolean,
-  contentType: string,
-  json: Record<string, unknown> | undefined,
+  { contentType, json }: MediaAnswer,
 ): Promise<TokenUsage> {
   if (!unitBilled) return ownTokenCount(ctx, request, json);
   if (request.route.type === 'image') {
     return unitUsage(Array.isArray(json?.data) ? Math.min(json.data.length, request.units) : 0);
   }
   if (request.route.kind === 'video-retrieve' && contentType.startsWith('video/')) {
-    const queueId = String(ctx.body.queue_id);
+    const queueId = String(ctx.request.body.queue_id);
     const first = jobs.claimDelivery(request.route.protocol, queueId, ctx.service.deps.clock());
     return first ? unitUsage(1) : ZERO_USAGE;
   }
@@ -63,9 +69,9 @@ export async function deliverMedia(
   ctx: ProxyContext,
   request: MediaRequest,
   jobs: VideoJobs,
-  candidate: RouteCandidate,
-  ok: AttemptOk,
+  delivery: Delivery,
 ): Promise<void> {
+  const { candidate, ok } = delivery;
   ok.detach();
   const { service } = ctx;
   const { offer } = candidate;
@@ -74,7 +80,7 @@ export async function deliverMedia(
   const contentType = ok.response.headers['content-type'] ?? 'application/json';
   const json = jsonOf(contentType, body);
   const unitBilled = unitUsdOf(request, candidate) !== undefined;
-  const own = await ownUsage(ctx, request, jobs, unitBilled, contentType, json);
+  const own = await ownUsage(ctx, request, jobs, unitBilled, { contentType, json });
   // Units are billed on the buyer's count; tokens on the seller's report when it has one.
   const usage = unitBilled ? own : (claimed?.usage ?? own);
   if (request.route.kind === 'video-queue' && typeof json?.queue_id === 'string') {
@@ -87,7 +93,7 @@ export async function deliverMedia(
   // Records and headers show units (images, videos) as output "tokens"; payments see billing tokens.
   const recorded = unitBilled ? { ...ZERO_USAGE, outputTokens: unitsOf(usage) } : usage;
   // A paid answer's receipt is checked before paying (decision 168), an unpaid one's after.
-  const receipt = ok.paid ? checkReceipt(ctx, candidate, ok, claimed) : undefined;
+  const receipt = ok.paid ? checkReceipt(ctx, delivery, claimed) : undefined;
   const draft = {
     ...servedBy(candidate, false),
     status: ok.response.status,
@@ -96,17 +102,7 @@ export async function deliverMedia(
     ...(receipt ? { receipt } : {}),
   };
   const estimate = async () => own;
-  const cost = await commitCost(
-    ctx,
-    candidate,
-    ok,
-    claimed,
-    estimate,
-    usage,
-    draft,
-    false,
-    unitBilled,
-  );
+  const cost = await commitCost(ctx, delivery, { usage, claimed, estimate, draft, unitBilled });
   const costUsd = formatUsd(cost);
   ctx.res.writeHead(ok.response.status, {
     'content-type': contentType,
@@ -118,11 +114,11 @@ export async function deliverMedia(
       tokenSource: claimed?.usage ? 'usage' : 'estimated',
       estimatedCostUsd: costUsd,
     }),
-    ...latencyHeader(service.deps.clock() - ctx.startedAt),
+    ...latencyHeader(service.deps.clock() - ctx.request.startedAt),
   });
   ctx.res.end(body);
   service.metrics.spend.inc(Number(cost));
-  await checkUnpaidReceipt(ctx, candidate, ok, claimed, draft);
-  finishRequest(ctx, { ...draft, costUsd });
+  const late = await checkUnpaidReceipt(ctx, delivery, claimed);
+  finishRequest(ctx, { ...draft, ...late, costUsd }, delivery);
   service.health.recordSuccess(offer.peerId);
 }

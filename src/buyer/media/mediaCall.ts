@@ -78,10 +78,14 @@ export async function ownTokenCount(
   request: MediaRequest,
   answer: Record<string, unknown> | undefined,
 ): Promise<TokenUsage> {
-  const inputTokens = await countTextTokensAsync(stringsOf(ctx.body));
+  const inputTokens = await countTextTokensAsync(stringsOf(ctx.request.body));
   if (request.route.type === 'image') {
     const images = Array.isArray(answer?.data) ? Math.min(answer.data.length, request.units) : 0;
-    return { inputTokens, cachedInputTokens: 0, outputTokens: images * imageTokens(ctx.body) };
+    return {
+      inputTokens,
+      cachedInputTokens: 0,
+      outputTokens: images * imageTokens(ctx.request.body),
+    };
   }
   const said = answer ? stringsOf({ answer: answer.answer }) : '';
   return { inputTokens, cachedInputTokens: 0, outputTokens: await countTextTokensAsync(said) };
@@ -94,13 +98,13 @@ export function mediaCall(
   candidate: RouteCandidate,
 ): SellerCall | AttemptFailure {
   const { offer } = candidate;
-  const headers = headersForSeller(ctx.req);
+  const headers = headersForSeller(ctx.request.head);
   let body: Uint8Array;
   if (request.route.kind === 'image-edit') {
     headers['content-type'] = request.contentType ?? '';
     body = request.raw;
   } else {
-    const forwarded = withoutRoutingFields(ctx.body);
+    const forwarded = withoutRoutingFields(ctx.request.body);
     body = new TextEncoder().encode(JSON.stringify({ ...forwarded, model: offer.serviceId }));
   }
   const base = { path: request.path, body, headers, whole: true, inputTokens: async () => 0 };
@@ -133,10 +137,14 @@ function checked(
   call: SellerCall,
 ): SellerCall | AttemptFailure {
   if (candidate.offer.free || call.maxCostMicro === undefined) return call;
-  if (ctx.maxCostMicro === undefined || call.maxCostMicro <= ctx.maxCostMicro) return call;
+  if (
+    ctx.request.limits.maxCostMicro === undefined ||
+    call.maxCostMicro <= ctx.request.limits.maxCostMicro
+  )
+    return call;
   // Failover goes only to offers the cap covers (docs/decisions/169-reservations-priced-at-the-route.md).
   const error = new SvcError('spend_limit_reached', {
-    message: `This request may cost up to ${formatUsd(call.maxCostMicro)} USD at seller ${candidate.offer.peerId}, above its budget (${SVC_HEADER.maxCostUsd} ${formatUsd(ctx.maxCostMicro)}).`,
+    message: `This request may cost up to ${formatUsd(call.maxCostMicro)} USD at seller ${candidate.offer.peerId}, above its budget (${SVC_HEADER.maxCostUsd} ${formatUsd(ctx.request.limits.maxCostMicro)}).`,
     details: { peerId: candidate.offer.peerId },
   });
   return failure('skip', error, error.code);

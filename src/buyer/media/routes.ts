@@ -5,9 +5,9 @@
  * go through the same attempt, failover and payment path as text (src/buyer/tryCandidates.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SvcError, toSvcError } from '../../errors/index.js';
+import { SvcError } from '../../errors/index.js';
 import { parseJsonRequest, readBody } from '../../http/index.js';
-import { headerValue, SVC_HEADER } from '../../protocol/index.js';
+import { headerValue } from '../../protocol/index.js';
 import {
   parsePinnedModel,
   passThroughProtocol,
@@ -18,9 +18,9 @@ import {
   splitModelVariant,
 } from '../../routing/index.js';
 import type { BuyerService } from '../BuyerService.js';
-import { applyGatewayLimits, openProxyContext, type ProxyContext } from '../context.js';
-import { failRequest } from '../failRequest.js';
+import { openProxyContext, type ProxyContext, type RequestBody } from '../context.js';
 import { effectivePreferences, requestPreferences } from '../proxy.js';
+import { serveProxied } from '../serveProxied.js';
 import { tryCandidates } from '../tryCandidates.js';
 import { deliverMedia } from './deliverMedia.js';
 import { type MediaRequest, mediaCall } from './mediaCall.js';
@@ -47,41 +47,37 @@ export async function handleMediaRoute(
   const route = MEDIA_ROUTES[path];
   if (!route) return false;
   if (method !== 'POST') throw new SvcError('method_not_allowed');
-  const ctx = openProxyContext(service, req, res, {
+  const opened = openProxyContext(service, req, res, {
     name: route.name,
     protocol: route.protocol,
     style: 'openai',
   });
-  try {
-    await serve(ctx, req, route, path);
-  } catch (error) {
-    const svcError = toSvcError(error);
-    if (svcError.code === 'internal_error') {
-      service.deps.logger.error({ err: error }, 'media request failed');
-    }
-    failRequest(ctx, svcError);
-    if (svcError.headers?.connection === 'close') req.destroy();
-  }
+  const contentType = headerValue(req.headers, 'content-type');
+  let raw: Buffer = Buffer.alloc(0);
+  const failed = await serveProxied(
+    opened,
+    async () => {
+      raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
+      return readMediaBody(req, route, raw, contentType);
+    },
+    (ctx) => serve(ctx, { route, path, raw, contentType }),
+  );
+  if (failed?.headers?.connection === 'close') req.destroy();
   return true;
 }
 
-/** Reads the body into `ctx.body` (multipart edits: only model and n); the model asked for. */
+/**
+ * The body as the request value holds it (multipart edits: only model and n; their bytes are
+ * forwarded as they came). The model is checked after, with the body in the request's record.
+ */
 function readMediaBody(
-  ctx: ProxyContext,
+  req: IncomingMessage,
   route: MediaRoute,
   raw: Buffer,
   contentType: string | undefined,
-): string | undefined {
-  if (route.kind !== 'image-edit') {
-    ctx.body = parseJsonRequest(ctx.req, raw);
-    if (ctx.body.model !== undefined && typeof ctx.body.model !== 'string') {
-      throw new SvcError('invalid_request', {
-        message: '"model" must be a string.',
-        details: { param: 'model' },
-      });
-    }
-    return ctx.body.model as string | undefined;
-  }
+): RequestBody {
+  if (route.kind !== 'image-edit')
+    return { body: parseJsonRequest(req, raw), bodyBytes: raw.length };
   const boundary = multipartBoundary(contentType);
   if (!boundary) {
     throw new SvcError('unsupported_media_type', {
@@ -90,8 +86,20 @@ function readMediaBody(
   }
   const model = multipartField(raw, boundary, 'model');
   const n = Number(multipartField(raw, boundary, 'n') ?? '1');
-  ctx.body = { ...(model !== undefined ? { model } : {}), n: Number.isInteger(n) ? n : 1 };
-  if (model && parsePinnedModel(model)) {
+  const body = { ...(model !== undefined ? { model } : {}), n: Number.isInteger(n) ? n : 1 };
+  return { body, bodyBytes: raw.length };
+}
+
+/** The model asked for: a string, and for a multipart edit no pin (its bytes go unchanged). */
+function modelOf(ctx: ProxyContext, route: MediaRoute): string | undefined {
+  const { model } = ctx.request.body;
+  if (model !== undefined && typeof model !== 'string') {
+    throw new SvcError('invalid_request', {
+      message: '"model" must be a string.',
+      details: { param: 'model' },
+    });
+  }
+  if (route.kind === 'image-edit' && model && parsePinnedModel(model)) {
     throw new SvcError('invalid_request', {
       message:
         'Multipart image edits are forwarded unchanged, so the model field cannot carry a pin. Send the plain model and pin with the x-svc-pin-peer header.',
@@ -109,10 +117,10 @@ function targetOf(
   jobs: VideoJobs,
 ): RoutingTarget {
   if (route.kind !== 'video-retrieve') {
-    const pinHeader = headerValue(ctx.req.headers, SVC_HEADER.pinPeer);
-    return resolveTarget({ model, ...(pinHeader ? { pinHeader } : {}), presets: {} }).target;
+    const { pin } = ctx.request.limits;
+    return resolveTarget({ model, ...(pin ? { pinHeader: pin } : {}), presets: {} }).target;
   }
-  const queueId = ctx.body.queue_id;
+  const queueId = ctx.request.body.queue_id;
   if (typeof queueId !== 'string' || queueId === '') {
     throw new SvcError('invalid_request', {
       message: '"queue_id" must be a string.',
@@ -141,42 +149,35 @@ function planOf(
     preferences: requestPreferences(
       ctx,
       { target, ...(variantSort ? { variantSort } : {}) },
-      effectivePreferences(service.ownPreferences, target, ctx.policy),
+      effectivePreferences(service.ownPreferences, target, ctx.request.limits.policy),
     ),
     reputation: service.deps.reputation,
     health: service.health,
     speed: service.speed,
     audits: service.audits,
-    bodyBytes: ctx.bodyBytes,
+    bodyBytes: ctx.request.bodyBytes,
     maxCandidates: service.deps.config.maxAttempts,
   });
 }
 
-async function serve(
-  ctx: ProxyContext,
-  req: IncomingMessage,
-  route: MediaRoute,
-  path: string,
-): Promise<void> {
+async function serve(ctx: ProxyContext, sent: Omit<MediaRequest, 'units'>): Promise<void> {
   const { service } = ctx;
-  const raw = await readBody(req, service.deps.config.bodyLimitBytes, 'buyer.bodyLimitBytes');
-  ctx.bodyBytes = raw.length;
-  const contentType = headerValue(req.headers, 'content-type');
-  const model = readMediaBody(ctx, route, raw, contentType);
-  applyGatewayLimits(ctx);
+  const { route } = sent;
+  const model = modelOf(ctx, route);
   const jobs = jobsOf(service);
   const target = targetOf(ctx, route, model, jobs);
+  const { body } = ctx.request;
   if (route.kind === 'video-queue') {
-    validateQueueBody(ctx.body, route.protocol === 'video-queue');
+    validateQueueBody(body, route.protocol === 'video-queue');
     checkVideoCeiling(service.offers(), target);
   }
   const plan = planOf(ctx, route, target, model);
-  const units = route.type === 'image' && typeof ctx.body.n === 'number' ? ctx.body.n : 1;
-  const request: MediaRequest = { route, path, raw, contentType, units };
+  const units = route.type === 'image' && typeof body.n === 'number' ? body.n : 1;
+  const request: MediaRequest = { ...sent, units };
   await tryCandidates(
     ctx,
     plan,
     (candidate) => mediaCall(ctx, request, candidate),
-    (candidate, ok) => deliverMedia(ctx, request, jobs, candidate, ok),
+    (delivery) => deliverMedia(ctx, request, jobs, delivery),
   );
 }

@@ -13,10 +13,11 @@ import { formatUsd } from '../../money/index.js';
 import type { LogRow } from '../store/types.js';
 import { authenticate, type Caller, storeCall } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
+import type { Incoming } from './incoming.js';
 import { keyView } from './keyView.js';
 import { listModels } from './listModels.js';
 import { proxyRequest } from './proxyRequest.js';
-import { newLogRow } from './requestLog.js';
+import { failureFacts, type LogFacts, newLogRow } from './requestLog.js';
 import { matchRoute, type Route } from './routes.js';
 import { topupRoute } from './topupRoute.js';
 
@@ -24,7 +25,11 @@ function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Handles one HTTP request end to end; never throws. */
+/**
+ * Handles one HTTP request end to end; never throws. Its steps return what they learned, a failed
+ * one with what it knew (docs/decisions/188-gateway-steps-return-facts.md): the log row is
+ * written here, and only here.
+ */
 export async function handleRequest(
   deps: GatewayDeps,
   req: IncomingMessage,
@@ -34,21 +39,25 @@ export async function handleRequest(
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const method = req.method ?? 'GET';
   const address = deps.forwarded.origin(req).address;
-  const log = newLogRow({ at: deps.now(), method, route: path, clientAddress: address });
+  const arrived = newLogRow({ at: deps.now(), method, route: path, clientAddress: address });
   const style = errorStyleForPath(path);
+  let facts: LogFacts = {};
   try {
     const route = matchRoute(method, path);
     if (!route) throw new SvcError('not_found');
     refuseThrottled(deps, address);
     const caller = await authenticateCaller(deps, req, address);
-    log.keyId = caller.key.id;
-    log.workspaceId = caller.workspace.id;
-    log.memberId = caller.member?.id ?? null;
-    await dispatch(deps, route, caller, req, res, log, startedMs);
+    facts = {
+      keyId: caller.key.id,
+      workspaceId: caller.workspace.id,
+      memberId: caller.member?.id ?? null,
+    };
+    facts = { ...facts, ...(await dispatch(deps, route, { req, res, caller, startedMs })) };
   } catch (error) {
-    answerFailure(deps, res, error, style, log);
+    const failed = failureFacts(error);
+    facts = { ...facts, ...failed.facts, ...answerFailure(deps, res, failed.cause, style) };
   } finally {
-    writeLog(deps, log, startedMs);
+    writeLog(deps, { ...arrived, ...facts }, startedMs);
   }
 }
 
@@ -82,33 +91,23 @@ async function authenticateCaller(
   }
 }
 
-async function dispatch(
-  deps: GatewayDeps,
-  route: Route,
-  caller: Caller,
-  req: IncomingMessage,
-  res: ServerResponse,
-  log: LogRow,
-  startedMs: number,
-): Promise<void> {
+/** Runs the route's step; what it learned for the log. */
+async function dispatch(deps: GatewayDeps, route: Route, incoming: Incoming): Promise<LogFacts> {
+  const { caller, req, res } = incoming;
   switch (route.kind) {
     case 'key': {
       const view = await storeCall(() =>
         keyView(deps.store, caller.key, deps.buyerAddress(caller.key.identity), deps.now()),
       );
       sendJson(res, 200, view);
-      log.status = 200;
-      break;
+      return { status: 200 };
     }
     case 'topup':
-      await topupRoute(deps, caller, req, res, log);
-      break;
+      return topupRoute(deps, caller, req, res);
     case 'models':
-      await listModels(deps, caller, req, res, log);
-      break;
+      return listModels(deps, caller, req, res);
     case 'proxy':
-      await proxyRequest(deps, caller, route, req, res, log, startedMs);
-      break;
+      return proxyRequest(deps, incoming, route);
   }
 }
 
@@ -118,21 +117,20 @@ function answerFailure(
   res: ServerResponse,
   error: unknown,
   style: ErrorStyle,
-  log: LogRow,
-): void {
+): LogFacts {
   const svcError = toSvcError(error);
   if (svcError.code === 'internal_error') deps.logger.error({ err: error }, 'request failed');
   if (svcError.code === 'store_unavailable') {
     deps.logger.warn({ err: svcError.cause }, 'gateway store unavailable');
   }
-  log.status = svcError.status;
-  log.errorCode = svcError.code;
   sendError(res, svcError, style);
+  return { status: svcError.status, errorCode: svcError.code };
 }
 
 /** Writes the request log row and the one-line request log. */
-function writeLog(deps: GatewayDeps, log: LogRow, startedMs: number): void {
-  log.latencyMs = Math.round(performance.now() - startedMs);
+function writeLog(deps: GatewayDeps, known: LogRow, startedMs: number): void {
+  const latencyMs = Math.round(performance.now() - startedMs);
+  const log: LogRow = { ...known, latencyMs };
   deps.logs.write(log);
   logRequestLine(deps.logger, {
     requestId: log.requestId,
@@ -144,7 +142,7 @@ function writeLog(deps: GatewayDeps, log: LogRow, startedMs: number): void {
     cachedInputTokens: log.cachedInputTokens,
     outputTokens: log.outputTokens,
     costUsd: formatUsd(log.costMicro),
-    ms: log.latencyMs,
+    ms: latencyMs,
     errorCode: log.errorCode,
   });
 }

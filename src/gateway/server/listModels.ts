@@ -4,10 +4,10 @@ import { SvcError } from '../../errors/index.js';
 import { sendJson } from '../../http/index.js';
 import { encodeControlHeaders } from '../../protocol/index.js';
 import { modelAllowed } from '../policy/mergePolicies.js';
-import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
 import { forwardHeaders } from './forwardHeaders.js';
+import type { LogFacts } from './requestLog.js';
 import { resolvePolicy } from './resolvePolicy.js';
 
 interface CatalogEntry {
@@ -21,8 +21,7 @@ export async function listModels(
   caller: Caller,
   req: IncomingMessage,
   res: ServerResponse,
-  log: LogRow,
-): Promise<void> {
+): Promise<LogFacts> {
   const { policy } = await resolvePolicy(deps.store, caller, undefined);
   let catalog: { data?: CatalogEntry[] } & Record<string, unknown>;
   let status: number;
@@ -51,6 +50,6 @@ export async function listModels(
           entry.aliases.some((alias) => modelAllowed(policy, String(alias)))),
     );
   }
-  log.status = status;
   sendJson(res, status, catalog);
+  return { status };
 }

@@ -3,11 +3,11 @@
  * stream the answer through untouched, then settle what the buyer says it cost (or, when it cannot
  * say, the whole reservation: spend is never under-counted).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { ERROR_CODES, isErrorCode, SvcError } from '../../errors/index.js';
+import { SvcError } from '../../errors/index.js';
 import { capMaxOutputTokens, formatOfPath } from '../../formats/index.js';
-import { isJsonRequest, parseJsonObject, readBody, writeChunk } from '../../http/index.js';
+import { isJsonRequest, parseJsonObject, readBody } from '../../http/index.js';
 import { formatUsd } from '../../money/index.js';
 import {
   type BuyerCall,
@@ -18,28 +18,26 @@ import {
 } from '../../protocol/index.js';
 import { buyerPolicyWire, encodeBuyerPolicy } from '../policy/mergePolicies.js';
 import type { RoutingPolicy } from '../policy/types.js';
-import type { LogRow, Reservation } from '../store/types.js';
+import type { Reservation } from '../store/types.js';
 import { type Caller, storeCall } from './authenticate.js';
 import {
   type CostReport,
   costFromHeaders,
   lookupCost,
   reportOf,
-  SseUsageScanner,
   UNKNOWN_TO_BUYER,
 } from './costReport.js';
 import type { GatewayDeps } from './deps.js';
-import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
+import { forwardHeaders } from './forwardHeaders.js';
+import type { Incoming } from './incoming.js';
 import { callInProcess } from './inProcessCall.js';
 import { pinOf } from './pinHeader.js';
-import { newLogId } from './requestLog.js';
+import { answerEndFacts, relayAnswer } from './relayAnswer.js';
+import { FailedStep, failureFacts, type LogFacts, newLogId } from './requestLog.js';
 import { reserveRequest } from './reserveRequest.js';
 import { resolvePolicy } from './resolvePolicy.js';
 import type { Route } from './routes.js';
-import { type Billing, settle, settleRequest } from './settleRequest.js';
-
-/** Answers up to this size are sent in one write with their headers. */
-const SMALL_BODY_BYTES = 64 * 1024;
+import { afterSettling, type Billing, settle, settleRequest } from './settleRequest.js';
 
 const NO_TOKENS = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
 
@@ -56,24 +54,44 @@ function parseBody(req: IncomingMessage, body: Buffer): ParsedBody {
   return { json: record, model: typeof record.model === 'string' ? record.model : undefined };
 }
 
-/** Handles a proxied route; fills `log` as it goes. */
+/**
+ * Handles a proxied route; what its log row shows. A failure carries the facts known when it
+ * failed (docs/decisions/188-gateway-steps-return-facts.md).
+ */
 export async function proxyRequest(
   deps: GatewayDeps,
-  caller: Caller,
+  incoming: Incoming,
   route: Route,
-  req: IncomingMessage,
-  res: ServerResponse,
-  log: LogRow,
-  startedMs: number,
-): Promise<void> {
+): Promise<LogFacts> {
+  // The facts known so far: what a failure carries, whichever step throws.
+  let facts: LogFacts = {};
+  const learned = (more: LogFacts): LogFacts => {
+    facts = { ...facts, ...more };
+    return facts;
+  };
+  try {
+    return await forward(deps, incoming, route, learned);
+  } catch (error) {
+    const failed = failureFacts(error);
+    throw new FailedStep(failed.cause, { ...facts, ...failed.facts });
+  }
+}
+
+/** Forwards one request; each fact goes to `learned` as soon as it is known. */
+async function forward(
+  deps: GatewayDeps,
+  { caller, req, res, startedMs }: Incoming,
+  route: Route,
+  learned: (facts: LogFacts) => LogFacts,
+): Promise<LogFacts> {
   const body = await readBody(req, deps.config.bodyLimitBytes);
   const parsed = parseBody(req, body);
-  logCaller(req, parsed, log);
+  learned(callerFacts(req, parsed));
   const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
   const pin = pinOf(req.headers, policy, model);
   // Time-ordered (as log ids): the reservation and journal key indexes grow at their ends.
   const requestId = `req_${newLogId(Date.now())}`;
-  log.requestId = requestId;
+  learned({ requestId });
   const reserved = route.billed
     ? await reserveRequest(
         deps,
@@ -85,7 +103,7 @@ export async function proxyRequest(
     : null;
   const reservation = reserved?.reservation ?? null;
   const sent = withMaxOutput(withModel(body, parsed, model), req, reserved?.maxOutputTokens);
-  const billing: Billing = { deps, reservation, requestId, log };
+  const billing: Billing = { deps, reservation, requestId };
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   if (deps.inProcess?.serves(path) && sent.json && isJsonRequest(req)) {
     const call: BuyerCall = {
@@ -99,30 +117,27 @@ export async function proxyRequest(
       ...(reservation?.limited ? { maxCostMicro: reservation.amountMicro } : {}),
       ...(pin ? { pin: pin.header } : {}),
     };
-    await callInProcess(billing, deps.inProcess, call, res, { startedMs, model });
-    return;
+    return learned(await callInProcess(billing, deps.inProcess, call, res, { startedMs, model }));
   }
   const control = controlHeaders(deps, caller, policy, requestId, reservation);
   if (pin) control[SVC_HEADER.pinPeer] = pin.header;
-  const upstream = await sendToBuyer(deps, req, res, control, sent.bytes, reservation);
-  const streamed = logAnswerHead(log, upstream, startedMs, model);
+  const upstream = await sendToBuyer(deps, { req, res }, control, sent.bytes, reservation);
+  const head = learned(answerHeadFacts(upstream, startedMs, model));
+  const streamed = head.streamed === true;
   const report = await costBeforeAnswering(billing, upstream, streamed);
   const relayed = await relayAnswer(billing, res, upstream, streamed, report);
-  if (relayed === 'settled') return;
-  logAnswerEnd(log, res, upstream, relayed);
-  await settleRequest(billing, report ?? relayed.scanner?.report ?? null);
+  if ('settled' in relayed) return learned(relayed.settled);
+  const ended = learned({ ...relayed.facts, ...answerEndFacts(res, upstream, relayed) });
+  const settled = await settleRequest(billing, report ?? relayed.scanner?.report ?? null);
+  return afterSettling(ended, settled);
 }
 
-/** How a relayed answer ended, when it was streamed rather than sent in one write. */
-interface RelayEnd {
-  buyerBroke: boolean;
-  scanner: SseUsageScanner | null;
-}
-
-function logCaller(req: IncomingMessage, parsed: ParsedBody, log: LogRow): void {
+function callerFacts(req: IncomingMessage, parsed: ParsedBody): LogFacts {
   const endUser = parsed.json?.user ?? headerValue(req.headers, SVC_HEADER.endUser);
-  log.endUser = typeof endUser === 'string' ? endUser.slice(0, 256) : null;
-  log.requestedModel = parsed.model ?? null;
+  return {
+    endUser: typeof endUser === 'string' ? endUser.slice(0, 256) : null,
+    requestedModel: parsed.model ?? null,
+  };
 }
 
 /** The body to send on, as an object (null when not JSON) and as bytes. */
@@ -177,8 +192,7 @@ function controlHeaders(
  */
 async function sendToBuyer(
   deps: GatewayDeps,
-  req: IncomingMessage,
-  res: ServerResponse,
+  { req, res }: Pick<Incoming, 'req' | 'res'>,
   control: Record<string, string>,
   forwardBody: Buffer,
   reservation: Reservation | null,
@@ -202,23 +216,23 @@ async function sendToBuyer(
   }
 }
 
-/** Logs the answer's head and who served it; true when the answer is an event stream. */
-function logAnswerHead(
-  log: LogRow,
+/** The answer's head and who served it (`streamed`: the answer is an event stream). */
+function answerHeadFacts(
   upstream: Dispatcher.ResponseData,
   startedMs: number,
   model: string | undefined,
-): boolean {
-  log.ttfbMs = Math.round(performance.now() - startedMs);
-  log.status = upstream.statusCode;
+): LogFacts {
   const seller = decodeSellerHeaders(upstream.headers);
-  log.peerId = seller.peerId ?? null;
-  log.provider = seller.provider ?? null;
-  log.serviceId = seller.service ?? null;
-  log.servedModel = log.serviceId ?? model ?? null;
-  const streamed = String(upstream.headers['content-type'] ?? '').includes('text/event-stream');
-  log.streamed = streamed;
-  return streamed;
+  const serviceId = seller.service ?? null;
+  return {
+    ttfbMs: Math.round(performance.now() - startedMs),
+    status: upstream.statusCode,
+    peerId: seller.peerId ?? null,
+    provider: seller.provider ?? null,
+    serviceId,
+    servedModel: serviceId ?? model ?? null,
+    streamed: String(upstream.headers['content-type'] ?? '').includes('text/event-stream'),
+  };
 }
 
 /**
@@ -230,7 +244,7 @@ async function costBeforeAnswering(
   upstream: Dispatcher.ResponseData,
   streamed: boolean,
 ): Promise<CostReport | null> {
-  const { deps, reservation, requestId, log } = billing;
+  const { deps, reservation, requestId } = billing;
   let report: CostReport | null = streamed ? null : costFromHeaders(upstream.headers);
   if (!streamed && !report && reservation && upstream.statusCode >= 400) {
     // An error without a cost: a request the buyer never routed cost nothing.
@@ -241,87 +255,9 @@ async function costBeforeAnswering(
     report = reportOf(await lookupCost(deps.buyer, requestId));
     if (!report) {
       await upstream.body.dump();
-      await settle(deps, reservation, requestId, null, log);
+      await settle(deps, reservation, requestId, null);
       throw new SvcError('spend_tracking_unavailable', { details: { request_id: requestId } });
     }
   }
   return report;
-}
-
-/**
- * Sends the answer to the client: a small complete one in one write, then settled ('settled');
- * else streamed through, returning how the stream ended.
- */
-async function relayAnswer(
-  billing: Billing,
-  res: ServerResponse,
-  upstream: Dispatcher.ResponseData,
-  streamed: boolean,
-  report: CostReport | null,
-): Promise<RelayEnd | 'settled'> {
-  const { log } = billing;
-  res.writeHead(upstream.statusCode, responseHeaders(upstream.headers));
-  const scanner = streamed ? new SseUsageScanner() : null;
-  try {
-    const declaredLength = Number(upstream.headers['content-length'] ?? Number.NaN);
-    if (!streamed && declaredLength <= SMALL_BODY_BYTES) {
-      // A small complete answer goes out with its headers in one write (no stream to keep open).
-      const body = Buffer.from(await upstream.body.arrayBuffer());
-      if (upstream.statusCode >= 400) log.errorCode = errorCodeOf(body);
-      res.end(body);
-      await settleRequest(billing, report);
-      return 'settled';
-    }
-    const errorBody: Buffer[] | null = upstream.statusCode >= 400 && !streamed ? [] : null;
-    for await (const chunk of upstream.body) {
-      scanner?.push(chunk as Buffer);
-      if (errorBody && errorBody.length < 16) errorBody.push(chunk as Buffer);
-      if (!(await writeChunk(res, chunk as Buffer))) break;
-    }
-    if (!res.destroyed) res.end();
-    if (errorBody) log.errorCode = errorCodeOf(Buffer.concat(errorBody));
-  } catch {
-    // The client went away, or the buyer cut the stream: settle what was delivered.
-    if (!res.destroyed && !res.writableEnded) {
-      // Mid-answer there is no way to send an error: close the connection so the client sees it.
-      res.destroy();
-      return { buyerBroke: true, scanner };
-    }
-  }
-  return { buyerBroke: false, scanner };
-}
-
-/** Logs how a streamed answer ended: the buyer broke, the seller failed, or the client left. */
-function logAnswerEnd(
-  log: LogRow,
-  res: ServerResponse,
-  upstream: Dispatcher.ResponseData,
-  relayed: RelayEnd,
-): void {
-  const streamFailure = relayed.scanner?.report?.errorCode;
-  if (relayed.buyerBroke) {
-    log.status = 502;
-    log.errorCode = 'buyer_unavailable';
-  } else if (streamFailure) {
-    // The seller failed after the first byte: the client got its format's error event.
-    log.status = isErrorCode(streamFailure) ? ERROR_CODES[streamFailure].status : 502;
-    log.errorCode = streamFailure;
-  } else if (res.destroyed && !res.writableFinished) {
-    log.status = 499;
-    log.errorCode = 'request_cancelled';
-    upstream.body.destroy();
-  }
-}
-
-/** The `code` of an OpenAI- or Anthropic-style error body, for the log. */
-function errorCodeOf(body: Buffer): string | null {
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as {
-      error?: { code?: unknown; type?: unknown };
-    };
-    const code = parsed.error?.code ?? parsed.error?.type;
-    return typeof code === 'string' ? code.slice(0, 64) : null;
-  } catch {
-    return null;
-  }
 }

@@ -1,4 +1,7 @@
-/** Building and writing request-log rows (never secrets: no headers, no bodies). */
+/**
+ * Building request-log rows (never secrets: no headers, no bodies), and the facts request steps
+ * return for them.
+ */
 import { randomUUID } from 'node:crypto';
 import { timeHex } from '../../protocol/index.js';
 import type { LogRow } from '../store/types.js';
@@ -47,4 +50,32 @@ export function newLogRow(input: {
     ttfbMs: null,
     streamed: false,
   };
+}
+
+/**
+ * What a step of a request learned for its log row (docs/decisions/188-gateway-steps-return-
+ * facts.md). Steps return facts; only `handleRequest` writes the row.
+ */
+export type LogFacts = Partial<
+  Omit<LogRow, 'id' | 'at' | 'method' | 'route' | 'clientAddress' | 'latencyMs'>
+>;
+
+/**
+ * A step's failure with the facts it knew when it failed (request id, model, reservation, seller):
+ * the row of a request that failed midway still shows them. `cause` is what was thrown.
+ */
+export class FailedStep extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly facts: LogFacts,
+  ) {
+    super('request step failed', { cause });
+  }
+}
+
+/** The error thrown and the facts it carries (none for an error that is not a FailedStep). */
+export function failureFacts(error: unknown): { cause: unknown; facts: LogFacts } {
+  return error instanceof FailedStep
+    ? { cause: error.cause, facts: error.facts }
+    : { cause: error, facts: {} };
 }

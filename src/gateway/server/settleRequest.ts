@@ -1,36 +1,52 @@
 /**
  * Settling one proxied request: charge what the buyer says it cost, capped at the reservation, or
- * leave the reservation held when the cost is unknown.
+ * leave the reservation held when the cost is unknown. Returns what the request's log row shows.
  */
 
-import type { LogRow, Reservation } from '../store/types.js';
+import type { Reservation } from '../store/types.js';
 import { type CostReport, lookupCost, reportOf } from './costReport.js';
 import type { GatewayDeps } from './deps.js';
+import type { LogFacts } from './requestLog.js';
 
 /** What settling one request needs. */
 export interface Billing {
   deps: GatewayDeps;
   reservation: Reservation | null;
   requestId: string;
-  log: LogRow;
 }
 
 /** Settles (asking the buyer when the answer carried no cost) or, for free routes, just logs. */
-export async function settleRequest(billing: Billing, report: CostReport | null): Promise<void> {
-  const { deps, reservation, requestId, log } = billing;
+export async function settleRequest(
+  billing: Billing,
+  report: CostReport | null,
+): Promise<LogFacts> {
+  const { deps, reservation, requestId } = billing;
   if (reservation) {
     const known = report ?? reportOf(await lookupCost(deps.buyer, requestId));
-    await settle(deps, reservation, requestId, known, log);
-  } else if (report) {
-    applyReport(log, report);
+    return settle(deps, reservation, requestId, known);
   }
+  return report ? reportFacts(report) : {};
 }
 
-function applyReport(log: LogRow, report: CostReport): void {
-  log.costMicro = report.costMicro;
-  log.inputTokens = report.usage.inputTokens;
-  log.cachedInputTokens = report.usage.cachedInputTokens;
-  log.outputTokens = report.usage.outputTokens;
+function reportFacts(report: CostReport): LogFacts {
+  return {
+    costMicro: report.costMicro,
+    inputTokens: report.usage.inputTokens,
+    cachedInputTokens: report.usage.cachedInputTokens,
+    outputTokens: report.usage.outputTokens,
+  };
+}
+
+/** The error code of a request whose spend is not known yet (the reservation stays held). */
+const SPEND_UNKNOWN = 'spend_tracking_unavailable';
+
+/**
+ * The facts known before settling with what settling learned: an error the answer already showed
+ * stays the row's error; a spend left unknown is the error of a request that had none.
+ */
+export function afterSettling(known: LogFacts, settled: LogFacts): LogFacts {
+  const errorCode = known.errorCode ?? settled.errorCode;
+  return { ...known, ...settled, ...(errorCode !== undefined ? { errorCode } : {}) };
 }
 
 /**
@@ -44,17 +60,12 @@ export async function settle(
   reservation: Reservation,
   requestId: string,
   report: CostReport | null,
-  log: LogRow,
-): Promise<void> {
-  if (!report) {
-    log.errorCode ??= 'spend_tracking_unavailable';
-    return;
-  }
+): Promise<LogFacts> {
+  if (!report) return { errorCode: SPEND_UNKNOWN };
   // The store caps a limited reservation's charge too; the log shows the same amount.
   const charged: CostReport = { costMicro: report.costMicro, usage: report.usage };
   if (reservation.limited && report.costMicro > reservation.amountMicro)
     charged.costMicro = reservation.amountMicro;
-  applyReport(log, charged);
   try {
     await deps.store.settle({
       reservationId: reservation.id,
@@ -67,4 +78,5 @@ export async function settle(
     // The reservation stays held (counted against the budgets) until an operator settles it.
     deps.logger.error({ err: error, requestId }, 'settling a reservation failed');
   }
+  return reportFacts(charged);
 }

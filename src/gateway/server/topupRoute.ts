@@ -7,9 +7,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError } from '../../errors/index.js';
 import { parseJsonObject, readBody } from '../../http/index.js';
 import { checkTopupAllowed, PAYMENT_SIGNATURE_HEADER } from '../../x402/index.js';
-import type { LogRow } from '../store/types.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
+import type { LogFacts } from './requestLog.js';
 
 const TOPUP_BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -21,8 +21,7 @@ export async function topupRoute(
   caller: Caller,
   req: IncomingMessage,
   res: ServerResponse,
-  log: LogRow,
-): Promise<void> {
+): Promise<LogFacts> {
   const ownWallet = caller.key.ownIdentity;
   checkTopupAllowed({ ownWallet, topupEnabled: caller.key.topupEnabled });
   if (!deps.topups) throw new SvcError('topup_not_implemented');
@@ -55,7 +54,6 @@ export async function topupRoute(
     'content-length': Buffer.byteLength(text),
   });
   res.end(text);
-  log.status = reply.status;
   const code = (reply.body as { error?: { code?: unknown } }).error?.code;
-  log.errorCode = typeof code === 'string' ? code : null;
+  return { status: reply.status, errorCode: typeof code === 'string' ? code : null };
 }
