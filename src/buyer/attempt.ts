@@ -154,14 +154,23 @@ function headTimedOut(controller: AbortController): boolean {
   return reason instanceof TransportError && reason.failure === 'timeout';
 }
 
-/** The response head, or the failure; the head timeout aborts `controller`. */
+/**
+ * The response head, or the failure; the head timeout aborts `controller`. `keepResponseBytes`:
+ * how much of the answer the transport keeps (an audit's, as evidence).
+ */
 async function requestHead(
   ctx: ProxyContext,
   candidate: RouteCandidate,
-  call: SellerCall,
-  payment: Record<string, unknown> | undefined,
   controller: AbortController,
-  keepResponseBytes: number | undefined,
+  {
+    call,
+    payment,
+    keepResponseBytes,
+  }: {
+    call: SellerCall;
+    payment: Record<string, unknown> | undefined;
+    keepResponseBytes: number | undefined;
+  },
 ): Promise<SellerResponse | AttemptFailure> {
   const { deps } = ctx.service;
   const peerId = candidate.offer.peerId;
@@ -270,7 +279,11 @@ export async function sendToSeller(
   };
   // An audit's answer is kept with its receipt, as evidence (src/buyer/evidence.ts).
   const keep = isAudit(ctx) ? MAX_EVIDENCE_RESPONSE_BYTES : undefined;
-  const response = await requestHead(ctx, candidate, call, payment, controller, keep);
+  const response = await requestHead(ctx, candidate, controller, {
+    call,
+    payment,
+    keepResponseBytes: keep,
+  });
   if ('kind' in response) {
     detach();
     releasePayment();

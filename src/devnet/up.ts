@@ -93,7 +93,10 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
   const state = devState(options, supervisor, plan);
   writeDevState(layout.state, state);
   await smokeTest(plan.gatewayUrl, devKey, options.print);
-  printSummary(options, layout, state, devKey, plan.sellers.length, (Date.now() - started) / 1000);
+  printSummary(options, layout, state, devKey, {
+    sellerCount: plan.sellers.length,
+    seconds: (Date.now() - started) / 1000,
+  });
   if (options.detach) for (const { process } of supervisor.running) process.release();
   return {
     state,
@@ -207,14 +210,13 @@ function configureOnce(
     for (const [index, seller] of sellers.entries()) {
       writeSellerConfig(layout.seller(index + 1), seller, bootstrapAddr, rpcUrl, deployment);
     }
-    writeBuyerConfig(
-      layout.buyer,
-      options.ports,
-      bootstrapAddr,
+    writeBuyerConfig(layout.buyer, {
+      ports: options.ports,
+      bootstrap: bootstrapAddr,
       rpcUrl,
       deployment,
-      options.substitute ? WATCH_AUDITS : undefined,
-    );
+      audit: options.substitute ? WATCH_AUDITS : undefined,
+    });
     writePayerConfig(layout.payer, rpcUrl, deployment);
     writeIndexerConfig(layout.indexer, bootstrapAddr, rpcUrl, deployment);
   };
@@ -285,8 +287,7 @@ function printSummary(
   layout: DevLayout,
   state: DevState,
   key: DevKey,
-  sellerCount: number,
-  seconds: number,
+  { sellerCount, seconds }: { sellerCount: number; seconds: number },
 ): void {
   const { buyerUrl, gatewayUrl } = state;
   const p = options.print;

@@ -34,9 +34,11 @@ async function ownUsage(
   ctx: ProxyContext,
   request: MediaRequest,
   jobs: VideoJobs,
-  unitBilled: boolean,
-  contentType: string,
-  json: Record<string, unknown> | undefined,
+  {
+    unitBilled,
+    contentType,
+    json,
+  }: { unitBilled: boolean; contentType: string; json: Record<string, unknown> | undefined },
 ): Promise<TokenUsage> {
   if (!unitBilled) return ownTokenCount(ctx, request, json);
   if (request.route.type === 'image') {
@@ -74,7 +76,7 @@ export async function deliverMedia(
   const contentType = ok.response.headers['content-type'] ?? 'application/json';
   const json = jsonOf(contentType, body);
   const unitBilled = unitUsdOf(request, candidate) !== undefined;
-  const own = await ownUsage(ctx, request, jobs, unitBilled, contentType, json);
+  const own = await ownUsage(ctx, request, jobs, { unitBilled, contentType, json });
   // Units are billed on the buyer's count; tokens on the seller's report when it has one.
   const usage = unitBilled ? own : (claimed?.usage ?? own);
   if (request.route.kind === 'video-queue' && typeof json?.queue_id === 'string') {
