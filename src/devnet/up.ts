@@ -8,6 +8,7 @@ import { createChainClients, deploymentPath, readDeployment, runFaucet } from '.
 import { IdentityStore } from '../identity/index.js';
 import { formatUsd, parseUsd } from '../money/index.js';
 import { libp2pPeerIdFromIdentity } from '../network/index.js';
+import type { RunningService } from '../node/index.js';
 import { NEW_SELLER_DAYS, NEW_SELLER_SCORE_CAP } from '../payments/index.js';
 import { isAlive } from './ChildProcess.js';
 import {
@@ -50,11 +51,10 @@ export interface UpOptions {
 /** Audits of every answer, budget enough to watch the substitute get caught in a few requests. */
 const WATCH_AUDITS = { sampleRate: 1, dailyBudgetUsd: 1, maxShareOfSpend: 100, maxDelayMs: 2_000 };
 
-/** A running local network (attached mode). */
-export interface RunningDevnet {
+/** A running local network (attached mode); `stop()` stops every component in reverse order. */
+export interface RunningDevnet extends RunningService {
   state: DevState;
   devKey: DevKey;
-  stop(): Promise<void>;
 }
 
 const FUND_BUYER_USDC = parseUsd('100');
