@@ -184,6 +184,17 @@ describe('the installed package', () => {
 });
 
 describe("the README's quickstart, as typed, from a fresh data directory", () => {
+  it('runs `npm run svc -- --help` in the checkout', async () => {
+    const [help] = readmeCommands('In a checkout, run any command through npm');
+    expect(help).toBe('npm run svc -- --help');
+    const ran = await exec('bash', ['-c', help!], {
+      cwd: ROOT,
+      env: { ...env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain('Usage: svc [options] [command]');
+  });
+
   it(
     "runs the package block (after the install) and the tour's local network block",
     async () => {
