@@ -54,14 +54,28 @@ export function styleOf(text: string): Style {
 
 /** A piece of text to write: its voice, whether it was code, its length, lines, stretches, style. */
 export class TextSlot {
-  constructor(
-    readonly voice: Voice,
-    readonly code: boolean,
-    readonly chars: number,
-    readonly lines: number,
-    readonly segments: readonly Segment[] = [],
-    readonly style?: Style,
-  ) {}
+  readonly voice: Voice;
+  readonly code: boolean;
+  readonly chars: number;
+  readonly lines: number;
+  readonly segments: readonly Segment[];
+  readonly style?: Style;
+
+  constructor(fields: {
+    voice: Voice;
+    code: boolean;
+    chars: number;
+    lines: number;
+    segments?: readonly Segment[];
+    style?: Style;
+  }) {
+    this.voice = fields.voice;
+    this.code = fields.code;
+    this.chars = fields.chars;
+    this.lines = fields.lines;
+    this.segments = fields.segments ?? [];
+    if (fields.style !== undefined) this.style = fields.style;
+  }
 }
 
 /** An identifier: kept prefix, then `length` characters of `alphabet`; `original` for its seller. */
@@ -246,14 +260,14 @@ function segmentsOf(text: string): Segment[] {
 
 function textSlot(value: string, voice: Voice, walk: Walk): TextSlot {
   walk.textChars += value.length;
-  return new TextSlot(
+  return new TextSlot({
     voice,
-    looksLikeCode(value),
-    value.length,
-    lineCount(value),
-    voice === 'value' || voice === 'description' ? [] : segmentsOf(value),
-    value.length >= 24 ? styleOf(value) : undefined,
-  );
+    code: looksLikeCode(value),
+    chars: value.length,
+    lines: lineCount(value),
+    segments: voice === 'value' || voice === 'description' ? [] : segmentsOf(value),
+    ...(value.length >= 24 ? { style: styleOf(value) } : {}),
+  });
 }
 
 function voiceOf(object: Record<string, unknown>, inherited: Voice): Voice {
@@ -262,12 +276,25 @@ function voiceOf(object: Record<string, unknown>, inherited: Voice): Voice {
   return inherited;
 }
 
-function shapeString(key: string, value: string, voice: Voice, data: boolean, walk: Walk) {
+/**
+ * Where a value sits: its key, the voice it speaks in, whether it is inside a data value (tool
+ * arguments: written back as values, never as prose), and its depth.
+ */
+interface Place {
+  key: string;
+  voice: Voice;
+  data: boolean;
+  depth: number;
+}
+
+function shapeString(value: string, { key, voice, data }: Place, walk: Walk) {
   if (key === 'arguments') {
     try {
       const parsed: unknown = JSON.parse(value);
       if (typeof parsed === 'object' && parsed !== null) {
-        return new JsonSlot(shapeValue(parsed, 'arguments', 'value', true, walk, 1));
+        return new JsonSlot(
+          shapeValue(parsed, { key: 'arguments', voice: 'value', data: true, depth: 1 }, walk),
+        );
       }
     } catch {
       // Not JSON: written as text below.
@@ -281,25 +308,19 @@ function shapeString(key: string, value: string, voice: Voice, data: boolean, wa
   return value;
 }
 
-function shapeValue(
-  value: unknown,
-  key: string,
-  voice: Voice,
-  data: boolean,
-  walk: Walk,
-  depth: number,
-): Skeleton {
+function shapeValue(value: unknown, place: Place, walk: Walk): Skeleton {
+  const { key, voice, data, depth } = place;
   if (++walk.nodes > MAX_NODES || depth > MAX_DEPTH) throw new Unshapeable('too large');
   if (value === null || typeof value === 'boolean' || typeof value === 'number') return value;
   if (typeof value === 'string') {
     if (ID_KEYS.has(key) && !data) return idSlot(value);
-    return shapeString(key, value, voice, data, walk);
+    return shapeString(value, place, walk);
   }
   if (Array.isArray(value)) {
     const kept = value.filter(
       (item) => !(isObject(item) && typeof item.type === 'string' && DROPPED_TYPES.has(item.type)),
     );
-    return kept.map((item) => shapeValue(item, key, voice, data, walk, depth + 1));
+    return kept.map((item) => shapeValue(item, { ...place, depth: depth + 1 }, walk));
   }
   if (typeof value !== 'object') throw new Unshapeable('not JSON');
   const object = value as Record<string, unknown>;
@@ -318,7 +339,11 @@ function shapeValue(
     }
     const childVoice = field === 'system' || field === 'instructions' ? 'system' : own;
     const childData = data || (call && field === 'input' && isObject(child));
-    out[field] = shapeValue(child, field, childVoice, childData, walk, depth + 1);
+    out[field] = shapeValue(
+      child,
+      { key: field, voice: childVoice, data: childData, depth: depth + 1 },
+      walk,
+    );
   }
   return out;
 }
@@ -352,7 +377,7 @@ export function shapeOf(input: ShapeInput): RequestShape | undefined {
   const walk: Walk = { nodes: 0, textChars: 0 };
   let body: Skeleton;
   try {
-    body = shapeValue(input.body, '', 'user', false, walk, 0);
+    body = shapeValue(input.body, { key: '', voice: 'user', data: false, depth: 0 }, walk);
   } catch (error) {
     if (error instanceof Unshapeable) return undefined;
     throw error;

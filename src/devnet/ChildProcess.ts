@@ -1,6 +1,7 @@
 /** One component process of the local network: spawned, logged to a file, stopped cleanly. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import type { RunningService } from '../node/index.js';
 
 export interface SpawnOptions {
   name: string;
@@ -13,7 +14,7 @@ export interface SpawnOptions {
 }
 
 /** A running component. */
-export class ComponentProcess {
+export class ComponentProcess implements RunningService {
   readonly name: string;
   readonly logFile: string;
   readonly child: ChildProcess;

@@ -55,11 +55,20 @@ export function writeSellerConfig(
 
 export function writeBuyerConfig(
   dir: string,
-  ports: { buyer: number; gateway: number; facilitator: number },
-  bootstrap: string,
-  rpcUrl: string,
-  deployment: Deployment,
-  audit?: Record<string, unknown>,
+  {
+    ports,
+    bootstrap,
+    rpcUrl,
+    deployment,
+    audit,
+  }: {
+    ports: { buyer: number; gateway: number; facilitator: number };
+    bootstrap: string;
+    rpcUrl: string;
+    deployment: Deployment;
+    /** The buyer's audit settings (`svc up --substitute` watches every answer). */
+    audit?: Record<string, unknown> | undefined;
+  },
 ): void {
   write(dir, {
     buyer: {

@@ -8,6 +8,7 @@ import { createChainClients, deploymentPath, readDeployment, runFaucet } from '.
 import { IdentityStore } from '../identity/index.js';
 import { formatUsd, parseUsd } from '../money/index.js';
 import { libp2pPeerIdFromIdentity } from '../network/index.js';
+import type { RunningService } from '../node/index.js';
 import { NEW_SELLER_DAYS, NEW_SELLER_SCORE_CAP } from '../payments/index.js';
 import { isAlive } from './ChildProcess.js';
 import {
@@ -50,11 +51,10 @@ export interface UpOptions {
 /** Audits of every answer, budget enough to watch the substitute get caught in a few requests. */
 const WATCH_AUDITS = { sampleRate: 1, dailyBudgetUsd: 1, maxShareOfSpend: 100, maxDelayMs: 2_000 };
 
-/** A running local network (attached mode). */
-export interface RunningDevnet {
+/** A running local network (attached mode); `stop()` stops every component in reverse order. */
+export interface RunningDevnet extends RunningService {
   state: DevState;
   devKey: DevKey;
-  stop(): Promise<void>;
 }
 
 const FUND_BUYER_USDC = parseUsd('100');
@@ -93,7 +93,10 @@ export async function startDevnet(options: UpOptions): Promise<RunningDevnet> {
   const state = devState(options, supervisor, plan);
   writeDevState(layout.state, state);
   await smokeTest(plan.gatewayUrl, devKey, options.print);
-  printSummary(options, layout, state, devKey, plan.sellers.length, (Date.now() - started) / 1000);
+  printSummary(options, layout, state, devKey, {
+    sellerCount: plan.sellers.length,
+    seconds: (Date.now() - started) / 1000,
+  });
   if (options.detach) for (const { process } of supervisor.running) process.release();
   return {
     state,
@@ -207,14 +210,13 @@ function configureOnce(
     for (const [index, seller] of sellers.entries()) {
       writeSellerConfig(layout.seller(index + 1), seller, bootstrapAddr, rpcUrl, deployment);
     }
-    writeBuyerConfig(
-      layout.buyer,
-      options.ports,
-      bootstrapAddr,
+    writeBuyerConfig(layout.buyer, {
+      ports: options.ports,
+      bootstrap: bootstrapAddr,
       rpcUrl,
       deployment,
-      options.substitute ? WATCH_AUDITS : undefined,
-    );
+      audit: options.substitute ? WATCH_AUDITS : undefined,
+    });
     writePayerConfig(layout.payer, rpcUrl, deployment);
     writeIndexerConfig(layout.indexer, bootstrapAddr, rpcUrl, deployment);
   };
@@ -285,8 +287,7 @@ function printSummary(
   layout: DevLayout,
   state: DevState,
   key: DevKey,
-  sellerCount: number,
-  seconds: number,
+  { sellerCount, seconds }: { sellerCount: number; seconds: number },
 ): void {
   const { buyerUrl, gatewayUrl } = state;
   const p = options.print;

@@ -75,19 +75,18 @@ function heapPop(size: number): number {
   return last;
 }
 
-/** Rank of the parts bytes[from, middle) and bytes[middle, to) merged, or -1. */
-function mergedRank(
-  tables: BpeTables,
-  bytes: string,
-  from: number,
-  to: number,
-  left: number,
-  right: number,
-): number {
+/**
+ * Rank of the part starting at `from` merged with the part after it, or -1. The parts' bounds and
+ * ranks are read from the linked list (nextOf, partRank) the merge loop keeps.
+ */
+function mergedRank(tables: BpeTables, bytes: string, from: number): number {
+  const middle = nextOf[from] as number;
+  const left = partRank[from] as number;
+  const right = partRank[middle] as number;
   // Before the pair index is complete, or for a byte missing from the ranks (no id to look the
   // pair up by), the merged bytes are looked up.
   if (left < 0 || right < 0 || !tables.pairs.complete)
-    return tables.ranks.get(bytes.slice(from, to)) ?? -1;
+    return tables.ranks.get(bytes.slice(from, nextOf[middle] as number)) ?? -1;
   return tables.pairs.rankOf(left, right);
 }
 
@@ -146,20 +145,13 @@ export function mergedParts(bytes: string, tables: BpeTables): number {
     partRank[start] = rank;
     parts--;
     if (after < n) {
-      const merged = mergedRank(
-        tables,
-        bytes,
-        start,
-        nextOf[after] as number,
-        rank,
-        partRank[after] as number,
-      );
+      const merged = mergedRank(tables, bytes, start);
       pairRank[start] = merged;
       if (merged >= 0) size = heapPush(size, (merged << POSITION_BITS) | start);
     } else pairRank[start] = -1;
     const before = prevOf[start] as number;
     if (before >= 0) {
-      const merged = mergedRank(tables, bytes, before, after, partRank[before] as number, rank);
+      const merged = mergedRank(tables, bytes, before);
       pairRank[before] = merged;
       if (merged >= 0) size = heapPush(size, (merged << POSITION_BITS) | before);
     }

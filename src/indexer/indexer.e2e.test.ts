@@ -21,8 +21,9 @@ import {
   type TestIdentity,
   waitFor,
 } from '../network/testing/index.js';
+import { type IndexerNode, startIndexerNode } from '../node/index.js';
 import { trustScore } from '../payments/index.js';
-import { type RunningIndexer, type Snapshot, startIndexer } from './index.js';
+import type { Snapshot } from './index.js';
 import { IndexerNetwork, type TestSeller } from './testing/indexerNetwork.js';
 
 let net: IndexerNetwork;
@@ -30,10 +31,10 @@ let honest: TestSeller[];
 let bad: TestSeller[];
 let buyers: TestIdentity[];
 let dataDir: string;
-let running: RunningIndexer | undefined;
+let running: IndexerNode | undefined;
 
-async function startOne(): Promise<RunningIndexer> {
-  running = await startIndexer({
+async function startOne(): Promise<IndexerNode> {
+  running = await startIndexerNode({
     network: loopbackNetworkConfig({ bootstrap: [net.bootstrapAddress] }),
     contract: net.chain.contract,
     dataDir,

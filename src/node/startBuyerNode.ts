@@ -5,6 +5,7 @@
  * channels on `GET /_svc/channels`, and ranks sellers by on-chain trust (`ChainReputation`). Without a
  * chain it runs as before: free offers only.
  */
+
 import type { RunBuyerNodeOptions, RunningBuyerNode } from '../buyer/index.js';
 import { runBuyerNode } from '../buyer/index.js';
 import type { PaymentsContract } from '../chain/index.js';
@@ -27,6 +28,7 @@ import {
   toMeteringEntry,
   VoucherPayments,
 } from '../payments/index.js';
+import type { RunningService } from './service.js';
 
 export interface StartPaidBuyerOptions
   extends Omit<RunBuyerNodeOptions, 'payments' | 'reputation'> {
@@ -41,7 +43,7 @@ export interface StartPaidBuyerOptions
   reputationRefreshMs?: number;
 }
 
-export interface PaidBuyerNode extends RunningBuyerNode {
+export interface PaidBuyerNode extends RunningBuyerNode, RunningService {
   /** Present when the buyer pays sellers (a chain is configured and reachable). */
   payments: BuyerPaymentService | undefined;
   reputation: ChainReputation | undefined;

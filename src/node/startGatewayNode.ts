@@ -5,12 +5,15 @@
  * the gateway hands it the text routes as typed calls. Stopped in reverse order of start.
  */
 
+import { join } from 'node:path';
 import { inProcessBuyer } from '../buyer/index.js';
 import type { SvcConfig } from '../config/index.js';
 import { type RunningGateway, type StartGatewayOptions, startGateway } from '../gateway/index.js';
 import { IdentityStore } from '../identity/index.js';
 import type { Logger } from '../log/index.js';
+import { loadOrCreateKey, type RunningGatewayTunnel, startGatewayTunnel } from '../tunnel/index.js';
 import { configuredChain } from './configuredChain.js';
+import type { RunningService } from './service.js';
 import { type PaidBuyerNode, startPaidBuyerNode } from './startBuyerNode.js';
 
 export interface StartGatewayNodeOptions {
@@ -22,19 +25,59 @@ export interface StartGatewayNodeOptions {
   /** The buyer's loopback port; 0 = any free one (the local proxy is not offered). */
   buyerPort?: number;
   topups?: StartGatewayOptions['topups'];
+  /**
+   * A tunnel relay's multiaddr (`svc gateway start --tunnel`): the gateway is also served at the
+   * relay's public URL, under the id of the key in <data-dir>/gateway/tunnel.key.
+   */
+  tunnel?: string;
 }
 
-export interface GatewayNode {
+export interface GatewayNode extends RunningService {
   gateway: RunningGateway;
   /** The buyer in this process; undefined when the gateway forwards to gateway.buyerUrl. */
   buyer: PaidBuyerNode | undefined;
   /** Why the in-process buyer runs without payments, when it does. */
   paymentsProblem: string | undefined;
-  stop(): Promise<void>;
+  /** The tunnel to a relay, when `tunnel` was given. */
+  tunnel: RunningGatewayTunnel | undefined;
 }
 
-/** Starts the gateway, with its own buyer unless config.gateway.buyerUrl is set. */
+/**
+ * Starts the gateway, with its own buyer unless config.gateway.buyerUrl is set, and its tunnel
+ * when one is asked for; `stop()` stops them in reverse order.
+ */
 export async function startGatewayNode(options: StartGatewayNodeOptions): Promise<GatewayNode> {
+  const started = await startGatewayAndBuyer(options);
+  if (options.tunnel === undefined) return { ...started, tunnel: undefined };
+  const { config, dataDir, logger } = options;
+  let tunnel: RunningGatewayTunnel;
+  try {
+    tunnel = await startGatewayTunnel({
+      relay: options.tunnel,
+      gatewayUrl: started.gateway.url,
+      tunnelToken: started.gateway.tunnelToken,
+      network: config.network,
+      privateKey: loadOrCreateKey(join(dataDir, 'gateway', 'tunnel.key')),
+      bodyLimitBytes: config.gateway.bodyLimitBytes,
+      logger,
+    });
+  } catch (error) {
+    await started.stop();
+    throw error;
+  }
+  return {
+    ...started,
+    tunnel,
+    async stop() {
+      await tunnel.stop();
+      await started.stop();
+    },
+  };
+}
+
+async function startGatewayAndBuyer(
+  options: StartGatewayNodeOptions,
+): Promise<Omit<GatewayNode, 'tunnel'>> {
   const { config, dataDir, logger, env } = options;
   const gatewayOptions: StartGatewayOptions = {
     config: config.gateway,

@@ -5,6 +5,7 @@
  * settle/close ticks. A seller with priced offers and no chain refuses to start unless explicitly
  * `free` (decision 071).
  */
+
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PaymentsContract } from '../chain/index.js';
@@ -21,6 +22,7 @@ import {
   serveVouchers,
 } from '../payments/index.js';
 import { type SellerHandle, type StartSellerOptions, startSeller } from '../seller/index.js';
+import type { RunningService } from './service.js';
 
 /** True when any service of the seller config has a non-zero price. */
 export function hasPricedOffers(seller: SellerConfig): boolean {
@@ -45,7 +47,7 @@ export interface StartPaidSellerOptions extends Omit<StartSellerOptions, 'paymen
   tickIntervalMs?: number;
 }
 
-export interface PaidSellerHandle extends SellerHandle {
+export interface PaidSellerHandle extends SellerHandle, RunningService {
   /** The payments service, when the seller is paid. */
   payments: SellerPaymentService | undefined;
 }

@@ -147,8 +147,7 @@ export async function demoAnswer(
   model: string,
   body: Json,
   bodyBytes: number,
-  weights: string = model,
-  random?: () => number,
+  { weights = model, random }: { weights?: string; random?: () => number } = {},
 ): Promise<DemoAnswer> {
   const conversation = readConversation(protocol, body);
   const reply = planReply(conversation);

@@ -78,13 +78,9 @@ async function finishTrailer(
 async function demoReply({ request, body, route, admission }: Admitted): Promise<OutboundReply> {
   // A demo service's `upstreamModel` names the weights it answers with (the model it serves).
   const weights = route.service.upstreamModel ?? route.model;
-  const answer = await demoAnswer(
-    route.protocol,
-    route.model,
-    body.json,
-    request.body.byteLength,
+  const answer = await demoAnswer(route.protocol, route.model, body.json, request.body.byteLength, {
     weights,
-  );
+  });
   return {
     status: answer.status,
     headers: { 'content-type': answer.contentType },

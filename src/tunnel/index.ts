@@ -8,7 +8,7 @@ export { loadOrCreateKey } from './keyFile.js';
 export {
   DEFAULT_TUNNEL_BODY_LIMIT_BYTES,
   DEFAULT_TUNNEL_STREAMS_PER_GATEWAY,
-  type RunningTunnelRelay,
-  startTunnelRelay,
+  type TunnelRelay,
   type TunnelRelayOptions,
+  tunnelRelay,
 } from './relay.js';

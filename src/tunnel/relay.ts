@@ -4,19 +4,14 @@
  * `<public-url>/<peer-id>/v1/...` can only ever reach the gateway holding that key. Requests are
  * forwarded over encrypted streams; keys, budgets and logs stay at the gateway.
  */
-import { createServer, type Server } from 'node:http';
-import type { Hex } from 'viem';
-import type { NetworkConfig } from '../config/index.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ForwardedTrust } from '../gateway/index.js';
-import { API_INGRESS, boundIngress, localUrl } from '../http/index.js';
 import type { PeerId } from '../identity/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
 import {
-  createSvcNode,
   LibP2pTransport,
   peerIdFromLibp2p,
   type RequestHandler,
-  type RequestServer,
   type SvcNode,
   serveRequests,
 } from '../network/index.js';
@@ -27,13 +22,6 @@ import { type RelayHttpDeps, relayRequest } from './relayHttp.js';
 export interface TunnelRelayOptions {
   /** The URL clients use, e.g. https://tunnel.example.com (TLS is terminated in front). */
   publicUrl: string;
-  /** HTTP interface and port (0 = a free port). */
-  host: string;
-  port: number;
-  /** libp2p settings; `listen` is where gateways dial in. */
-  network: NetworkConfig;
-  /** The relay node's key (stable: gateways name it in their --tunnel multiaddr). */
-  privateKey: Hex;
   /** Largest request body forwarded (413 above). */
   bodyLimitBytes?: number;
   /** Requests open at once per gateway (503 tunnel_busy above). */
@@ -45,75 +33,66 @@ export interface TunnelRelayOptions {
   logger?: Logger;
 }
 
-export interface RunningTunnelRelay {
-  /** Local HTTP URL the relay listens on. */
-  url: string;
+/** The relay on a libp2p node: registrations in, client requests out to registered gateways. */
+export interface TunnelRelay {
+  /** The public URL, without a trailing slash. */
   publicUrl: string;
-  /** libp2p addresses gateways pass to `svc gateway start --tunnel`. */
-  multiaddrs(): string[];
+  /** Serves one client request (the public HTTP server's handler). */
+  handle(req: IncomingMessage, res: ServerResponse): void;
   /** Gateways registered now. */
   gateways(): PeerId[];
-  stop(): Promise<void>;
+  /** Stops serving registrations on the node (the node itself is its owner's to stop). */
+  detach(): Promise<void>;
 }
 
 export const DEFAULT_TUNNEL_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_TUNNEL_STREAMS_PER_GATEWAY = 64;
 
-/** Starts a tunnel relay: its libp2p node, the registration protocol and the HTTP server. */
-export async function startTunnelRelay(options: TunnelRelayOptions): Promise<RunningTunnelRelay> {
+/**
+ * Checks the options before anything starts, so a bad URL or proxy list leaves nothing running;
+ * `attach` then serves the registration protocol on a node and forwards to the gateways.
+ */
+export function tunnelRelay(options: TunnelRelayOptions): {
+  attach(node: SvcNode): Promise<TunnelRelay>;
+} {
   const logger = options.logger ?? silentLogger();
   const publicUrl = parsePublicUrl(options.publicUrl);
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_TUNNEL_BODY_LIMIT_BYTES;
-  const registry = new GatewayRegistry(
-    options.maxStreamsPerGateway ?? DEFAULT_TUNNEL_STREAMS_PER_GATEWAY,
-  );
   const allowed = new Set(options.allowGateways ?? []);
-  // Checked before anything starts, so a bad list leaves nothing running.
   const forwarded = new ForwardedTrust(options.trustedProxies ?? []);
-  const node = await createSvcNode({
-    identity: { privateKey: options.privateKey },
-    config: { ...options.network, bootstrap: [] },
-    // Listens for gateways and serves no DHT: a relay only answers the tunnel protocols.
-    role: 'buyer',
-    logger,
-  });
   const base = publicUrl.toString().replace(/\/$/, '');
-  const registration = await serveRegistrations(
-    node,
-    registrationHandler(node, registry, allowed, base, logger),
-  );
-  const onDisconnect = (event: CustomEvent<import('@libp2p/interface').PeerId>) => {
-    registry.disconnected(event.detail);
-  };
-  node.libp2p.addEventListener('peer:disconnect', onDisconnect);
-  const transport = gatewayTransport(node, registry, bodyLimitBytes);
-  let server: Awaited<ReturnType<typeof listenHttp>>;
-  try {
-    server = await listenHttp(node, options, {
-      registry,
-      transport,
-      publicUrl,
-      bodyLimitBytes,
-      forwarded,
-    });
-  } catch (error) {
-    // A port in use: nothing may be left running behind the error.
-    node.libp2p.removeEventListener('peer:disconnect', onDisconnect);
-    await registration.stop();
-    await node.stop();
-    throw error;
-  }
   return {
-    url: localUrl(server, options.host),
-    publicUrl: base,
-    multiaddrs: () => node.multiaddrs(),
-    gateways: () => registry.ids(),
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      node.libp2p.removeEventListener('peer:disconnect', onDisconnect);
-      await registration.stop();
-      await node.stop();
+    async attach(node) {
+      const registry = new GatewayRegistry(
+        options.maxStreamsPerGateway ?? DEFAULT_TUNNEL_STREAMS_PER_GATEWAY,
+      );
+      const registration = await serveRequests(
+        node,
+        registrationHandler(node, registry, allowed, base, logger),
+        { protocol: TUNNEL_REGISTER_PROTOCOL, uploadLimitBytes: () => 1024, maxInboundStreams: 4 },
+      );
+      const onDisconnect = (event: CustomEvent<import('@libp2p/interface').PeerId>) => {
+        registry.disconnected(event.detail);
+      };
+      node.libp2p.addEventListener('peer:disconnect', onDisconnect);
+      const deps: RelayHttpDeps = {
+        registry,
+        transport: gatewayTransport(node, registry, bodyLimitBytes),
+        publicUrl,
+        bodyLimitBytes,
+        forwarded,
+      };
+      return {
+        publicUrl: base,
+        handle: (req, res) => {
+          void relayRequest(deps, req, res);
+        },
+        gateways: () => registry.ids(),
+        async detach() {
+          node.libp2p.removeEventListener('peer:disconnect', onDisconnect);
+          await registration.stop();
+        },
+      };
     },
   };
 }
@@ -154,20 +133,6 @@ function registrationHandler(
   };
 }
 
-/** Serves the registration protocol; stops the node when that fails. */
-async function serveRegistrations(node: SvcNode, handler: RequestHandler): Promise<RequestServer> {
-  try {
-    return await serveRequests(node, handler, {
-      protocol: TUNNEL_REGISTER_PROTOCOL,
-      uploadLimitBytes: () => 1024,
-      maxInboundStreams: 4,
-    });
-  } catch (error) {
-    await node.stop();
-    throw error;
-  }
-}
-
 /** Streams to registered gateways only, by the id they registered under. */
 function gatewayTransport(
   node: SvcNode,
@@ -186,27 +151,6 @@ function gatewayTransport(
       },
     },
   });
-}
-
-/** The public HTTP server, listening; stops the node when it cannot listen. */
-async function listenHttp(
-  node: SvcNode,
-  options: TunnelRelayOptions,
-  deps: RelayHttpDeps,
-): Promise<Server> {
-  const server = createServer((req, res) => {
-    void relayRequest(deps, req, res);
-  });
-  // The relay is public: the gateway's own bounds on a client (docs/guide/gateway.md "Gateway").
-  boundIngress(server, API_INGRESS);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  }).catch(async (error: unknown) => {
-    await node.stop();
-    throw error;
-  });
-  return server;
 }
 
 function jsonReply(status: number, value: unknown) {

@@ -5,16 +5,16 @@ import { generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../config/index.js';
 import { type Harness, jsonOf, startHarness } from '../gateway/testing/harness.js';
+import { startTunnelRelayNode, type TunnelRelayNode } from '../node/index.js';
 import { waitFor } from '../testing/index.js';
 import { type RunningGatewayTunnel, startGatewayTunnel } from './gatewayTunnel.js';
-import { type RunningTunnelRelay, startTunnelRelay } from './relay.js';
 
 const network = configSchema.parse({ network: { listen: ['/ip4/127.0.0.1/tcp/0'] } }).network;
 const PUBLIC_URL = 'https://tunnel.example.test';
 const gatewayKey = generatePrivateKey();
 
 let h: Harness;
-let relay: RunningTunnelRelay;
+let relay: TunnelRelayNode;
 let tunnel: RunningGatewayTunnel;
 let base: string;
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
     buyer: { costUsd: '0.001000', streamChunks: 10, chunkDelayMs: 40 },
     gateway: { authFailuresPerMinute: 2 },
   });
-  relay = await startTunnelRelay({
+  relay = await startTunnelRelayNode({
     publicUrl: PUBLIC_URL,
     host: '127.0.0.1',
     port: 0,

@@ -11,7 +11,7 @@ import { encodeSnapshot } from '../../src/indexer/encodedSnapshot.js';
 import { type IndexerHttpServer, startIndexerHttp } from '../../src/indexer/httpServer.js';
 import { IndexerMetrics } from '../../src/indexer/IndexerMetrics.js';
 import { createRateLimiter } from '../../src/indexer/rateLimit.js';
-import { type RunningTunnelRelay, startTunnelRelay } from '../../src/tunnel/relay.js';
+import { startTunnelRelayNode, type TunnelRelayNode } from '../../src/node/index.js';
 import {
   type RunningFacilitatorServer,
   startFacilitatorServer,
@@ -20,7 +20,7 @@ import { createLocalFacilitator } from '../../src/x402/server/localFacilitator.j
 import { postBytes, rawRequest } from './rawHttp.js';
 
 let indexer: IndexerHttpServer;
-let relay: RunningTunnelRelay;
+let relay: TunnelRelayNode;
 let facilitator: RunningFacilitatorServer;
 
 beforeAll(async () => {
@@ -34,7 +34,7 @@ beforeAll(async () => {
     limiter: createRateLimiter(0),
     maxAgeSeconds: 120,
   });
-  relay = await startTunnelRelay({
+  relay = await startTunnelRelayNode({
     publicUrl: 'https://tunnel.example.test',
     host: '127.0.0.1',
     port: 0,

@@ -220,8 +220,7 @@ export class DemoMarket {
       this.options.model,
       json,
       view.body.byteLength,
-      honest ? this.options.model : seller.substitute!,
-      this.random,
+      { weights: honest ? this.options.model : seller.substitute!, random: this.random },
     );
     const costMicro = costOfUsage(answer.usage, toPriceMicro(seller.pricing ?? DEFAULT_PRICING));
     if (view.probe) this.spend.audit += costMicro;

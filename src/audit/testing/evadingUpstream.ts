@@ -53,13 +53,9 @@ export async function startEvadingUpstream(
         );
         if (honest) answered.honest++;
         else answered.substituted++;
-        const answer = await demoAnswer(
-          'openai-chat-completions',
-          model,
-          json,
-          body.byteLength,
-          honest ? model : substitute,
-        );
+        const answer = await demoAnswer('openai-chat-completions', model, json, body.byteLength, {
+          weights: honest ? model : substitute,
+        });
         res.writeHead(answer.status, { 'content-type': answer.contentType });
         res.end(answer.parts.join(''));
       })().catch((error: unknown) => {

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { connectChain } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
-import { INDEXER_PORT, startIndexer } from '../../indexer/index.js';
+import { INDEXER_PORT } from '../../indexer/index.js';
+import { startIndexerNode } from '../../node/index.js';
 import { CliContext } from '../context.js';
 import type { CliIo } from '../io.js';
 import { printJson } from '../output.js';
@@ -65,7 +66,7 @@ export function registerIndexerCommands(program: Command, io: CliIo): void {
       const rateLimitPerSecond = wholeNumber(flags.rateLimit, '--rate-limit', 0, 1_000_000);
       const confirmations = wholeNumber(flags.confirmations, '--confirmations', 0, 1000);
       const chain = connectChain(config.chain, ctx.dataDir);
-      const running = await startIndexer({
+      const running = await startIndexerNode({
         network: config.network,
         contract: chain.contract,
         dataDir: ctx.dataDir,

@@ -2,11 +2,11 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { parsePeerId } from '../../identity/index.js';
+import { startTunnelRelayNode } from '../../node/index.js';
 import {
   DEFAULT_TUNNEL_BODY_LIMIT_BYTES,
   DEFAULT_TUNNEL_STREAMS_PER_GATEWAY,
   loadOrCreateKey,
-  startTunnelRelay,
 } from '../../tunnel/index.js';
 import { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -85,7 +85,7 @@ export function registerTunnelCommands(program: Command, io: CliIo): void {
       } catch (error) {
         throw new CliError(error instanceof Error ? error.message : String(error), 2);
       }
-      const relay = await startTunnelRelay({
+      const relay = await startTunnelRelayNode({
         publicUrl: flags.publicUrl,
         host: flags.host,
         port: flags.port,

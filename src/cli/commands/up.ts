@@ -1,5 +1,5 @@
 /** `svc up`, `svc down`, `svc status`: run the whole network locally. */
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { DEFAULT_DEV_PORTS, devnetStatus, startDevnet, stopDevnet } from '../../devnet/index.js';
 import { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -10,6 +10,23 @@ import { waitForShutdown } from '../shutdown.js';
 
 function port(value: string): number {
   return parsePort(value, 'port', 1);
+}
+
+/**
+ * A port flag of `svc up`, also read from `variable` so a whole session (a script, a test) can
+ * move the network off the default ports without changing the commands it types. The buyer's and
+ * the gateway's variables are the ones their own config honours (docs/guide/configuration.md).
+ */
+function portOption(
+  flag: string,
+  description: string,
+  component: keyof typeof DEFAULT_DEV_PORTS,
+  variable: string,
+): Option {
+  return new Option(`${flag} <port>`, description)
+    .argParser(port)
+    .env(variable)
+    .default(DEFAULT_DEV_PORTS[component]);
 }
 
 function count(value: string): number {
@@ -47,17 +64,23 @@ function registerUpUp(program: Command, io: CliIo): void {
     )
     .option('--fresh', 'wipe <data-dir>/dev first (new keys, new chain)')
     .option('--detach', 'return once ready and leave it running (stop with `svc down`)')
-    .option('--buyer-port <port>', 'buyer proxy port', port, DEFAULT_DEV_PORTS.buyer)
-    .option('--gateway-port <port>', 'gateway port', port, DEFAULT_DEV_PORTS.gateway)
-    .option('--chain-port <port>', 'anvil RPC port', port, DEFAULT_DEV_PORTS.chain)
-    .option('--bootstrap-port <port>', 'bootstrap node TCP port', port, DEFAULT_DEV_PORTS.bootstrap)
-    .option(
-      '--facilitator-port <port>',
-      'local x402 facilitator port',
-      port,
-      DEFAULT_DEV_PORTS.facilitator,
+    .addOption(portOption('--buyer-port', 'buyer proxy port', 'buyer', 'SVC_BUYER_PORT'))
+    .addOption(portOption('--gateway-port', 'gateway port', 'gateway', 'SVC_GATEWAY_PORT'))
+    .addOption(portOption('--chain-port', 'anvil RPC port', 'chain', 'SVC_CHAIN_PORT'))
+    .addOption(
+      portOption('--bootstrap-port', 'bootstrap node TCP port', 'bootstrap', 'SVC_BOOTSTRAP_PORT'),
     )
-    .option('--indexer-port <port>', 'indexer (GET /stats) port', port, DEFAULT_DEV_PORTS.indexer)
+    .addOption(
+      portOption(
+        '--facilitator-port',
+        'local x402 facilitator port',
+        'facilitator',
+        'SVC_FACILITATOR_PORT',
+      ),
+    )
+    .addOption(
+      portOption('--indexer-port', 'indexer (GET /stats) port', 'indexer', 'SVC_INDEXER_PORT'),
+    )
     .addHelpText(
       'after',
       '\nState lives in <data-dir>/dev/: a second `svc up` resumes with the same keys and balances.\nSellers for OpenAI / Anthropic join too when OPENAI_API_KEY / ANTHROPIC_API_KEY are set.\nExamples:\n  svc up\n  svc up --sellers 5 --fresh\n  svc up --detach && svc status && svc down',

@@ -94,19 +94,26 @@ export class PaidNetwork {
   /** False once `stopBuyer` handed the data dir to another process. */
   private buyerRunning = true;
 
-  private constructor(
-    readonly chain: LocalChain,
-    readonly bootstrap: SvcNode,
-    readonly buyerOptions: Parameters<typeof startPaidBuyerNode>[0],
-    identities: IdentityStore,
-    buyer: PaidBuyerNode,
-    dirs: string[],
-  ) {
-    this.buyer = buyer;
-    this.dirs = dirs;
-    this.buyerDir = buyerOptions.dataDir;
-    this.identities = identities;
-    this.buyerAddress = identities.loadDefault().account.address;
+  readonly chain: LocalChain;
+  readonly bootstrap: SvcNode;
+  readonly buyerOptions: Parameters<typeof startPaidBuyerNode>[0];
+
+  private constructor(parts: {
+    chain: LocalChain;
+    bootstrap: SvcNode;
+    buyerOptions: Parameters<typeof startPaidBuyerNode>[0];
+    identities: IdentityStore;
+    buyer: PaidBuyerNode;
+    dirs: string[];
+  }) {
+    this.chain = parts.chain;
+    this.bootstrap = parts.bootstrap;
+    this.buyerOptions = parts.buyerOptions;
+    this.buyer = parts.buyer;
+    this.dirs = parts.dirs;
+    this.buyerDir = parts.buyerOptions.dataDir;
+    this.identities = parts.identities;
+    this.buyerAddress = parts.identities.loadDefault().account.address;
   }
 
   /**
@@ -145,7 +152,7 @@ export class PaidNetwork {
       reputationRefreshMs: 0,
     };
     const buyer = await startPaidBuyerNode(buyerOptions);
-    return new PaidNetwork(chain, bootstrap, buyerOptions, identities, buyer, dirs);
+    return new PaidNetwork({ chain, bootstrap, buyerOptions, identities, buyer, dirs });
   }
 
   /** Mints `usdcMicro` test USDC to the buyer and waits until its sweep deposited it. */

@@ -10,7 +10,7 @@ async function text(body: Record<string, unknown>, weights = 'svc-demo-smart'): 
     'svc-demo-smart',
     { model: 'svc-demo-smart', messages: [{ role: 'user', content: PROMPT }], ...body },
     100,
-    weights,
+    { weights },
   );
   return JSON.parse(answer.parts.join('')).choices[0].message.content;
 }

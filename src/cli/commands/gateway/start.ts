@@ -1,12 +1,6 @@
 /** `svc gateway start`: runs the gateway until interrupted. */
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { type GatewayNode, startGatewayNode } from '../../../node/index.js';
-import {
-  loadOrCreateKey,
-  type RunningGatewayTunnel,
-  startGatewayTunnel,
-} from '../../../tunnel/index.js';
 import { topupsFromConfig } from '../../../x402/index.js';
 import { CliContext } from '../../context.js';
 import { usageError } from '../../errors.js';
@@ -98,6 +92,7 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
         version: packageVersion(),
         ...(options.localProxy === false ? { buyerPort: 0 } : {}),
         topups: topupsFromConfig({ config, dataDir: ctx.dataDir, env: io.env, logger: ctx.logger }),
+        ...(options.tunnel ? { tunnel: options.tunnel } : {}),
       });
       const { gateway } = node;
       const localProxy = options.localProxy !== false;
@@ -122,29 +117,12 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
         );
         io.stdout(buyerLines(node, localProxy, config.gateway.buyerUrl));
       }
-      let tunnel: RunningGatewayTunnel | undefined;
-      if (options.tunnel) {
-        try {
-          tunnel = await startGatewayTunnel({
-            relay: options.tunnel,
-            gatewayUrl: gateway.url,
-            tunnelToken: gateway.tunnelToken,
-            network: config.network,
-            privateKey: loadOrCreateKey(join(ctx.dataDir, 'gateway', 'tunnel.key')),
-            bodyLimitBytes: config.gateway.bodyLimitBytes,
-            logger: ctx.logger,
-          });
-        } catch (error) {
-          await node.stop();
-          throw error;
-        }
-        if (!ctx.json)
-          io.stdout(
-            `tunnel public URL ${tunnel.baseUrl} (OpenAI base ${tunnel.baseUrl}/v1, Anthropic base ${tunnel.baseUrl})\n`,
-          );
-      }
+      const { tunnel } = node;
+      if (tunnel && !ctx.json)
+        io.stdout(
+          `tunnel public URL ${tunnel.baseUrl} (OpenAI base ${tunnel.baseUrl}/v1, Anthropic base ${tunnel.baseUrl})\n`,
+        );
       await waitForShutdown();
-      await tunnel?.stop();
       await node.stop();
     });
 }

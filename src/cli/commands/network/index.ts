@@ -5,9 +5,9 @@ import {
   type BrowseSort,
   browsePeers,
   collectPeers,
-  createSvcNode,
   peersFromIndexer,
 } from '../../../network/index.js';
+import { startBootstrapNode } from '../../../node/index.js';
 import { CliContext } from '../../context.js';
 import { CliError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
@@ -169,15 +169,13 @@ function registerNetworkBootstrap(network: Command, io: CliIo): void {
           flags.listen ??
           (flags.port !== undefined ? [`/ip4/0.0.0.0/tcp/${flags.port}`] : config.network.listen);
         const identity = ctx.identities().loadDefault();
-        const node = await createSvcNode({
+        const node = await startBootstrapNode({
           identity,
-          role: 'bootstrap',
           logger: ctx.logger,
-          config: {
+          network: {
             ...config.network,
             listen,
             announce: flags.announce ?? config.network.announce,
-            bootstrap: [],
           },
         });
         const addresses = node.multiaddrs();

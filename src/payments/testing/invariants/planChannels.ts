@@ -277,10 +277,17 @@ async function planSignVoucher(
 async function chooseVoucher(
   world: World,
   channel: ModelChannel,
-  choice: 'latest' | 'highest' | 'older' | 'inflated' | 'forged',
-  older: number,
-  flaw: SignatureFlaw,
-  forger: number,
+  {
+    choice,
+    older,
+    flaw,
+    forger,
+  }: {
+    choice: 'latest' | 'highest' | 'older' | 'inflated' | 'forged';
+    older: number;
+    flaw: SignatureFlaw;
+    forger: number;
+  },
 ): Promise<{ amount: bigint; signature: Hex; flaw: SignatureFlaw } | undefined> {
   const highest = channel.vouchers.at(-1);
   if (!highest) return undefined;
@@ -314,7 +321,12 @@ async function planSettle(
 ): Promise<Step | undefined> {
   const channel = pick(model, op.channel, hasUnsettledVoucher);
   if (!channel) return undefined;
-  const voucher = await chooseVoucher(world, channel, op.pick, op.older, op.flaw, op.forger);
+  const voucher = await chooseVoucher(world, channel, {
+    choice: op.pick,
+    older: op.older,
+    flaw: op.flaw,
+    forger: op.forger,
+  });
   if (!voucher) return undefined;
   return step({
     label: `settle ${voucher.amount} on ${channel.id.slice(0, 10)} by ${world.actors[op.submitter]!.name} (${op.pick}, ${voucher.flaw})`,
@@ -339,7 +351,12 @@ async function planClose(
       : otherThan(op.other, channel?.seller ?? -1);
   const voucher =
     channel && op.voucher !== 'none'
-      ? await chooseVoucher(world, channel, op.voucher, op.older, 'none', op.forger)
+      ? await chooseVoucher(world, channel, {
+          choice: op.voucher,
+          older: op.older,
+          flaw: 'none',
+          forger: op.forger,
+        })
       : undefined;
   const amount = voucher?.amount ?? 0n;
   const signature: Hex = voucher?.signature ?? '0x';

@@ -1,12 +1,20 @@
-/** Opens the indexer's store and lease from its settings and starts it. */
+/**
+ * `svc indexer start`: the indexer's store (SQLite in the data dir, or a shared PostgreSQL), its
+ * crawl lease (one crawler among several indexers on one database) and the indexer, from config.
+ */
 import type { PaymentsContract } from '../chain/index.js';
 import type { NetworkConfig } from '../config/index.js';
+import {
+  Indexer,
+  type IndexerOptions,
+  openIndexerStore,
+  postgresCrawlLease,
+  soleCrawler,
+} from '../indexer/index.js';
 import type { Logger } from '../log/index.js';
-import { postgresCrawlLease, soleCrawler } from './crawlLease.js';
-import { Indexer, type IndexerOptions } from './Indexer.js';
-import { openIndexerStore } from './IndexerStore.js';
+import type { RunningService } from './service.js';
 
-export interface StartIndexerOptions
+export interface StartIndexerNodeOptions
   extends Omit<IndexerOptions, 'store' | 'lease' | 'network' | 'contract'> {
   network: NetworkConfig;
   contract: PaymentsContract;
@@ -16,14 +24,13 @@ export interface StartIndexerOptions
   logger?: Logger;
 }
 
-export interface RunningIndexer {
+export interface IndexerNode extends RunningService {
   indexer: Indexer;
   url: string;
-  stop(): Promise<void>;
 }
 
 /** Starts an indexer; `stop()` also closes its store. */
-export async function startIndexer(options: StartIndexerOptions): Promise<RunningIndexer> {
+export async function startIndexerNode(options: StartIndexerNodeOptions): Promise<IndexerNode> {
   const { dataDir, databaseUrl, ...rest } = options;
   const store = await openIndexerStore({
     dataDir,
