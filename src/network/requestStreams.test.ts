@@ -205,6 +205,16 @@ describe('/svc/request/2', () => {
     expect(buyerSide!.status).not.toBe('open');
   });
 
+  it('forgets kept streams whose connection closed; the next request dials again', async () => {
+    const { seller, buyer, send } = await pair();
+    expect(await readAll(await send('/echo', 'one'))).toBe('echo:one');
+    const [kept] = streamsOf(buyer, seller);
+    await buyer.libp2p.hangUp(seller.libp2pPeerId);
+    expect(kept!.status).not.toBe('open');
+    expect(await readAll(await send('/echo', 'two'))).toBe('echo:two');
+    expect(streamsOf(buyer, seller)).toHaveLength(1);
+  });
+
   it('bounds the requests one stream carries and the idle streams of a connection', async () => {
     const { seller, buyer, send } = await pair({
       streams: { maxRequests: 2, maxIdlePerConnection: 1 },
