@@ -10,7 +10,7 @@ import { LibP2pTransport, serveRequests } from '../src/network/index.js';
 import { startLoopbackNode } from '../src/network/testing/loopback.js';
 import { printFigure } from './lib.js';
 
-const REQUESTS = Number(process.env.BENCH_STREAMS_REQUESTS ?? 3000);
+const REQUESTS = Number(process.env.BENCH_STREAMS_REQUESTS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_STREAMS_ROUNDS ?? 3);
 const LIMIT = 1024 * 1024;
 const text = new TextEncoder();
@@ -44,7 +44,7 @@ async function measure(streams: boolean, concurrency: number) {
       for await (const _chunk of response.body);
       await response.trailer;
     };
-    for (let i = 0; i < 300; i++) await one();
+    for (let i = 0; i < 500; i++) await one();
     let left = REQUESTS;
     const cpu = process.cpuUsage();
     const started = performance.now();
