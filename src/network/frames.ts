@@ -50,6 +50,8 @@ export class FrameReader {
   private readonly highWaterBytes: number;
   private chunks: Uint8Array[] = [];
   private buffered = 0;
+  /** Bytes taken so far (a reused stream's answer starts where the last one stopped). */
+  private takenBytes = 0;
   private ended = false;
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
@@ -88,6 +90,16 @@ export class FrameReader {
       this.ended = true;
       this.notify();
     });
+  }
+
+  /** Bytes read off the stream so far, frames and raw reads alike. */
+  get bytesTaken(): number {
+    return this.takenBytes;
+  }
+
+  /** True when every byte received has been read: none buffered here or on the stream. */
+  get drained(): boolean {
+    return this.buffered === 0 && this.stream.readBufferLength === 0;
   }
 
   /** True when no more bytes can arrive (queued stream bytes still count as arriving). */
@@ -138,6 +150,7 @@ export class FrameReader {
       }
     }
     this.buffered -= count;
+    this.takenBytes += count;
     if (this.buffered < this.highWaterBytes / 2 && this.stream.readStatus === 'paused') {
       this.stream.resume();
     }

@@ -4,7 +4,7 @@ import { encodeFrame, FrameType, jsonPayload } from './frames.js';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL } from './protocols.js';
 import { type RequestServer, serveRequests } from './requestServer.js';
-import { openRequestStream } from './requestStream.js';
+import { openRequestStream, requestConnection } from './requestStream.js';
 import { startLoopbackNode, waitFor } from './testing/loopback.js';
 
 const text = new TextEncoder();
@@ -64,8 +64,12 @@ describe('request streams opened with their proposal', () => {
     await seller?.stop();
   });
 
-  const open = () =>
-    openRequestStream(buyer, seller.libp2pPeerId, REQUEST_PROTOCOL, AbortSignal.timeout(5000));
+  /** A request stream to the seller, as the buyer opens one. */
+  async function openTo(protocol: string, signal: AbortSignal) {
+    const connection = await requestConnection(buyer, seller.libp2pPeerId, signal);
+    return openRequestStream(connection, protocol, signal);
+  }
+  const open = () => openTo(REQUEST_PROTOCOL, AbortSignal.timeout(5000));
 
   /** Opens a request stream and sends the proposal, a head for `path` and `frames`. */
   const start = async (path: string, bodyLength: number, frames: Uint8Array[]) => {
@@ -92,7 +96,7 @@ describe('request streams opened with their proposal', () => {
 
   it('leave protocols served by other handlers to libp2p', async () => {
     const signal = AbortSignal.timeout(5000);
-    const opened = await openRequestStream(buyer, seller.libp2pPeerId, plain, signal);
+    const opened = await openTo(plain, signal);
     const received = deliveries(opened.stream);
     opened.stream.send(Buffer.concat([opened.proposal, Buffer.from('ping')]));
     await until(() => Buffer.concat(received).includes('ping'));
@@ -136,12 +140,8 @@ describe('pre-negotiated request streams over the stream limit', () => {
       await buyer.libp2p.dial(seller.libp2p.getMultiaddrs());
       const send = async (path: string) => {
         const signal = AbortSignal.timeout(5000);
-        const opened = await openRequestStream(
-          buyer,
-          seller.libp2pPeerId,
-          REQUEST_PROTOCOL,
-          signal,
-        );
+        const connection = await requestConnection(buyer, seller.libp2pPeerId, signal);
+        const opened = await openRequestStream(connection, REQUEST_PROTOCOL, signal);
         const received = deliveries(opened.stream);
         const head = jsonPayload({ method: 'POST', path, headers: {}, bodyLength: 0 });
         opened.stream.send(

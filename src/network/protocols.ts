@@ -9,6 +9,8 @@ export const META_PROTOCOL = '/svc/meta/1';
 export const PEERS_PROTOCOL = '/svc/peers/1';
 /** One request per stream. */
 export const REQUEST_PROTOCOL = '/svc/request/1';
+/** `/svc/request/1`'s frames, requests one after another on a kept stream (decision 190). */
+export const REQUEST_STREAMS_PROTOCOL = '/svc/request/2';
 /** The DHT key every seller provides; its preimage names the record family and version. */
 export const SELLERS_KEY_PREIMAGE = 'svc/sellers/v1';
 

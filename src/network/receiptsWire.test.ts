@@ -1,5 +1,6 @@
 /**
- * Receipts on a real `/svc/request/1` stream between two loopback nodes: the seller's request
+ * Receipts on real `/svc/request/1` streams, and on kept `/svc/request/2` ones that carry one
+ * request after another, between two loopback nodes: the seller's request
  * server hashes what it received and sent and signs; the buyer's transport hashes what it sent
  * and received. The two agree on every kind of answer, and the receipt verifies.
  */
@@ -67,7 +68,10 @@ function replyFor(path: string, body: Uint8Array): OutboundReply {
   return { status: 404, headers: {}, body: text.encode('no such path') };
 }
 
-describe('receipts on request streams (decision 168)', () => {
+describe.each([
+  ['/svc/request/2', true],
+  ['/svc/request/1', false],
+])('receipts on %s (decision 168)', (protocol, streams) => {
   let seller: Node;
   let buyer: Node;
   let servers: RequestServer[] = [];
@@ -93,7 +97,7 @@ describe('receipts on request streams (decision 168)', () => {
         uploadLimitBytes: LIMIT,
       }),
     };
-    transport = new LibP2pTransport({ node: buyer, router });
+    transport = new LibP2pTransport({ node: buyer, router, streams });
     tunnel = new LibP2pTransport({ node: buyer, router, protocol: '/t/1' });
   });
 
@@ -139,6 +143,12 @@ describe('receipts on request streams (decision 168)', () => {
     });
     expect(check).toMatchObject({ ok: true });
     if (path === '/broken') expect(trailer?.error).toBe('upstream broke');
+    // One request after another: on `/2` they all went on one kept stream.
+    const used = buyer.libp2p
+      .getConnections(seller.libp2pPeerId)
+      .flatMap((connection) => connection.streams)
+      .filter((stream) => stream.protocol === protocol);
+    expect(used).toHaveLength(streams ? 1 : 0);
     // Replies without terms (no route, as a 404) name no service; no claim is a claim of zero.
     const named = path === '/nowhere' || path === '/broken' ? '' : 'gpt-paid';
     const cost = path === '/nowhere' || path === '/broken' ? '0' : '89';

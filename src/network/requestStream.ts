@@ -92,22 +92,37 @@ export function usableConnections(connections: readonly Connection[]): Connectio
 }
 
 /**
- * Opens a stream for `protocol` to `peer`, reusing an open connection when there is one
- * (`usable`: the peer's usable connections when the caller has just listed them).
+ * The connection to `peer` a request goes on: an open one when there is one (`usable`: the
+ * peer's usable connections when the caller has just listed them), else a new dial.
  */
-export async function openRequestStream(
+export async function requestConnection(
   node: SvcNode,
   peer: Libp2pPeerId,
-  protocol: string,
   signal: AbortSignal,
   usable: readonly Connection[] = usableConnections(node.libp2p.getConnections(peer)),
-): Promise<RequestStream> {
+): Promise<Connection> {
   // After hole punching a peer has a relayed and a direct connection: use the direct one.
-  const connection =
-    usable.find((c) => !isRelayed(c)) ?? usable[0] ?? (await node.libp2p.dial(peer, { signal }));
+  return (
+    usable.find((c) => !isRelayed(c)) ?? usable[0] ?? (await node.libp2p.dial(peer, { signal }))
+  );
+}
+
+/** Opens a stream for `protocol` on `connection`, its proposal to be sent with the first frame. */
+export async function openRequestStream(
+  connection: Connection,
+  protocol: string,
+  signal: AbortSignal,
+): Promise<RequestStream> {
   const muxer = muxerOf(connection);
   if (muxer === undefined) {
-    const stream = await connection.newStream(protocol, { signal, maxOutboundStreams: 1024 });
+    const stream = await connection
+      .newStream(protocol, { signal, maxOutboundStreams: 1024 })
+      .catch((error: unknown) => {
+        // Negotiated by libp2p: a refusal is thrown here rather than read from the echo.
+        if (error instanceof Error && error.name === 'UnsupportedProtocolError')
+          throw new ProtocolRejected(`the peer does not serve ${protocol}`);
+        throw error;
+      });
     return { stream, proposal: new Uint8Array(0), acknowledged: async () => undefined };
   }
   const stream = await muxer.createStream({ signal });

@@ -1,5 +1,6 @@
 /**
- * The `/svc/request/1` wire format.
+ * The `/svc/request/1` wire format; `/svc/request/2` repeats it, request after request, on one
+ * stream (decision 190).
  * Request:  HEAD {method, path, headers, bodyLength, payment?} · DATA* · END
  * Response: HEAD {status, headers} · DATA* · TRAILER {usage?, costMicroUsd?, error?, receipt?}
  * Every JSON frame is validated; anything else closes the stream. The receipt is the seller's

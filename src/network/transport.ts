@@ -1,10 +1,12 @@
 /**
- * Buyer side of `/svc/request/1` (PeerTransport). One stream per request: head + body + END
- * out, then head, body chunks (pulled by the consumer: backpressure) and the trailer back.
- * Aborting the request's signal, or stopping iteration of the body, resets the stream, which
- * the seller sees as a cancel. Every failure surfaces as a TransportError.
+ * Buyer side of `/svc/request/1` and `/svc/request/2` (PeerTransport). Each request: head +
+ * body + END out, then head, body chunks (pulled by the consumer: backpressure) and the trailer
+ * back, on a stream of its own while it runs. On `/2` that stream comes from, and after a whole
+ * answer goes back to, a pool of kept streams (streamPool.ts, decision 190); `/1` is used with
+ * sellers that refuse `/2` (decision 191). Aborting the request's signal, or stopping iteration
+ * of the body, resets the stream, which the seller sees as a cancel. Every failure surfaces as
+ * a TransportError.
  */
-import type { Stream } from '@libp2p/interface';
 import { asError, errorMessage } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import { deadline } from './deadline.js';
@@ -21,25 +23,33 @@ import {
   writeData,
 } from './frames.js';
 import type { SvcNode } from './node.js';
-import { REQUEST_PROTOCOL } from './protocols.js';
-import { ExchangeHasher, requestHash } from './receiptHashes.js';
+import { REQUEST_PROTOCOL, REQUEST_STREAMS_PROTOCOL } from './protocols.js';
+import { ReceiptInputs } from './receiptInputs.js';
+import {
+  abortCall,
+  Call,
+  Cancelled,
+  classify,
+  HEAD_TIMED_OUT,
+  type Lease,
+  type ResponseHead,
+  readResponseHead,
+  responseBody,
+  transportFailure,
+} from './requestCall.js';
 import {
   openRequestStream,
   ProtocolRejected,
-  type RequestStream,
+  requestConnection,
   usableConnections,
 } from './requestStream.js';
-import { frameLimit, parseFrame, responseHeadSchema, trailerSchema } from './requestWire.js';
+import { StreamPool, type StreamPoolLimits } from './streamPool.js';
 import {
   type PeerTransport,
-  type ReceivedExchange,
   type SellerRequest,
   type SellerResponse,
-  type SellerTrailer,
   TransportError,
-  type TransportFailure,
 } from './types.js';
-import { quickResponseHead, quickTrailer } from './wireChecks.js';
 
 /** Where the transport learns how to reach a peer (the directory implements it). */
 export interface PeerRouter {
@@ -58,14 +68,17 @@ export interface LibP2pTransportOptions {
   dialTimeoutMs?: number;
   /** Protocol id spoken (default `/svc/request/1`; the gateway tunnel reuses the framing). */
   protocol?: string;
+  /**
+   * Kept `/svc/request/2` streams with sellers that serve it (default: the node's
+   * `requestStreams`; only for the default protocol), with these pool bounds.
+   */
+  streams?: boolean | Partial<StreamPoolLimits>;
 }
 
 const noop = () => undefined;
-const HEAD_TIMEOUT_MESSAGE = 'no response head in time';
 
-class Cancelled extends Error {}
-class TimedOut extends Error {}
-
+/** The seller answered `na` to `/svc/request/2`: the request goes again on `/svc/request/1`. */
+class StreamsRefused extends Error {}
 /** PeerTransport over libp2p streams. */
 export class LibP2pTransport implements PeerTransport {
   private readonly node: SvcNode;
@@ -77,6 +90,7 @@ export class LibP2pTransport implements PeerTransport {
   private readonly protocol: string;
   /** Answers on `/svc/request/1` carry receipts: their bytes are hashed as they arrive. */
   private readonly receipts: boolean;
+  private readonly pool: StreamPool | undefined;
 
   constructor(options: LibP2pTransportOptions) {
     const config = options.node.config;
@@ -88,18 +102,32 @@ export class LibP2pTransport implements PeerTransport {
     this.dialTimeoutMs = options.dialTimeoutMs ?? 10_000;
     this.protocol = options.protocol ?? REQUEST_PROTOCOL;
     this.receipts = this.protocol === REQUEST_PROTOCOL;
+    const streams = options.streams ?? config.requestStreams;
+    this.pool =
+      streams !== false && this.protocol === REQUEST_PROTOCOL
+        ? new StreamPool(typeof streams === 'object' ? streams : {})
+        : undefined;
   }
 
   async request(peerId: PeerId, request: SellerRequest): Promise<SellerResponse> {
     const route = this.checkedRoute(peerId, request);
     const call = new Call(peerId, route, request.signal, this.totalTimeoutMs);
-    const opened = await this.openStream(call);
-    opened.stream.inactivityTimeout = this.idleTimeoutMs;
-    // Views: the head and trailer are parsed at once, body chunks are delivered and dropped.
-    const reader = new FrameReader(opened.stream, undefined, undefined, true);
-    const head = await this.exchangeHead(call, request, opened, reader);
+    let lease = await this.openStream(call, true);
+    let head = await this.exchangeHead(call, request, lease).catch((error: unknown) => {
+      if (this.again(call, lease, error)) return undefined;
+      throw this.failed(call, lease, error);
+    });
+    if (head === undefined) {
+      // Once, on a new stream: a kept stream the seller had ended, or `/2` refused.
+      lease = await this.openStream(call, false);
+      const second = lease;
+      head = await this.exchangeHead(call, request, second).catch((error: unknown) => {
+        throw this.failed(call, second, error);
+      });
+    }
+    lease.stream.inactivityTimeout = this.idleTimeoutMs;
     const receipt = this.receipts ? new ReceiptInputs(this.node.peerId, request, head) : undefined;
-    const { body, trailer } = responseBody(call, opened.stream, reader, receipt);
+    const { body, trailer } = responseBody(call, lease, receipt, this.pool);
     return {
       status: head.status,
       headers: head.headers,
@@ -107,6 +135,35 @@ export class LibP2pTransport implements PeerTransport {
       trailer,
       ...(receipt ? { exchange: () => receipt.exchange() } : {}),
     };
+  }
+
+  /**
+   * Whether a request whose stream failed goes again on a new stream: when `/2` was refused, or
+   * when a kept stream failed before any byte of an answer (the seller had ended it: idle too
+   * long, or its last request) and the call itself was neither cancelled nor timed out.
+   */
+  private again(call: Call, lease: Lease, error: unknown): boolean {
+    if (call.controller.signal.aborted) return false;
+    const refused = error instanceof StreamsRefused;
+    const dead =
+      lease.reused &&
+      lease.reader.bytesTaken === lease.from &&
+      !(error instanceof TransportError) &&
+      !(error instanceof FrameError && (error.kind === 'protocol' || error.kind === 'too_large'));
+    if (!refused && !dead) return false;
+    if (refused) this.pool?.refuse(lease.connection);
+    lease.stream.abort(asError(error));
+    return true;
+  }
+
+  /** Ends the call and resets its stream: the failure as the caller sees it. */
+  private failed(call: Call, lease: Lease, error: unknown): TransportError {
+    call.cleanup();
+    if (error instanceof TransportError) {
+      lease.stream.abort(error);
+      return error;
+    }
+    return classify(call, error, true, lease.stream);
   }
 
   /** The peer's route, once the request is known to fit it and not to be cancelled already. */
@@ -127,8 +184,12 @@ export class LibP2pTransport implements PeerTransport {
     return route;
   }
 
-  /** Dials (within the dial timeout) and opens the request stream; a failure marks the peer unreachable. */
-  private async openStream(call: Call): Promise<RequestStream> {
+  /**
+   * A kept stream from the pool (`reuse`), else a new one (dialling within the dial timeout when
+   * there is no connection): `/svc/request/2` unless the peer refused it on this connection. A
+   * failure marks the peer unreachable.
+   */
+  private async openStream(call: Call, reuse: boolean): Promise<Lease> {
     const { route } = call;
     const connections = this.node.libp2p.getConnections(route.libp2pPeerId);
     const usable = usableConnections(connections);
@@ -145,16 +206,42 @@ export class LibP2pTransport implements PeerTransport {
           .merge(route.libp2pPeerId, { multiaddrs: [...route.addresses] })
           .catch(() => undefined);
       }
+      const signal = dialDeadline.signal;
+      const connection = await requestConnection(this.node, route.libp2pPeerId, signal, usable);
+      const pool = this.pool;
+      const pooled = reuse ? pool?.take(connection) : undefined;
+      if (pooled !== undefined) {
+        dialDeadline.clear();
+        const { stream, reader } = pooled;
+        return {
+          stream,
+          reader,
+          connection,
+          kept: pooled,
+          reused: true,
+          from: reader.bytesTaken,
+          proposal: EMPTY,
+          acknowledged: async () => undefined,
+        };
+      }
       // The protocol proposal goes out with the request head: no negotiation round trip.
+      let streams = pool?.mayStream(connection) === true;
       const opened = await openRequestStream(
-        this.node,
-        route.libp2pPeerId,
-        this.protocol,
-        dialDeadline.signal,
-        usable,
-      );
+        connection,
+        streams ? REQUEST_STREAMS_PROTOCOL : this.protocol,
+        signal,
+      ).catch((error: unknown) => {
+        // Refused while libp2p negotiated (a connection without our muxer's fast path).
+        if (!(streams && error instanceof ProtocolRejected)) throw error;
+        pool?.refuse(connection);
+        streams = false;
+        return openRequestStream(connection, this.protocol, signal);
+      });
       dialDeadline.clear();
-      return opened;
+      // Views: the head and trailer are parsed at once, body chunks are delivered and dropped.
+      const reader = new FrameReader(opened.stream, undefined, undefined, true);
+      const kept = streams ? pool?.track(opened.stream, reader, connection) : undefined;
+      return { ...opened, reader, connection, reused: false, from: 0, ...(kept ? { kept } : {}) };
     } catch (error) {
       dialDeadline.clear();
       call.cleanup();
@@ -176,10 +263,8 @@ export class LibP2pTransport implements PeerTransport {
   private async exchangeHead(
     call: Call,
     request: SellerRequest,
-    opened: RequestStream,
-    reader: FrameReader,
+    lease: Lease,
   ): Promise<ResponseHead> {
-    const stream = opened.stream;
     // The head timeout aborts the call itself (the call fails then anyway): no signal, controller
     // and listener of its own per request.
     const headTimer = setTimeout(
@@ -190,28 +275,16 @@ export class LibP2pTransport implements PeerTransport {
     );
     headTimer.unref();
     try {
-      await this.sendRequest(call, request, opened, reader);
-      return await readResponseHead(reader, call.controller.signal);
-    } catch (error) {
-      call.cleanup();
-      if (error instanceof TransportError) {
-        stream.abort(error);
-        throw error;
-      }
-      throw classify(call, error, true, stream);
+      await this.sendRequest(call, request, lease);
+      return await readResponseHead(lease.reader, call.controller.signal);
     } finally {
       clearTimeout(headTimer);
     }
   }
 
   /** Writes head, body and END; a large body waits for the seller to accept the protocol first. */
-  private async sendRequest(
-    call: Call,
-    request: SellerRequest,
-    opened: RequestStream,
-    reader: FrameReader,
-  ): Promise<void> {
-    const { stream } = opened;
+  private async sendRequest(call: Call, request: SellerRequest, lease: Lease): Promise<void> {
+    const { stream } = lease;
     const signal = call.controller.signal;
     const { method, path, headers, body, payment } = request;
     const sendHead = {
@@ -235,29 +308,28 @@ export class LibP2pTransport implements PeerTransport {
               [FrameType.head, headJson],
               [FrameType.end, EMPTY],
             ];
-      await writeBytes(stream, encodeFrames(opened.proposal, frames), signal);
-      await this.acknowledged(opened, reader, signal, call);
+      await writeBytes(stream, encodeFrames(lease.proposal, frames), signal);
+      await this.acknowledged(lease, signal, call);
     } else {
       // Large bodies wait for the seller to accept the protocol before being sent.
-      await writeBytes(stream, encodeFrames(opened.proposal, [[FrameType.head, headJson]]), signal);
-      await this.acknowledged(opened, reader, signal, call);
+      await writeBytes(stream, encodeFrames(lease.proposal, [[FrameType.head, headJson]]), signal);
+      await this.acknowledged(lease, signal, call);
       await writeData(stream, body, signal);
       await writeBytes(stream, encodeFrames(EMPTY, [[FrameType.end, EMPTY]]), signal);
     }
   }
 
-  /** Waits for the seller's protocol answer; a refusal makes the peer unreachable. */
-  private async acknowledged(
-    opened: RequestStream,
-    reader: FrameReader,
-    signal: AbortSignal,
-    call: Call,
-  ): Promise<void> {
+  /**
+   * Waits for the seller's protocol answer: a refusal of `/svc/request/2` is retried on `/1`
+   * (`again`); of `/1`, it makes the peer unreachable.
+   */
+  private async acknowledged(lease: Lease, signal: AbortSignal, call: Call): Promise<void> {
     const { peerId } = call;
     try {
-      await opened.acknowledged(reader, signal);
+      await lease.acknowledged(lease.reader, signal);
     } catch (error) {
       if (!(error instanceof ProtocolRejected)) throw error;
+      if (lease.kept !== undefined) throw new StreamsRefused(error.message, { cause: error });
       this.router.markUnreachable?.(peerId, error.message, call.route);
       throw new TransportError(
         'unreachable',
@@ -270,188 +342,4 @@ export class LibP2pTransport implements PeerTransport {
       );
     }
   }
-}
-
-type ResponseHead = Pick<SellerResponse, 'status' | 'headers'>;
-
-/** One request's abort controller: the caller's signal and the total timeout both abort it. */
-class Call {
-  readonly controller = new AbortController();
-  private readonly total: NodeJS.Timeout;
-
-  constructor(
-    readonly peerId: PeerId,
-    readonly route: PeerRoute,
-    private readonly callerSignal: AbortSignal | undefined,
-    totalTimeoutMs: number,
-  ) {
-    // The call itself is the caller signal's listener and the timer gets module functions: no
-    // closures per request.
-    callerSignal?.addEventListener('abort', this, { once: true });
-    this.total = setTimeout(abortCall, totalTimeoutMs, this.controller, TIMED_OUT);
-    this.total.unref();
-  }
-
-  /** The caller's signal aborted. */
-  handleEvent(): void {
-    this.controller.abort(new Cancelled('request cancelled'));
-  }
-
-  /** Clears the total timeout and stops listening to the caller's signal. */
-  cleanup(): void {
-    clearTimeout(this.total);
-    this.callerSignal?.removeEventListener('abort', this);
-  }
-}
-
-const TIMED_OUT = 'total';
-const HEAD_TIMED_OUT = 'head';
-
-function abortCall(controller: AbortController, why: typeof TIMED_OUT | typeof HEAD_TIMED_OUT) {
-  controller.abort(
-    why === TIMED_OUT
-      ? new TimedOut('request took too long')
-      : new FrameError('timeout', HEAD_TIMEOUT_MESSAGE),
-  );
-}
-
-function transportFailure(
-  peerId: PeerId,
-  failure: TransportFailure,
-  message: string,
-  beforeHead: boolean,
-  cause?: unknown,
-): TransportError {
-  return new TransportError(failure, peerId, message, { beforeHead, cause });
-}
-
-/** Resets the stream and names the failure by what aborted the call, else by the frame error. */
-function classify(
-  call: Call,
-  error: unknown,
-  beforeHead: boolean,
-  stream?: Stream,
-): TransportError {
-  const fail = (failure: TransportFailure, message: string) =>
-    transportFailure(call.peerId, failure, message, beforeHead, error);
-  const reason: unknown = call.controller.signal.reason;
-  stream?.abort(asError(error));
-  if (reason instanceof Cancelled) return fail('cancelled', 'request cancelled');
-  if (reason instanceof TimedOut) return fail('timeout', reason.message);
-  // The head timeout (exchangeHead), whatever step it interrupted.
-  if (reason instanceof FrameError && reason.kind === 'timeout')
-    return fail('timeout', reason.message);
-  if (error instanceof FrameError) {
-    if (error.kind === 'timeout' || error.kind === 'aborted') return fail('timeout', error.message);
-    if (error.kind === 'protocol' || error.kind === 'too_large')
-      return fail('protocol', error.message);
-    return fail('reset', `seller closed the stream: ${error.message}`);
-  }
-  return fail('reset', errorMessage(error));
-}
-
-/** Reads the response head frame (the head timeout aborts `signal` with a timeout FrameError). */
-async function readResponseHead(reader: FrameReader, signal: AbortSignal): Promise<ResponseHead> {
-  const frame = await reader.read(frameLimit, signal);
-  if (frame === undefined) throw new FrameError('eof', 'seller closed the stream before answering');
-  if (frame.type !== FrameType.head) throw new FrameError('protocol', 'expected a response head');
-  return parseFrame(responseHeadSchema, frame.payload, 'response head', quickResponseHead);
-}
-
-/**
- * What a receipt must cover, gathered as the answer arrives: the response hash fed with each body
- * chunk (and the chunks kept, when asked), the request hash made only when asked for.
- */
-class ReceiptInputs {
-  private readonly response: ExchangeHasher;
-  private kept: Uint8Array[] | undefined;
-  private keptBytes = 0;
-  private ended: { responseHash: `0x${string}`; responseBody?: Uint8Array } | undefined;
-  private made: ReceivedExchange | undefined;
-
-  constructor(
-    private readonly buyerPeerId: PeerId,
-    private readonly request: SellerRequest,
-    head: ResponseHead,
-  ) {
-    this.response = ExchangeHasher.response(head.status);
-    if (request.keepResponseBytes !== undefined) this.kept = [];
-  }
-
-  chunk(payload: Uint8Array): void {
-    this.response.update(payload);
-    if (this.kept === undefined) return;
-    this.keptBytes += payload.byteLength;
-    // Payloads are views of the received messages: the kept ones are copied.
-    if (this.keptBytes <= (this.request.keepResponseBytes ?? 0)) this.kept.push(payload.slice());
-    else this.kept = undefined;
-  }
-
-  /** The body ended with a trailer. */
-  end(): void {
-    const responseHash = this.response.digest();
-    this.ended = this.kept
-      ? { responseHash, responseBody: Buffer.concat(this.kept) }
-      : { responseHash };
-    this.kept = undefined;
-  }
-
-  exchange(): ReceivedExchange | undefined {
-    if (this.ended === undefined) return undefined;
-    const { method, path, body } = this.request;
-    this.made ??= {
-      buyerPeerId: this.buyerPeerId,
-      requestHash: requestHash(method, path, body),
-      ...this.ended,
-    };
-    return this.made;
-  }
-}
-
-/** The body chunks, pulled by the consumer, and the trailer they end with. */
-function responseBody(
-  call: Call,
-  stream: Stream,
-  reader: FrameReader,
-  receipt: ReceiptInputs | undefined,
-): Pick<SellerResponse, 'body' | 'trailer'> {
-  const trailer = Promise.withResolvers<SellerTrailer | undefined>();
-  let consumed = false;
-  async function* body(): AsyncGenerator<Uint8Array> {
-    if (consumed) throw new TypeError('the response body can only be read once');
-    consumed = true;
-    let finished = false;
-    try {
-      for (;;) {
-        let frame: Awaited<ReturnType<FrameReader['read']>>;
-        try {
-          frame = await reader.read(frameLimit, call.controller.signal);
-          if (frame === undefined)
-            throw new FrameError('eof', 'seller closed the stream before the trailer');
-          if (frame.type === FrameType.trailer) {
-            const parsed = parseFrame(trailerSchema, frame.payload, 'trailer', quickTrailer);
-            receipt?.end();
-            trailer.resolve(parsed);
-            finished = true;
-            await stream.close().catch(() => undefined);
-            return;
-          }
-          if (frame.type !== FrameType.data)
-            throw new FrameError('protocol', 'unexpected frame in response body');
-        } catch (error) {
-          throw classify(call, error, false, stream);
-        }
-        receipt?.chunk(frame.payload);
-        yield frame.payload;
-      }
-    } finally {
-      call.cleanup();
-      if (!finished) {
-        // The consumer stopped early or the stream failed: reset so the seller stops too.
-        if (stream.status === 'open') stream.abort(new Error('request cancelled by the buyer'));
-        trailer.resolve(undefined);
-      }
-    }
-  }
-  return { body: body(), trailer: trailer.promise };
 }

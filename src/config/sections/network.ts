@@ -27,6 +27,11 @@ export const networkSchema = z.strictObject({
   requestHeadTimeoutSeconds: z.number().int().min(1).default(300),
   /** A request stream with no bytes in either direction for this long is closed. */
   requestIdleTimeoutSeconds: z.number().int().min(1).default(300),
+  /**
+   * Requests share kept streams (`/svc/request/2`, decision 190): a seller serves it beside
+   * `/svc/request/1` and a buyer uses it with sellers that do. false: one stream per request.
+   */
+  requestStreams: z.boolean().default(true),
   /** Upper bound on one request, streaming included (at least 30 min: long generations stream that long). */
   requestTotalTimeoutSeconds: z.number().int().min(1800).default(3600),
 });

@@ -18,6 +18,7 @@ export function loopbackNetworkConfig(overrides: Partial<NetworkConfig> = {}): N
     requestHeadTimeoutSeconds: 300,
     requestIdleTimeoutSeconds: 300,
     requestTotalTimeoutSeconds: 3600,
+    requestStreams: true,
     ...overrides,
   };
 }
