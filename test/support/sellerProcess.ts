@@ -89,7 +89,14 @@ export class SellerProcess {
     return this.end('SIGTERM');
   }
 
+  /** Sends `signal` to a running seller (SIGSTOP cuts it off with its connections open). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.running) this.child?.kill(signal);
+  }
+
   private async end(signal: NodeJS.Signals): Promise<void> {
+    // A stopped (SIGSTOP) seller would never handle a SIGTERM.
+    if (this.running && signal !== 'SIGKILL') this.child?.kill('SIGCONT');
     if (this.running) this.child?.kill(signal);
     await this.exited;
   }
