@@ -64,7 +64,7 @@ async function startSvc(dataDir: string, args: string[], ready: RegExp): Promise
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let output = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`did not start: ${output}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`did not start: ${output}`)), 240_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (ready.test(output)) {
@@ -116,8 +116,11 @@ export class ChurnNetwork {
     const upstream = await startFakeUpstream({ usage: USAGE, chunkDelayMs: 40 });
     const net = new ChurnNetwork(chain, bootstrap, upstream);
     try {
-      await net.startSellers(sellers);
+      // Buyers first, while the box is quiet (20 seller processes starting slow everything down),
+      // then the sellers, then both buyers must reach every seller.
       await net.startBuyers();
+      await net.startSellers(sellers);
+      await net.waitUntilEveryoneSeesEverySeller();
     } catch (error) {
       await net.stop();
       throw error;
@@ -214,7 +217,6 @@ export class ChurnNetwork {
         `deposit of ${address} swept`,
       );
     }
-    await this.waitUntilEveryoneSeesEverySeller();
   }
 
   /** Both buyers list every seller as reachable. */
