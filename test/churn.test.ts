@@ -50,7 +50,7 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
 
   beforeAll(async () => {
     net = await ChurnNetwork.start(SIZE.sellers);
-  }, 600_000);
+  }, 1_200_000);
 
   afterAll(async () => {
     await net?.stop();

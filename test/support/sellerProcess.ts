@@ -59,7 +59,8 @@ export class SellerProcess {
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let output = '';
     const peerId = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`seller did not start: ${output}`)), 60_000);
+      // Generous: twenty sellers starting on a shared 2-core box take minutes (test/churn.test.ts).
+      const timer = setTimeout(() => reject(new Error(`seller did not start: ${output}`)), 180_000);
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         const match = /seller ([0-9a-f]{40}) .* running/.exec(output);
