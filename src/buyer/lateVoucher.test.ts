@@ -23,6 +23,7 @@ import {
   VoucherPayments,
   type VoucherReply,
 } from '../payments/index.js';
+import { waitFor } from '../testing/index.js';
 import { closeOpenRecords } from './closeOpenRecords.js';
 import { type RequestRecord, RequestRecords } from './requestRecords.js';
 import { encodeStreamPayment } from './streamProgress.js';
@@ -167,5 +168,25 @@ describe('a late voucher after a buyer crash', () => {
     second.records.close();
     expect(voucherAtSeller()).toBe(owed + owedAgain);
     expect(second.payments.channels.list()[0]!.signedMicro).toBe(owed + owedAgain);
+
+    // 3. Unreachable at first (a seller restarting), and no request goes to it afterwards: the
+    // voucher is sent again until it arrives (docs/decisions/185-vouchers-kept-until-delivered.md).
+    const owedThird = await crashMidStream(second.payments, 'crash-3');
+    let calls = 0;
+    const backLater = async (peer: string, voucher: VoucherMessage) => {
+      calls++;
+      // Fails twice: when signed, and when `idle` sends what waits (restart above calls it).
+      if (calls <= 2) throw new Error('connection refused');
+      return toSeller(peer, voucher);
+    };
+    const third = await restart(backLater);
+    third.records.close();
+    expect(voucherAtSeller()).toBe(owed + owedAgain);
+    await waitFor(
+      () => voucherAtSeller() === owed + owedAgain + owedThird,
+      20_000,
+      'the voucher sent again',
+    );
+    expect(calls).toBe(3);
   }, 120_000);
 });

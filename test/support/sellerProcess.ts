@@ -59,7 +59,8 @@ export class SellerProcess {
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let output = '';
     const peerId = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`seller did not start: ${output}`)), 60_000);
+      // Generous: twenty sellers starting on a shared 2-core box take minutes (test/churn.test.ts).
+      const timer = setTimeout(() => reject(new Error(`seller did not start: ${output}`)), 180_000);
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         const match = /seller ([0-9a-f]{40}) .* running/.exec(output);
@@ -89,7 +90,14 @@ export class SellerProcess {
     return this.end('SIGTERM');
   }
 
+  /** Sends `signal` to a running seller (SIGSTOP cuts it off with its connections open). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.running) this.child?.kill(signal);
+  }
+
   private async end(signal: NodeJS.Signals): Promise<void> {
+    // A stopped (SIGSTOP) seller would never handle a SIGTERM.
+    if (this.running && signal !== 'SIGKILL') this.child?.kill('SIGCONT');
     if (this.running) this.child?.kill(signal);
     await this.exited;
   }

@@ -27,6 +27,16 @@ import type { PaymentObject, VoucherMessage, VoucherReply } from '../wire.js';
 
 /** How long a signed voucher waits for the next request to the seller to carry it. */
 export const CARRY_WAIT_MS = 500;
+/**
+ * A voucher whose delivery failed (the seller crashed, restarts, is cut off) is sent again after
+ * 1 s, 2 s, 4 s ... capped at a minute, this many times in all, unless a request carried it by
+ * then: a seller that served a request and died before its voucher arrived, and that no request
+ * is routed to afterwards, is still paid once it is back
+ * (docs/decisions/185-vouchers-kept-until-delivered.md).
+ */
+const MAX_DELIVERY_TRIES = 9;
+const MAX_RETRY_DELAY_MS = 60_000;
+
 /** Prepared requests remembered for the voucher they carry (the oldest forgotten past this). */
 const MAX_CARRIED = 10_000;
 
@@ -36,6 +46,8 @@ interface Waiting {
   requestId: string;
   voucher: VoucherMessage;
   timer: NodeJS.Timeout;
+  /** Deliveries of this channel's vouchers that failed so far. */
+  failures: number;
 }
 
 export interface VoucherPaymentsOptions {
@@ -102,19 +114,29 @@ export class VoucherPayments implements BuyerPaymentsSeam {
       this.carriedToSeller.set(carried.channelId, carried.cumulative);
   }
 
-  /** Sends `voucher` after the carry wait unless a request carried it (or a later one) by then. */
-  private sendUnlessCarried(peerId: PeerId, requestId: string, voucher: VoucherMessage): void {
+  /**
+   * Sends `voucher` after `delayMs` (the carry wait, or a retry's back-off) unless a request
+   * carried it (or a later one) by then.
+   */
+  private sendUnlessCarried(
+    peerId: PeerId,
+    requestId: string,
+    voucher: VoucherMessage,
+    delayMs = CARRY_WAIT_MS,
+    failures = 0,
+  ): void {
     const channelId = voucher.channelId;
     const waiting = this.waiting.get(channelId);
     if (waiting) {
       if (BigInt(voucher.cumulativeAmount) > BigInt(waiting.voucher.cumulativeAmount)) {
         Object.assign(waiting, { peerId, requestId, voucher });
       }
+      waiting.failures = Math.max(waiting.failures, failures);
       return;
     }
-    const timer = setTimeout(() => this.sendWaiting(channelId), CARRY_WAIT_MS);
+    const timer = setTimeout(() => this.sendWaiting(channelId), delayMs);
     timer.unref();
-    this.waiting.set(channelId, { peerId, requestId, voucher, timer });
+    this.waiting.set(channelId, { peerId, requestId, voucher, timer, failures });
   }
 
   private sendWaiting(channelId: string): void {
@@ -124,7 +146,7 @@ export class VoucherPayments implements BuyerPaymentsSeam {
     clearTimeout(waiting.timer);
     const carried = this.carriedToSeller.get(channelId) ?? -1n;
     if (carried >= BigInt(waiting.voucher.cumulativeAmount)) return;
-    this.send(waiting.peerId, waiting.requestId, waiting.voucher);
+    this.send(waiting.peerId, waiting.requestId, waiting.voucher, waiting.failures);
   }
 
   /** Signs a stream delivered before a crash (docs/decisions/154-late-voucher-after-a-crash.md) and sends its voucher. */
@@ -135,8 +157,8 @@ export class VoucherPayments implements BuyerPaymentsSeam {
     return { amountMicro: result.amountMicro };
   }
 
-  /** Sends a signed voucher in the background; a failure is not fatal. */
-  private send(peerId: PeerId, requestId: string, voucher: VoucherMessage): void {
+  /** Sends a signed voucher in the background; a failed delivery is tried again later. */
+  private send(peerId: PeerId, requestId: string, voucher: VoucherMessage, failures = 0): void {
     const { deliver } = this.options;
     if (!deliver) return;
     const delivery = deliver(peerId, voucher)
@@ -149,11 +171,15 @@ export class VoucherPayments implements BuyerPaymentsSeam {
         }
       })
       .catch((error: unknown) => {
-        // Not fatal: the next request's payment object carries the same voucher.
+        // Not fatal: the next request's payment object carries the same voucher, and until one
+        // does it is sent again (a seller no request goes to any more would never get it).
         this.options.logger.debug(
           { peerId, err: String(error) },
-          'voucher delivery failed; it rides on the next request',
+          'voucher delivery failed; it rides on the next request or is sent again',
         );
+        if (failures + 1 >= MAX_DELIVERY_TRIES) return;
+        const delayMs = Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** failures);
+        this.sendUnlessCarried(peerId, requestId, voucher, delayMs, failures + 1);
       });
     // The answer's cost is reported once the voucher is signed; its delivery (a round trip to the
     // seller) does not hold the answer. `idle()` waits for deliveries under way.

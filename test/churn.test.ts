@@ -1,0 +1,222 @@
+/**
+ * Churn: paid sellers restart, freeze and lose their chain under steady load, and the network
+ * keeps serving with nothing lost (docs/decisions/184-churn-test.md, docs/guide/failures.md).
+ *
+ * One scenario, two sizes (SVC_CHURN_SIZE): `small` runs inside `npm test` (6 sellers, 50 s, one
+ * round of each fault); `full` is `npm run test:churn` (20 sellers, 5 minutes, a round every
+ * 30 s). Each round kills a random 20 % of the sellers with SIGKILL and starts them again with the
+ * same identity, and freezes one more (SIGSTOP: its connections stay open, it answers nothing)
+ * for 10 s; once, anvil is frozen for 20 s. Load: the official wire format through plain fetch,
+ * half streams, to a buyer process and through a gateway process (key with a budget).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../src/testing/index.js';
+import { buyerChannels, gatewaySpend, reconcile, sellerLedger } from './support/churnLedgers.js';
+import { busiestPeers, countCauses, type RequestOutcome, runLoad } from './support/churnLoad.js';
+import { ChurnNetwork, rssOf } from './support/churnNetwork.js';
+
+const FULL = process.env.SVC_CHURN_SIZE === 'full';
+const SIZE = FULL
+  ? { sellers: 20, seconds: 300, roundEverySeconds: 30, workers: 3, chainAtSeconds: 135 }
+  : { sellers: 6, seconds: 50, roundEverySeconds: 60, workers: 2, chainAtSeconds: 25 };
+const FIRST_ROUND_SECONDS = 5;
+const FREEZE_SECONDS = 10;
+const CHAIN_STOP_SECONDS = 20;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function shuffled<T>(items: T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}
+
+/** Mean of the first and of the last third of the samples. */
+function thirds(samples: number[]): { first: number; last: number } {
+  const third = Math.max(1, Math.floor(samples.length / 3));
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  return { first: mean(samples.slice(0, third)), last: mean(samples.slice(-third)) };
+}
+
+const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+
+describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
+  let net: ChurnNetwork;
+
+  beforeAll(async () => {
+    net = await ChurnNetwork.start(SIZE.sellers);
+  }, 1_200_000);
+
+  afterAll(async () => {
+    await net?.stop();
+  }, 120_000);
+
+  it('serves through seller restarts, a frozen seller and a frozen chain, and every micro-USD agrees', async () => {
+    const t0 = Date.now();
+    const stopLoad = new AbortController();
+    const outcomes: RequestOutcome[] = [];
+    const load = runLoad(
+      [
+        { name: 'buyer', baseUrl: `${net.buyer!.url}/v1`, headers: {} },
+        {
+          name: 'gateway',
+          baseUrl: `${net.gatewayUrl}/v1`,
+          headers: { authorization: `Bearer ${net.gatewayKey}` },
+        },
+      ],
+      SIZE.workers,
+      stopLoad.signal,
+      t0,
+      outcomes,
+    );
+    const pids = net.pids();
+    const memory = { buyer: [] as number[], gateway: [] as number[] };
+    const sampler = setInterval(() => {
+      memory.buyer.push(rssOf(pids.buyer));
+      memory.gateway.push(rssOf(pids.gateway));
+    }, 2_000);
+
+    const faults: string[] = [];
+    const pending: Promise<void>[] = [];
+    const note = (text: string) =>
+      faults.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${text}`);
+    const restart = async (index: number) => {
+      const seller = net.sellers[index]!;
+      await seller.process.kill();
+      note(`seller ${index} (${seller.address.slice(2, 10)}) killed -9`);
+      // A seller checks the chain when it starts: while anvil is frozen it exits, and is started
+      // again, as a supervisor would.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await seller.process.start();
+          note(`seller ${index} back`);
+          return;
+        } catch (error) {
+          note(`seller ${index} did not start: ${String(error).slice(0, 160)}`);
+          if (attempt >= 10) throw error;
+          await sleep(3_000);
+        }
+      }
+    };
+    const round = (number: number) => {
+      // The router keeps to the best few sellers, so a purely random pick would mostly hit idle
+      // ones: the sellers that served the last 5 s come first, then the rest at random.
+      const busy = busiestPeers(outcomes, Date.now() - t0 - 5_000);
+      const indexOf = (peer: string) => net.sellers.findIndex((s) => s.address === `0x${peer}`);
+      const busyIndexes = busy.map(indexOf).filter((i) => i >= 0);
+      const rest = shuffled(net.sellers.map((_, i) => i).filter((i) => !busyIndexes.includes(i)));
+      // The second busiest is frozen, the busiest and the others killed.
+      const frozen = busyIndexes[1] ?? rest.pop()!;
+      const order = [...busyIndexes.filter((i) => i !== frozen), ...rest];
+      const killCount = Math.ceil(SIZE.sellers * 0.2);
+      for (const index of order.slice(0, killCount)) pending.push(restart(index));
+      pending.push(
+        (async () => {
+          net.sellers[frozen]!.process.signal('SIGSTOP');
+          note(`seller ${frozen} frozen (round ${number})`);
+          await sleep(FREEZE_SECONDS * 1000);
+          net.sellers[frozen]!.process.signal('SIGCONT');
+          note(`seller ${frozen} thawed`);
+        })(),
+      );
+    };
+    const timers: NodeJS.Timeout[] = [];
+    let number = 0;
+    for (let at = FIRST_ROUND_SECONDS; at < SIZE.seconds - 10; at += SIZE.roundEverySeconds) {
+      timers.push(setTimeout(() => round(++number), at * 1000));
+    }
+    timers.push(
+      setTimeout(() => {
+        pending.push(
+          (async () => {
+            process.kill(net.chain.anvil.pid, 'SIGSTOP');
+            note('chain frozen');
+            await sleep(CHAIN_STOP_SECONDS * 1000);
+            process.kill(net.chain.anvil.pid, 'SIGCONT');
+            note('chain thawed');
+          })(),
+        );
+      }, SIZE.chainAtSeconds * 1000),
+    );
+
+    await sleep(SIZE.seconds * 1000);
+    stopLoad.abort();
+    for (const timer of timers) clearTimeout(timer);
+    await load;
+    await Promise.all(pending);
+    clearInterval(sampler);
+    // The last voucher of each channel waits for a next request to carry it, then goes on its
+    // own, again while it fails (docs/decisions/161-paid-request-checks-and-counting-garbage.md,
+    // docs/decisions/185-vouchers-kept-until-delivered.md): the ledgers are compared once they
+    // agree, or after a bounded wait, while the sellers run; then once more with them stopped.
+    const check = async () =>
+      reconcile({
+        buyers: {
+          buyer: await buyerChannels(net.buyer!.url),
+          gateway: await buyerChannels(net.gatewayBuyerUrl),
+        },
+        sellers: net.sellers.map((seller) => sellerLedger(seller.dataDir)),
+        contract: net.chain.contract,
+        gatewayBuyer: 'gateway',
+        gatewaySpent: await gatewaySpend(net.gatewayUrl, net.gatewayKey),
+      });
+    const settledAt = Date.now();
+    let money = await check();
+    while (money.disagreements.length > 0 && Date.now() - settledAt < 60_000) {
+      await sleep(1_000);
+      money = await check();
+    }
+    const agreedAfterSeconds = Number(((Date.now() - settledAt) / 1000).toFixed(1));
+    await Promise.all(net.sellers.map((seller) => seller.process.stop()));
+    money = await check();
+
+    const successes = outcomes.filter((o) => o.ok).length;
+    const failures = outcomes.filter((o) => !o.ok);
+    const beforeAnyByte = failures.filter((o) => !o.started);
+    const buyerRss = thirds(memory.buyer);
+    const gatewayRss = thirds(memory.gateway);
+    const summary = {
+      size: FULL ? 'full' : 'small',
+      sellers: SIZE.sellers,
+      seconds: SIZE.seconds,
+      requests: outcomes.length,
+      successes,
+      successShare: Number((successes / Math.max(1, outcomes.length)).toFixed(5)),
+      failuresByCause: countCauses(failures),
+      servedBy: countCauses(outcomes.map((o) => ({ ...o, cause: o.peer?.slice(0, 8) ?? '-' }))),
+      failuresBeforeAnyByte: beforeAnyByte.map(
+        (o) => `${(o.at / 1000).toFixed(1)} s ${o.target} ${o.cause} tried ${o.attempts}`,
+      ),
+      money: { ...money, agreedAfterSeconds },
+      memoryMb: {
+        buyer: { firstThird: mb(buyerRss.first), lastThird: mb(buyerRss.last) },
+        gateway: { firstThird: mb(gatewayRss.first), lastThird: mb(gatewayRss.last) },
+      },
+      faults,
+    };
+    const file = join(tempDir('svc-churn-summary-'), 'churn-summary.json');
+    writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+    console.log(`churn summary (${file}):\n${JSON.stringify(summary, null, 2)}`);
+
+    expect(outcomes.length).toBeGreaterThan(0);
+    // Nothing fails before its first byte while other sellers of the model are up: a failure
+    // before any byte is a routing bug (the buyer had somewhere else to send it).
+    expect(summary.failuresBeforeAnyByte).toEqual([]);
+    // Full size: the issue's goal. Small size: the same bar would allow no failure at all in the
+    // ~1000 requests it sends, while each killed seller may break the one stream it was serving
+    // (allowed: bytes had reached the client); 2 sellers killed plus 1 frozen, a few streams each.
+    expect(summary.successShare).toBeGreaterThanOrEqual(FULL ? 0.995 : 0.98);
+    expect(money.disagreements).toEqual([]);
+    if (FULL) {
+      // Flat: the last third within 25 % (+ 16 MB of noise) of the first.
+      for (const rss of [buyerRss, gatewayRss]) {
+        expect(rss.last).toBeLessThanOrEqual(rss.first * 1.25 + 16 * 1024 * 1024);
+      }
+    }
+  }, 1_200_000);
+});
