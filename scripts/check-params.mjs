@@ -17,6 +17,7 @@ const MAX = 5;
  */
 const ALLOWED = [
   'network/requestServer.ts',
+  'network/requestReply.ts',
   'network/requestStream.ts',
   'buyer/deliverStream.ts',
   'formats/translateStream.ts',
