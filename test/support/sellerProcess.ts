@@ -58,7 +58,7 @@ export class SellerProcess {
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let output = '';
-    const peerId = await new Promise<string>((resolve, reject) => {
+    const started = new Promise<string>((resolve, reject) => {
       // Generous: twenty sellers starting on a shared 2-core box take minutes (test/churn.test.ts).
       const timer = setTimeout(() => reject(new Error(`seller did not start: ${output}`)), 180_000);
       const onData = (chunk: Buffer) => {
@@ -76,6 +76,14 @@ export class SellerProcess {
         reject(new Error(`seller exited: ${output}`));
       });
     });
+    let peerId: string;
+    try {
+      peerId = await started;
+    } catch (error) {
+      // A start that timed out leaves no process behind to hold the port of the next try.
+      await this.kill();
+      throw error;
+    }
     this.peerId = peerId;
     return peerId;
   }
