@@ -107,6 +107,36 @@ describe('failover', () => {
     );
   });
 
+  it('tries a spare in place of each seller that cannot be reached, never past the limit for others', async () => {
+    const fourth = network.addSeller(
+      { peerId: 'fourth', services: [{ id: 'gpt-4o', pricing: price(0.003) }] },
+      (c) => chatCompletion(c, 'fourth'),
+    );
+    const unreachable = (peer: string) => () => {
+      throw new TransportError('unreachable', peer, 'dial failed', { beforeHead: true });
+    };
+    // The three best just died: the request never left the buyer, so the fourth answers.
+    for (const peer of [first, second, third]) network.setScript(peer, unreachable(peer));
+    const served = await chat();
+    expect(served.status).toBe(200);
+    expect(served.headers.get('x-svc-peer-id')).toBe(fourth);
+    expect(served.headers.get('x-svc-attempts')).toBe(
+      `${first}@gpt-4o:unreachable, ${second}@gpt-4o:unreachable, ${third}@gpt-4o:unreachable`,
+    );
+  });
+
+  it('keeps to the limit when sellers answered with errors: the spare is not asked', async () => {
+    const fourth = network.addSeller(
+      { peerId: 'fourth', services: [{ id: 'gpt-4o', pricing: price(0.003) }] },
+      (c) => chatCompletion(c, 'fourth'),
+    );
+    for (const peer of [first, second, third])
+      network.setScript(peer, () => openAiError(502, `bad gateway at ${peer}`));
+    const failed = await chat();
+    expect(failed.status).toBe(502);
+    expect(network.callsTo(fourth)).toHaveLength(0);
+  });
+
   it('does not fail over on a non-retryable error', async () => {
     network.setScript(first, () => openAiError(400, 'bad parameter temperature'));
     const response = await chat();

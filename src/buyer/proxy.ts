@@ -24,7 +24,7 @@ import { deliver } from './deliver.js';
 import { fallbackPlan, requestedModels } from './fallbackModels.js';
 import { openResponsesState, type ResponsesState } from './responsesState.js';
 import { textCall } from './textCall.js';
-import { tryCandidates } from './tryCandidates.js';
+import { SPARE_CANDIDATES, tryCandidates } from './tryCandidates.js';
 
 /** Effective preferences: own, narrowed by a preset and the gateway policy (pins keep bans only). */
 export function effectivePreferences(
@@ -115,6 +115,7 @@ function routeModel(
     ...(affinityPeerId ? { affinityPeerId } : {}),
     bodyBytes: ctx.request.bodyBytes,
     maxCandidates: deps.config.maxAttempts,
+    spareCandidates: SPARE_CANDIDATES,
   });
   return { plan, body, affinityKey };
 }

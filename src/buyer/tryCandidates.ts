@@ -30,6 +30,9 @@ export type BuildCall = (
 ) => SellerCall | AttemptFailure | Promise<SellerCall | AttemptFailure>;
 export type Deliver = (delivery: Delivery) => Promise<void>;
 
+/** Spare candidates a plan keeps for sellers that cannot be reached (`spareCandidates`). */
+export const SPARE_CANDIDATES = 3;
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
@@ -101,7 +104,13 @@ async function firstAnswer(
   let last: AttemptFailure | undefined;
   let skipped: AttemptFailure | undefined;
   const { clock } = ctx.service.deps;
-  for (const candidate of plan.candidates) {
+  // A candidate that could not be reached at all (the request never left the buyer, as when a
+  // seller just died) gives its place to the next ranked spare: it costs the seller nothing, and
+  // the request should not fail while a seller that is up was ranked just below the limit.
+  const queue = [...plan.candidates];
+  const spares = plan.pinned ? [] : [...(plan.spares ?? [])];
+  for (let next = 0; next < queue.length; next++) {
+    const candidate = queue[next]!;
     for (let tries = 1; ; tries++) {
       if (ctx.clientAbort.signal.aborted) return last ?? skipped;
       const sentAt = clock();
@@ -117,6 +126,7 @@ async function firstAnswer(
         break;
       }
       last = outcome;
+      if (outcome.label === 'unreachable' && spares.length > 0) queue.push(spares.shift()!);
       const again = await noteFailure(ctx, candidate, outcome, tries);
       if (outcome.action === 'cancelled' || outcome.action === 'stop') return last;
       if (again) continue;

@@ -56,6 +56,11 @@ export interface RouteRequest {
   bodyBytes?: number;
   /** Most candidates returned (failover depth). */
   maxCandidates?: number;
+  /**
+   * Next-ranked candidates kept beyond `maxCandidates`, each tried only in place of a candidate
+   * that could not be reached at all (the request never left the buyer).
+   */
+  spareCandidates?: number;
 }
 
 export interface RouteCandidate extends RankedOffer {
@@ -69,6 +74,8 @@ export interface RoutePlan {
   candidates: RouteCandidate[];
   /** True when the affinity seller was moved to the front. */
   affinityUsed: boolean;
+  /** Next ranked after `candidates`, for those that cannot be reached (`spareCandidates`). */
+  spares?: RouteCandidate[];
 }
 
 /** Why an offer was not used (shown in `model_not_found` details). */
@@ -261,7 +268,8 @@ export function selectRoute(request: RouteRequest): RoutePlan {
   if (!model) throw notFound(target.model, request, []);
   checkModelAllowed(model.modelKey, target.model, request.preferences);
 
-  const limit = request.maxCandidates ?? 5;
+  const tried = request.maxCandidates ?? 5;
+  const limit = tried + (request.spareCandidates ?? 0);
   const context = {
     reputation: request.reputation,
     health: request.health ?? HEALTHY,
@@ -341,5 +349,12 @@ export function selectRoute(request: RouteRequest): RoutePlan {
       top.unshift(affinity);
     }
   }
-  return { pinned: false, modelKey: model.modelKey, candidates: top, affinityUsed };
+  const spares = top.splice(tried);
+  return {
+    pinned: false,
+    modelKey: model.modelKey,
+    candidates: top,
+    affinityUsed,
+    ...(spares.length > 0 ? { spares } : {}),
+  };
 }

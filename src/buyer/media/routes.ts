@@ -21,7 +21,7 @@ import type { BuyerService } from '../BuyerService.js';
 import { openProxyContext, type ProxyContext, type RequestBody } from '../context.js';
 import { effectivePreferences, requestPreferences } from '../proxy.js';
 import { serveProxied } from '../serveProxied.js';
-import { tryCandidates } from '../tryCandidates.js';
+import { SPARE_CANDIDATES, tryCandidates } from '../tryCandidates.js';
 import { deliverMedia } from './deliverMedia.js';
 import { type MediaRequest, mediaCall } from './mediaCall.js';
 import { MEDIA_ROUTES, type MediaRoute } from './mediaRoutes.js';
@@ -157,6 +157,7 @@ function planOf(
     audits: service.audits,
     bodyBytes: ctx.request.bodyBytes,
     maxCandidates: service.deps.config.maxAttempts,
+    spareCandidates: SPARE_CANDIDATES,
   });
 }
 
