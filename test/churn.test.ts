@@ -2,7 +2,7 @@
  * Churn: paid sellers restart, freeze and lose their chain under steady load, and the network
  * keeps serving with nothing lost (docs/decisions/184-churn-test.md, docs/guide/failures.md).
  *
- * One scenario, two sizes (SVC_CHURN_SIZE): `small` runs inside `npm test` (6 sellers, 50 s, one
+ * One scenario, two sizes (SVC_CHURN_SIZE): `small` runs inside `npm test` (6 sellers, 40 s, one
  * round of each fault); `full` is `npm run test:churn` (20 sellers, 5 minutes, a round every
  * 30 s). Each round kills a random 20 % of the sellers with SIGKILL and starts them again with the
  * same identity, and freezes one more (SIGSTOP: its connections stay open, it answers nothing)
@@ -20,7 +20,7 @@ import { ChurnNetwork, rssOf } from './support/churnNetwork.js';
 const FULL = process.env.SVC_CHURN_SIZE === 'full';
 const SIZE = FULL
   ? { sellers: 20, seconds: 300, roundEverySeconds: 30, workers: 3, chainAtSeconds: 135 }
-  : { sellers: 6, seconds: 50, roundEverySeconds: 60, workers: 2, chainAtSeconds: 25 };
+  : { sellers: 6, seconds: 40, roundEverySeconds: 60, workers: 2, chainAtSeconds: 14 };
 const FIRST_ROUND_SECONDS = 5;
 const FREEZE_SECONDS = 10;
 const CHAIN_STOP_SECONDS = 20;
