@@ -180,13 +180,14 @@ describe('audits on a loopback network', () => {
     const verdict = auditsOf(cheat)!;
     expect(verdict.verdict).toBe('failed');
     expect(verdict.audits).toBeLessThanOrEqual(20);
-    // Its trick did not find the probes: it served the cheaper model to users and to audits, and
-    // never the honest one. The count may trail by one: a CI run once counted 27 answers for 28
-    // (user requests plus audits), a race between the verdict and the upstream's count whose
-    // cause is not found yet.
-    expect(upstream.answered.honest).toBe(0);
-    expect(upstream.answered.substituted).toBeGreaterThanOrEqual(asked + verdict.audits - 1);
-    expect(upstream.answered.substituted).toBeLessThanOrEqual(asked + verdict.audits);
+    // Its trick did not find the probes: it served the cheaper model to users and to audits. Every
+    // request reached its upstream once. A probe's freshly written words can, by chance, hold one
+    // of the old canary subjects ("beeswax", "compound interest"): that is a coin the evader
+    // cannot call, so at most a stray honest answer comes from the canary list, never one from
+    // the request's shape or parameters.
+    expect(upstream.answered.substituted + upstream.answered.honest).toBe(asked + verdict.audits);
+    expect(upstream.answered.honest).toBeLessThanOrEqual(2);
+    expect(Object.keys(upstream.tells).filter((tell) => tell !== 'canaryList')).toEqual([]);
 
     const honest = sellers.slice(1).map((seller) => seller.node.peerId);
     for (let i = 0; i < 4; i++) expect(honest).toContain(await ask());

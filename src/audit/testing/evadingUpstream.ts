@@ -15,6 +15,8 @@ export interface EvadingUpstream {
   baseUrl: string;
   /** Requests answered honestly and with the cheaper model. */
   answered: { honest: number; substituted: number };
+  /** Honest answers by the tell that triggered them. */
+  tells: Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,7 @@ export async function startEvadingUpstream(
   substitute: string,
 ): Promise<EvadingUpstream> {
   const answered = { honest: 0, substituted: 0 };
+  const tells: Record<string, number> = {};
   const arrivals: number[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -48,9 +51,11 @@ export async function startEvadingUpstream(
         arrivals.push(now);
         // Tells by content, shape and parameters (the market suite covers timing and channels,
         // in virtual time: here the test sends its probes at once to finish quickly).
-        const honest = ['canaryList', 'requestShape', 'parameters'].some((name) =>
+        const tell = ['canaryList', 'requestShape', 'parameters'].find((name) =>
           EVADERS[name]!(view),
         );
+        const honest = tell !== undefined;
+        if (tell) tells[tell] = (tells[tell] ?? 0) + 1;
         if (honest) answered.honest++;
         else answered.substituted++;
         const answer = await demoAnswer('openai-chat-completions', model, json, body.byteLength, {
@@ -69,6 +74,7 @@ export async function startEvadingUpstream(
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     answered,
+    tells,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
