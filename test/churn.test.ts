@@ -85,7 +85,18 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
     const pending: Promise<void>[] = [];
     const note = (text: string) =>
       faults.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${text}`);
+    // A seller whose restart is still under way (a slow start, or retries while the chain is
+    // frozen) is left out of the next round: a second start of it would race the first for its port.
+    const restarting = new Set<number>();
     const restart = async (index: number) => {
+      restarting.add(index);
+      try {
+        await restartOnce(index);
+      } finally {
+        restarting.delete(index);
+      }
+    };
+    const restartOnce = async (index: number) => {
       const seller = net.sellers[index]!;
       await seller.process.kill();
       note(`seller ${index} (${seller.address.slice(2, 10)}) killed -9`);
@@ -108,8 +119,10 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
       // ones: the sellers that served the last 5 s come first, then the rest at random.
       const busy = busiestPeers(outcomes, Date.now() - t0 - 5_000);
       const indexOf = (peer: string) => net.sellers.findIndex((s) => s.address === `0x${peer}`);
-      const busyIndexes = busy.map(indexOf).filter((i) => i >= 0);
-      const rest = shuffled(net.sellers.map((_, i) => i).filter((i) => !busyIndexes.includes(i)));
+      const busyIndexes = busy.map(indexOf).filter((i) => i >= 0 && !restarting.has(i));
+      const rest = shuffled(
+        net.sellers.map((_, i) => i).filter((i) => !busyIndexes.includes(i) && !restarting.has(i)),
+      );
       // The second busiest is frozen, the busiest and the others killed.
       const frozen = busyIndexes[1] ?? rest.pop()!;
       const order = [...busyIndexes.filter((i) => i !== frozen), ...rest];
