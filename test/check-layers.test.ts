@@ -4,42 +4,10 @@
  * loop between folders on one floor and a folder with no floor each fail, naming the files and
  * floors. The real tree is checked by `.ci/run`.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import { removeTempDir, tempDir } from '../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { scriptTrees } from './support/scriptTree.js';
 
-const SCRIPT = fileURLToPath(new URL('../scripts/check-layers.mjs', import.meta.url));
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) removeTempDir(dir);
-});
-
-/** Writes `files` (path under the tree -> source) and returns the tree's root. */
-function tree(files: Record<string, string>): string {
-  const root = tempDir('svc-layers-');
-  dirs.push(root);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
-
-async function check(root: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [SCRIPT, root], {
-      cwd: root,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const { tree, check } = scriptTrees('check-layers.mjs', 'svc-layers-');
 
 describe('check:layers', () => {
   it('passes a tree whose folders import only their own floor or below', async () => {
