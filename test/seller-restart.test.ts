@@ -100,9 +100,10 @@ describe('a seller killed and restarted with the same identity', () => {
     expect((await ask()).status).toBe(200);
 
     await seller.kill();
-    // Requests sent while it is down fail before any byte. The first to reach it fails its dial
-    // (`peer_unreachable`, a connection failure) and marks it unreachable; one routed after that
-    // finds no seller of the model (`model_not_found`). Both are 502 with nothing delivered.
+    // Requests sent while it is down fail before any byte: each dials it (it is the only seller
+    // of the model, so its unreachable mark does not stop a fresh try) and fails
+    // (`peer_unreachable`, a connection failure); `model_not_found` would only come if it were
+    // excluded. Both are 502 with nothing delivered.
     const whileDown = await Promise.all([ask(), ask(), ask()]);
     let dialFailures = 0;
     for (const reply of whileDown) {

@@ -220,6 +220,22 @@ describe('buyer over libp2p with real sellers', () => {
     expect(good.requests.at(-1)!.headers.authorization).not.toBe('Bearer x');
   });
 
+  it('serves when every seller of the model is marked unreachable, and lists them again', async () => {
+    // Marks are guesses from past dials and record fetches: a busy or restarting seller earns
+    // one. With nobody else to ask, the buyer dials anyway rather than answer 502 at once.
+    for (const seller of [cheapBroken, dearWorking]) {
+      await buyer.node.libp2p.hangUp(seller.node.libp2pPeerId);
+      buyer.directory.markUnreachable(seller.node.peerId, 'dial failed');
+      expect(buyer.directory.get(seller.node.peerId)?.reachable).toBe(false);
+    }
+    const { data, response } = await openai.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    expect(data.choices[0]!.message.content).toBe('served well');
+    expect(response.headers.get('x-svc-peer-id')).toBe(dearWorking.node.peerId);
+    expect(buyer.directory.get(dearWorking.node.peerId)?.reachable).toBe(true);
+  });
+
   it('never fails over a pin', async () => {
     const before = good.requests.length;
     const error = await openai.chat.completions

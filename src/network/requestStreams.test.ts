@@ -11,28 +11,16 @@ import { REQUEST_PROTOCOL, REQUEST_STREAMS_PROTOCOL } from './protocols.js';
 import { type OutboundReply, type RequestServerOptions, serveRequests } from './requestServer.js';
 import { frameLimit } from './requestWire.js';
 import { startLoopbackNode, type TestIdentity, waitFor } from './testing/loopback.js';
+import { readAll, textRequest } from './testing/requests.js';
 import { LibP2pTransport, type LibP2pTransportOptions } from './transport.js';
-import type { SellerResponse } from './types.js';
 
 type Node = SvcNode & { identity: TestIdentity };
 const text = new TextEncoder();
 const LIMIT = 256 * 1024;
 const BIG = new Uint8Array(4 * 1024 * 1024).fill(97);
 
-async function readAll(response: SellerResponse): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of response.body) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function post(path: string, body = '', signal?: AbortSignal) {
-  return {
-    method: 'POST',
-    path,
-    headers: {},
-    body: text.encode(body),
-    ...(signal ? { signal } : {}),
-  };
+  return textRequest(path, body, { signal });
 }
 
 /** The open streams of `protocol` between `from` and `to`, as `from` sees them. */

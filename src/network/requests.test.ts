@@ -10,27 +10,16 @@ import {
   serveRequests,
 } from './requestServer.js';
 import { startLoopbackNode, type TestIdentity, waitFor } from './testing/loopback.js';
+import { readAll, textRequest } from './testing/requests.js';
 import { LibP2pTransport } from './transport.js';
-import { type SellerResponse, TransportError } from './types.js';
+import { TransportError } from './types.js';
 
 type Node = SvcNode & { identity: TestIdentity };
 const text = new TextEncoder();
 const UPLOAD_LIMIT = 256 * 1024;
 
-async function readAll(response: SellerResponse): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of response.body) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function request(path: string, body = '', signal?: AbortSignal) {
-  return {
-    method: 'POST',
-    path,
-    headers: { 'content-type': 'text/plain' },
-    body: text.encode(body),
-    ...(signal ? { signal } : {}),
-  };
+  return textRequest(path, body, { signal, headers: { 'content-type': 'text/plain' } });
 }
 
 describe('request streams', () => {

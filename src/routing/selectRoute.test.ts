@@ -156,6 +156,49 @@ describe('selectRoute (automatic)', () => {
   });
 });
 
+describe('selectRoute (sellers marked unreachable)', () => {
+  // A and C sell gpt-4o; B sells it under another name. Each mark is a guess from a past dial.
+  const marked = (reachable: { a: boolean; c: boolean }) =>
+    OfferIndex.fromPeers([
+      peerRecord({
+        peerId: 'a',
+        reachable: reachable.a,
+        services: [{ id: 'gpt-4o', pricing: price(2, 8) }],
+      }),
+      peerRecord({
+        peerId: 'c',
+        reachable: reachable.c,
+        services: [{ id: 'gpt-4o', pricing: price(1, 4) }],
+      }),
+    ]);
+
+  it('tries every eligible seller anyway, best first, when all of them are marked', () => {
+    const plan = route({
+      index: marked({ a: false, c: false }),
+      maxCandidates: 1,
+      spareCandidates: 1,
+    });
+    expect(order(plan)).toEqual([C]);
+    expect(plan.spares?.map((c) => c.offer.peerId)).toEqual([A]);
+  });
+
+  it('never tries a marked seller while another one is eligible', () => {
+    const plan = route({ index: marked({ a: false, c: true }), spareCandidates: 3 });
+    expect(order(plan)).toEqual([C]);
+    expect(plan.spares ?? []).toEqual([]);
+  });
+
+  it('still refuses a marked seller that the preferences exclude', () => {
+    const error = thrown(() =>
+      route({
+        index: marked({ a: false, c: false }),
+        preferences: narrowPreferences(own, { blockedPeerIds: [A, C] }),
+      }),
+    );
+    expect(error.code).toBe('model_not_found');
+  });
+});
+
 describe('selectRoute (pinned)', () => {
   it('routes a pin to that seller even below the trust gate, and never lists another', () => {
     const plan = route({

@@ -109,6 +109,15 @@ export function exclusionReason(
   return undefined;
 }
 
+/** True when `offer` is eligible but for its unreachable mark. */
+function isEligibleOnceReached(
+  offer: Offer,
+  request: Parameters<typeof exclusionReason>[1] & Pick<RouteRequest, 'reputation'>,
+): boolean {
+  const reached = { ...offer, reachable: true };
+  return exclusionReason(reached, request, request.reputation.score(offer.peerId)) === undefined;
+}
+
 /**
  * Why routing preferences alone exclude `offer` (block and allow lists, trust minimum, price
  * caps), whatever the request; undefined when they admit it.
@@ -287,6 +296,8 @@ export function selectRoute(request: RouteRequest): RoutePlan {
   });
   const top: RouteCandidate[] = [];
   const cooling: RouteCandidate[] = [];
+  /** Eligible but for being marked unreachable: tried only when nothing else is (below). */
+  const marked: RouteCandidate[] = [];
   // Offers are in price order: under the price sort, once `limit` candidates are held, a
   // dearer offer cannot enter.
   for (const offer of offersByPrice(model)) {
@@ -296,9 +307,14 @@ export function selectRoute(request: RouteRequest): RoutePlan {
       offer.rankPrice > top[limit - 1]!.offer.rankPrice
     )
       break;
-    if (exclusionReason(offer, request, request.reputation.score(offer.peerId)) !== undefined) {
+    const reason = exclusionReason(offer, request, request.reputation.score(offer.peerId));
+    if (reason === 'unreachable') {
+      if (marked.length < limit && isEligibleOnceReached(offer, request)) {
+        marked.push(candidateOf(offer));
+      }
       continue;
     }
+    if (reason !== undefined) continue;
     const candidate = candidateOf(offer);
     // Cooling down, or failed this buyer's audits: only a fallback after every other seller.
     if (candidate.coolingDown || candidate.auditFailed) {
@@ -314,6 +330,13 @@ export function selectRoute(request: RouteRequest): RoutePlan {
   if (top.length < limit && cooling.length > 0) {
     cooling.sort(byRank);
     top.push(...cooling.slice(0, limit - top.length));
+  }
+  // Every eligible seller is marked unreachable: the marks are a guess made from past dials and
+  // record fetches (a busy or restarting seller earns one), so a fresh dial is tried rather than
+  // failing a request that may well be served. A dial that succeeds clears the mark.
+  if (top.length === 0 && marked.length > 0) {
+    marked.sort(byRank);
+    top.push(...marked);
   }
   if (top.length === 0) {
     if (!model.offers.some((offer) => offer.type === request.routeType)) {
