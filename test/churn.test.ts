@@ -203,7 +203,8 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
       failuresByCause: countCauses(failures),
       servedBy: countCauses(outcomes.map((o) => ({ ...o, cause: o.peer?.slice(0, 8) ?? '-' }))),
       failuresBeforeAnyByte: beforeAnyByte.map(
-        (o) => `${(o.at / 1000).toFixed(1)} s ${o.target} ${o.cause} tried ${o.attempts}`,
+        (o) =>
+          `${(o.at / 1000).toFixed(1)} s ${o.target} ${o.cause} tried ${o.attempts}: ${o.message}`,
       ),
       money: { ...money, agreedAfterSeconds },
       memoryMb: {

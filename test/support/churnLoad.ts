@@ -24,6 +24,8 @@ export interface RequestOutcome {
   peer: string | null;
   /** The buyer's `x-svc-attempts` of a failure (each seller tried and why it failed). */
   attempts?: string;
+  /** The error's message, cut to 300 characters (why a request failed before any byte). */
+  message?: string;
 }
 
 const QUESTION = { role: 'user', content: 'One more, please.' };
@@ -46,8 +48,11 @@ async function one(target: LoadTarget, stream: boolean, t0: number): Promise<Req
   if (response.status !== 200) {
     const text = await response.text().catch(() => '');
     let code = 'unknown';
+    let message = text.slice(0, 300);
     try {
-      code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? 'unknown';
+      const { error } = JSON.parse(text) as { error?: { code?: string; message?: string } };
+      code = error?.code ?? 'unknown';
+      message = (error?.message ?? '').slice(0, 300);
     } catch {
       // not JSON: the status says enough
     }
@@ -59,6 +64,7 @@ async function one(target: LoadTarget, stream: boolean, t0: number): Promise<Req
       started: false,
       peer,
       attempts,
+      message,
     };
   }
   let text = '';
