@@ -63,7 +63,10 @@ export class BuyerService {
 
   constructor(readonly deps: BuyerDependencies) {
     this.health = new HealthTracker(deps.clock);
-    deps.directory.onBack?.((peerId) => this.health.connectionBack(peerId));
+    deps.directory.onBack?.((peerId) => {
+      this.health.connectionBack(peerId);
+      deps.payments.sellerBack?.(peerId);
+    });
     this.state = new RouteStateStore(deps.dataDir);
     // Records a stopped buyer left open are closed by `startBuyer` before it serves.
     this.records = new RequestRecords(deps.dataDir, {

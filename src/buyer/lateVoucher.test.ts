@@ -127,13 +127,19 @@ describe('a late voucher after a buyer crash', () => {
     /** The restarted buyer, closing its journal with `deliver` as its voucher route. */
     const restart = async (
       deliver: (peer: string, voucher: VoucherMessage) => Promise<VoucherReply>,
+      retryDelayMs?: (failures: number) => number,
     ) => {
       const payments = await startBuyer();
-      const adapter = new VoucherPayments({ payments, logger: silentLogger(), deliver });
+      const adapter = new VoucherPayments({
+        payments,
+        logger: silentLogger(),
+        deliver,
+        ...(retryDelayMs ? { retryDelayMs } : {}),
+      });
       const records = new RequestRecords(buyerDir);
       await closeOpenRecords(records, adapter, silentLogger());
       await adapter.idle();
-      return { payments, records };
+      return { payments, records, adapter };
     };
 
     // 1. The seller cannot be reached: the voucher is signed, the cost recorded, delivery fails.
@@ -188,5 +194,25 @@ describe('a late voucher after a buyer crash', () => {
       'the voucher sent again',
     );
     expect(calls).toBe(3);
+
+    // 4. Its next try an hour away, the seller is seen back (a new connection): it goes at once.
+    const owedFourth = await crashMidStream(third.payments, 'crash-4');
+    let up = false;
+    const seen: string[] = [];
+    const whenUp = async (peer: string, voucher: VoucherMessage) => {
+      seen.push(peer);
+      if (!up) throw new Error('connection refused');
+      return toSeller(peer, voucher);
+    };
+    const fourth = await restart(whenUp, () => 3_600_000);
+    fourth.records.close();
+    expect(seen).toHaveLength(2);
+    const paidSoFar = owed + owedAgain + owedThird;
+    expect(voucherAtSeller()).toBe(paidSoFar);
+    up = true;
+    fourth.adapter.sellerBack('someone else');
+    expect(seen).toHaveLength(2);
+    fourth.adapter.sellerBack(seen[0]!);
+    await waitFor(() => voucherAtSeller() === paidSoFar + owedFourth, 20_000, 'sent once back');
   }, 120_000);
 });

@@ -75,6 +75,11 @@ export interface BuyerPayments {
    * committed (undefined: nothing, e.g. no open channel with that seller).
    */
   payLate?(input: LatePaymentInput): Promise<CompleteOutcome | undefined>;
+  /**
+   * The seller is back (a new connection, a fresh record): vouchers whose delivery to it failed
+   * go now, not at their next back-off.
+   */
+  sellerBack?(peerId: PeerId): void;
   /** Frees a prepared payment whose attempt delivered nothing (the seller's error, if any). */
   release?(
     requestId: string,

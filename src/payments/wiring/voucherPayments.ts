@@ -55,6 +55,12 @@ export interface VoucherPaymentsOptions {
   /** Sends a voucher to the seller (e.g. `sendVoucher` on the buyer's libp2p node). */
   deliver?: (peerId: PeerId, voucher: VoucherMessage) => Promise<VoucherReply>;
   logger: Logger;
+  /** The wait before a failed delivery's next try, by failures so far (default: 1 s doubling, at most 1 min). */
+  retryDelayMs?: (failures: number) => number;
+}
+
+function retryDelayMs(failures: number): number {
+  return Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** failures);
 }
 
 /** Adapts `BuyerPaymentService` (src/payments) to the buyer's `BuyerPayments` seam (src/buyer). */
@@ -178,13 +184,20 @@ export class VoucherPayments implements BuyerPaymentsSeam {
           'voucher delivery failed; it rides on the next request or is sent again',
         );
         if (failures + 1 >= MAX_DELIVERY_TRIES) return;
-        const delayMs = Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** failures);
+        const delayMs = (this.options.retryDelayMs ?? retryDelayMs)(failures);
         this.sendUnlessCarried(peerId, requestId, voucher, delayMs, failures + 1);
       });
     // The answer's cost is reported once the voucher is signed; its delivery (a round trip to the
     // seller) does not hold the answer. `idle()` waits for deliveries under way.
     this.deliveries.add(delivery);
     void delivery.finally(() => this.deliveries.delete(delivery));
+  }
+
+  /** Sends at once the vouchers whose delivery to `peerId` failed (it was seen alive again). */
+  sellerBack(peerId: PeerId): void {
+    for (const [channelId, waiting] of [...this.waiting]) {
+      if (waiting.peerId === peerId && waiting.failures > 0) this.sendWaiting(channelId);
+    }
   }
 
   release(
