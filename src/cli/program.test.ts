@@ -56,6 +56,9 @@ describe('lazily loaded command groups', () => {
     expect(groupsFor(['buyer', 'start']).map((g) => g.commands)).toEqual([['buyer']]);
     expect(groupsFor(['help', 'buyer'])).toBe(GROUPS);
     expect(groupsFor(['nope'])).toBe(GROUPS);
+    expect(groupsFor(['--version'])).toEqual([]);
+    expect(groupsFor(['-V'])).toEqual([]);
+    expect(groupsFor(['buyer', '--version']).map((g) => g.commands)).toEqual([['buyer']]);
   });
 
   it('prints the same help and errors as a program with every group', async () => {

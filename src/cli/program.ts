@@ -99,6 +99,8 @@ export function commandWord(argv: readonly string[]): string | undefined {
 export function groupsFor(argv: readonly string[] | undefined): readonly GroupEntry[] {
   if (argv === undefined) return GROUPS;
   const word = commandWord(argv);
+  // `svc --version` needs no command: answered without loading any group.
+  if (word === undefined && argv.some((arg) => arg === '--version' || arg === '-V')) return [];
   const group = GROUPS.find((entry) => word !== undefined && entry.commands.includes(word));
   return group ? [group] : GROUPS;
 }
