@@ -89,6 +89,12 @@ export class BuyerService {
     );
     this.evidence = new EvidenceStore(deps.clock);
     this.receiptSampler = new ReceiptSampler(deps.config.receiptCheckShare, deps.clock);
+    // Refused receipts survive a restart for as long as their request records (7 days): the
+    // seller stays penalised, and suspect for the hour after its last refusal.
+    for (const [peerId, refused] of this.records.refusedFreeReceiptsSince(0)) {
+      deps.reputation.penalise?.(peerId, refused.count);
+      this.receiptSampler.suspect(peerId, refused.lastAt);
+    }
     this.audits = new Auditor({
       config: deps.config.audit,
       store: this.auditStore,

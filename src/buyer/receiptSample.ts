@@ -35,10 +35,12 @@ export class ReceiptSampler {
     return this.draw() < this.share;
   }
 
-  /** A refused receipt: every answer of `peerId` is checked for the next hour. */
-  suspect(peerId: string): void {
+  /** A refused receipt (now, or at `atMs`): every answer of `peerId` is checked for an hour after. */
+  suspect(peerId: string, atMs = this.clock()): void {
+    const until = atMs + HOUR_MS;
+    if (until <= this.clock()) return;
     this.suspects.delete(peerId);
-    this.suspects.set(peerId, this.clock() + HOUR_MS);
+    this.suspects.set(peerId, until);
     if (this.suspects.size > MAX_SUSPECTS) {
       const oldest = this.suspects.keys().next().value;
       if (oldest !== undefined) this.suspects.delete(oldest);

@@ -102,6 +102,30 @@ export class RequestRecords {
   }
 
   /**
+   * Free answers whose receipt was refused since `sinceMs`, per seller: how many, and when the
+   * last was. A paid answer's refused receipt is kept with its voucher instead (the payments
+   * store's refused claims), so it is not counted here.
+   */
+  refusedFreeReceiptsSince(sinceMs: number): Map<string, { count: number; lastAt: number }> {
+    const refused = new Map<string, { count: number; lastAt: number }>();
+    if (!this.db) return refused;
+    const rows = this.db
+      .prepare(
+        `SELECT json_extract(record, '$.peerId') AS peer, json_extract(record, '$.costUsd') AS cost,
+                at FROM requests
+          WHERE at >= ? AND json_extract(record, '$.receipt') <> 'verified'
+            AND json_extract(record, '$.peerId') IS NOT NULL`,
+      )
+      .all(sinceMs) as { peer: string; cost: string; at: number }[];
+    for (const { peer, cost, at } of rows) {
+      if (!/^0(?:\.0+)?$/.test(cost)) continue;
+      const seen = refused.get(peer);
+      refused.set(peer, { count: (seen?.count ?? 0) + 1, lastAt: Math.max(seen?.lastAt ?? 0, at) });
+    }
+    return refused;
+  }
+
+  /**
    * Stores (or replaces) a record, with an open paid stream's `progress` (dropped by the next put
    * without one); durable when this returns, together with every record waiting from `putSoon`.
    */

@@ -6,8 +6,11 @@ export interface ReputationSource {
   score(peerId: PeerId): number | undefined;
   /** On-chain figures behind the score, when the source has them (`svc network browse`). */
   details?(peerId: PeerId): { volumeUsd: string | null; sessions: number | null } | undefined;
-  /** A refused usage claim or receipt: the seller ranks lower (sources that keep penalties). */
-  penalise?(peerId: PeerId): void;
+  /**
+   * A refused usage claim or receipt (or `count` of them, restored from history): the seller
+   * ranks lower (sources that keep penalties).
+   */
+  penalise?(peerId: PeerId, count?: number): void;
 }
 
 /** No scores at all: every seller is unscored. */
