@@ -38,16 +38,23 @@ export interface Lease extends RequestStream {
 
 export type ResponseHead = Pick<SellerResponse, 'status' | 'headers'>;
 
-/** One request's abort controller: the caller's signal and the total timeout both abort it. */
+/**
+ * One request's abort controller: the caller's signal, the total timeout and the idle timeout (a
+ * wait for the seller's next frame longer than `idleTimeoutMs`) all abort it.
+ */
 export class Call {
   readonly controller = new AbortController();
   private readonly total: NodeJS.Timeout;
+  private idle: NodeJS.Timeout | undefined;
+  /** When the wait for the seller's next frame began (0: not waiting). */
+  private waitingSince = 0;
 
   constructor(
     readonly peerId: PeerId,
     readonly route: PeerRoute,
     private readonly callerSignal: AbortSignal | undefined,
     totalTimeoutMs: number,
+    private readonly idleTimeoutMs: number,
   ) {
     // The call itself is the caller signal's listener and the timer gets module functions: no
     // closures per request.
@@ -61,9 +68,37 @@ export class Call {
     this.controller.abort(new Cancelled('request cancelled'));
   }
 
-  /** Clears the total timeout and stops listening to the caller's signal. */
+  /**
+   * Around each read of the answer's next frame: only time spent waiting on the seller counts,
+   * not a client slow to take what was read. One timer per call, armed on the first wait and
+   * moved on only when it fires.
+   */
+  awaitingSeller(waiting: boolean): void {
+    this.waitingSince = waiting ? Date.now() : 0;
+    if (waiting && this.idle === undefined) this.armIdle(this.idleTimeoutMs);
+  }
+
+  private armIdle(ms: number): void {
+    this.idle = setTimeout(() => this.checkIdle(), ms);
+    this.idle.unref();
+  }
+
+  private checkIdle(): void {
+    this.idle = undefined;
+    if (this.waitingSince === 0) return;
+    const waited = Date.now() - this.waitingSince;
+    if (waited < this.idleTimeoutMs) {
+      this.armIdle(this.idleTimeoutMs - waited);
+      return;
+    }
+    const seconds = Math.round(this.idleTimeoutMs / 100) / 10;
+    this.controller.abort(new FrameError('timeout', `no bytes from the seller for ${seconds} s`));
+  }
+
+  /** Clears the timeouts and stops listening to the caller's signal. */
   cleanup(): void {
     clearTimeout(this.total);
+    clearTimeout(this.idle);
     this.callerSignal?.removeEventListener('abort', this);
   }
 }
@@ -146,7 +181,9 @@ export function responseBody(
       for (;;) {
         let frame: Awaited<ReturnType<FrameReader['read']>>;
         try {
+          call.awaitingSeller(true);
           frame = await reader.read(frameLimit, call.controller.signal);
+          call.awaitingSeller(false);
           if (frame === undefined)
             throw new FrameError('eof', 'seller closed the stream before the trailer');
           if (frame.type === FrameType.trailer) {

@@ -74,6 +74,18 @@ describe('request streams', () => {
             })(),
           };
         }
+        if (req.path === '/stall') {
+          req.signal.addEventListener('abort', () => cancelled++);
+          return {
+            status: 200,
+            headers: {},
+            body: (async function* () {
+              yield text.encode('first');
+              // Then nothing, without closing: a seller hung mid-answer.
+              await new Promise((resolve) => req.signal.addEventListener('abort', resolve));
+            })(),
+          };
+        }
         if (req.path === '/silent') {
           await new Promise((resolve) => req.signal.addEventListener('abort', resolve));
           return { status: 500, headers: {} };
@@ -113,6 +125,39 @@ describe('request streams', () => {
     await server?.stop();
     await buyer?.stop();
     await seller?.stop();
+  });
+
+  it('gives up on a seller that stops sending mid-answer, not on a client slow to read', async () => {
+    const impatient = new LibP2pTransport({
+      node: buyer,
+      router: {
+        route: () => ({
+          libp2pPeerId: seller.libp2pPeerId,
+          addresses: seller.libp2p.getMultiaddrs(),
+          uploadLimitBytes: UPLOAD_LIMIT,
+        }),
+      },
+      idleTimeoutMs: 300,
+    });
+    const slowReader = await impatient.request(seller.peerId, request('/echo', 'late'));
+    const chunks = slowReader.body[Symbol.asyncIterator]();
+    expect(Buffer.from((await chunks.next()).value as Uint8Array).toString('utf8')).toBe('chunk0:');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    let rest = '';
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+      rest += Buffer.from(next.value).toString('utf8');
+    }
+    expect(rest).toBe('chunk1:chunk2:late');
+
+    const before = cancelled;
+    const hung = await impatient.request(seller.peerId, request('/stall'));
+    const error = await readAll(hung).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransportError);
+    expect(error).toMatchObject({ failure: 'timeout', beforeHead: false });
+    expect(String(error)).toContain('no bytes from the seller for 0.3 s');
+    expect(await hung.trailer).toBeUndefined();
+    // The seller was told: its handler's signal aborted when the buyer reset the stream.
+    await waitFor(() => cancelled > before, 5_000, 'the seller saw the reset');
   });
 
   it('carries head, streamed body and trailer, and proves the buyer identity', async () => {

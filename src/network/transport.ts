@@ -111,7 +111,7 @@ export class LibP2pTransport implements PeerTransport {
 
   async request(peerId: PeerId, request: SellerRequest): Promise<SellerResponse> {
     const route = this.checkedRoute(peerId, request);
-    const call = new Call(peerId, route, request.signal, this.totalTimeoutMs);
+    const call = new Call(peerId, route, request.signal, this.totalTimeoutMs, this.idleTimeoutMs);
     let lease = await this.openStream(call, true);
     let head = await this.exchangeHead(call, request, lease).catch((error: unknown) => {
       if (this.again(call, lease, error)) return undefined;
@@ -125,7 +125,6 @@ export class LibP2pTransport implements PeerTransport {
         throw this.failed(call, second, error);
       });
     }
-    lease.stream.inactivityTimeout = this.idleTimeoutMs;
     const receipt = this.receipts ? new ReceiptInputs(this.node.peerId, request, head) : undefined;
     const { body, trailer } = responseBody(call, lease, receipt, this.pool);
     return {

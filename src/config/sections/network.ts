@@ -25,7 +25,10 @@ export const networkSchema = z.strictObject({
   peerTtlSeconds: z.number().int().min(1).default(3600),
   /** A request fails with a timeout when the seller sends no response head within this. */
   requestHeadTimeoutSeconds: z.number().int().min(1).default(300),
-  /** A request stream with no bytes in either direction for this long is closed. */
+  /**
+   * An answer fails with a timeout when the buyer waits this long for the seller's next bytes
+   * (the time a client takes to read does not count).
+   */
   requestIdleTimeoutSeconds: z.number().int().min(1).default(300),
   /**
    * Requests share kept streams (`/svc/request/2`, decision 190): a seller serves it beside
