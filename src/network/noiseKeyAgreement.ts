@@ -1,12 +1,12 @@
 /**
- * Noise's X25519 without re-importing keys. `@chainsafe/libp2p-noise` hands each
- * X25519 key to node's crypto as raw bytes: a new key pair is exported to DER and cut to its raw
- * bytes, and each of the handshake's three Diffie-Hellman operations per side wraps both keys in
- * DER again and imports them (`createPrivateKey` alone is ~0.2 ms, four times the
- * Diffie-Hellman itself). Here a key pair made here keeps its private KeyObject, found again from
- * the raw bytes Noise passes back (the node's static key on every connection, the ephemeral one
- * twice), and the remote's ephemeral key, used twice, is imported once. The bytes out are the
- * same as the library's (docs/decisions/194-a-new-connection-without-repeated-work.md).
+ * Noise's X25519 without re-importing keys. `@chainsafe/libp2p-noise` hands each X25519 key to
+ * node's crypto as raw bytes: a new key pair is exported to DER and cut to its raw bytes, and
+ * each of the handshake's three Diffie-Hellman operations per side wraps both keys in DER again
+ * and imports them (`createPrivateKey` alone is ~0.2 ms, four times the Diffie-Hellman itself).
+ * Here a key pair made here keeps its private KeyObject, found again from the raw bytes Noise
+ * passes back (the node's static key on every connection, the ephemeral one twice), and the
+ * remote's ephemeral key, used twice, is imported once, from PEM. The bytes out are the same as
+ * the library's (docs/decisions/194-a-new-connection-without-repeated-work.md).
  */
 import {
   createPrivateKey,
@@ -48,8 +48,14 @@ function keyOf(
   return key;
 }
 
-const importPrivate = (der: Buffer) => createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-const importPublic = (der: Buffer) => createPublicKey({ key: der, format: 'der', type: 'spki' });
+/**
+ * A key is imported from PEM: the same DER in base64, but OpenSSL reads PEM with the one decoder
+ * its header names where raw DER is tried against every decoder (~3 times slower here).
+ */
+const pem = (label: string, der: Buffer) =>
+  `-----BEGIN ${label}-----\n${der.toString('base64')}\n-----END ${label}-----\n`;
+const importPrivate = (der: Buffer) => createPrivateKey(pem('PRIVATE KEY', der));
+const importPublic = (der: Buffer) => createPublicKey(pem('PUBLIC KEY', der));
 
 type KeyPair = ReturnType<ICryptoInterface['generateX25519KeyPair']>;
 
