@@ -153,11 +153,12 @@ function fastSign(this: PrivateLike, message: Message, options?: Signal): Uint8A
 
 function fastVerify(this: PublicLike, data: Message, sig: Uint8Array, options?: Signal): boolean {
   options?.signal?.throwIfAborted();
+  // Malformed first: only a well-formed signature (at most 72 bytes) makes a memory key.
+  const compact = fromDer(sig);
+  if (compact === undefined) return false;
   const digest = digestOf(data);
   const key = `${hex(this._key)}.${hex(digest)}.${hex(sig)}`;
   if (verified.get(key)) return true;
-  const compact = fromDer(sig);
-  if (compact === undefined) return false;
   let valid: boolean;
   try {
     valid = secp256k1.verify(digest, this._key, compact, true);
