@@ -50,6 +50,25 @@ export function libp2pKeyFromIdentity(privateKey: Hex): PrivateKey {
   return privateKeyFromRaw(hexToBytes(privateKey));
 }
 
+/**
+ * `key` as the Noise handshake shows it: the same key, whose public half is sent in its 65-byte
+ * uncompressed form. The remote parses the key in the handshake payload twice (to check the
+ * payload signature, then to learn our PeerId), and `@libp2p/crypto` validates and compresses a
+ * key as it parses it: from the compressed form each parse is two square roots in JavaScript
+ * (~0.4 ms), from the uncompressed form a check that the point is on the curve. Both forms are
+ * the "standard Bitcoin EC encoding" the peer-id spec names, which every libp2p implementation
+ * parses; the remote derives the PeerId from the compressed form it keeps, so our PeerId is
+ * unchanged (docs/decisions/194-a-new-connection-without-repeated-work.md). Only the public key's
+ * `raw` differs: signing and every other property are the key's own.
+ */
+export function showUncompressed(key: PrivateKey): PrivateKey {
+  if (key.type !== 'secp256k1') return key;
+  const publicKey = Object.create(key.publicKey, {
+    raw: { value: decompressPublicKey(key.publicKey.raw), enumerable: true },
+  }) as PrivateKey['publicKey'];
+  return Object.create(key, { publicKey: { value: publicKey, enumerable: true } }) as PrivateKey;
+}
+
 /** The libp2p PeerId an identity key gives. */
 export function libp2pPeerIdFromIdentity(privateKey: Hex): Libp2pPeerId {
   return peerIdFromPrivateKey(libp2pKeyFromIdentity(privateKey));

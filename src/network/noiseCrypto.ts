@@ -11,6 +11,7 @@
 import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import type { ICryptoInterface } from '@chainsafe/libp2p-noise';
 import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto';
+import { keyAgreement } from './noiseKeyAgreement.js';
 
 /** Below this the library's wasm implementation is faster (its own threshold). */
 const NATIVE_FROM_BYTES = 1200;
@@ -79,9 +80,10 @@ const decrypt: Decrypt = (ciphertext, nonce, ad, k, dst) => {
   return Buffer.concat(parts, length);
 };
 
-/** The crypto to pass as `noise({ crypto })`. */
+/** The crypto to pass as `noise({ crypto })`, with the handshake's key work of noiseKeyAgreement.ts. */
 export const noiseCrypto: ICryptoInterface = {
   ...defaultCrypto,
+  ...keyAgreement,
   chaCha20Poly1305Encrypt: encrypt,
   chaCha20Poly1305Decrypt: decrypt,
 };

@@ -15,6 +15,7 @@ import {
   noise,
 } from '@chainsafe/libp2p-noise';
 import type { ConnectionEncrypter, SecuredConnection } from '@libp2p/interface';
+import { showUncompressed } from './keys.js';
 import { batchNoiseWrites } from './noiseBatch.js';
 
 type LengthDecoder = (data: { byteLength: number }) => number;
@@ -44,13 +45,25 @@ function tuned<T extends SecuredConnection<NoiseExtensions>>(secured: T): T {
   return quietDecoder(secured);
 }
 
-/** `noise(init)` whose secured connections decode with `quietDecoder` and batch writes. */
+/** The components with the identity key shown uncompressed in handshakes (keys.ts). */
+function showingUncompressed(components: NoiseComponents): NoiseComponents {
+  const privateKey = showUncompressed(components.privateKey);
+  return new Proxy(components, {
+    get: (target, property) =>
+      property === 'privateKey' ? privateKey : Reflect.get(target, property),
+  });
+}
+
+/**
+ * `noise(init)` whose secured connections decode with `quietDecoder` and batch writes, and whose
+ * handshakes show the identity key uncompressed.
+ */
 export function quietNoise(
   init: NoiseInit,
 ): (components: NoiseComponents) => ConnectionEncrypter<NoiseExtensions> {
   const make = noise(init);
   return (components) => {
-    const encrypter = make(components);
+    const encrypter = make(showingUncompressed(components));
     const outbound = encrypter.secureOutbound.bind(encrypter);
     const inbound = encrypter.secureInbound.bind(encrypter);
     encrypter.secureOutbound = async (connection, options) =>
