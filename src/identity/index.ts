@@ -19,4 +19,5 @@ export {
   parsePeerId,
   peerIdFromAddress,
 } from './peerId.js';
+export { PresignedSigner } from './presignedSigner.js';
 export { addressOf, newPrivateKey, parsePrivateKey } from './privateKey.js';
