@@ -11,7 +11,7 @@ export {
   parseReference,
   validateIdentityName,
 } from './IdentityStore.js';
-export { keccak, keccakHex } from './keccak.js';
+export { keccak, keccakHex, keccakInto } from './keccak.js';
 export {
   addressFromPeerId,
   isPeerId,

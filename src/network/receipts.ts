@@ -10,7 +10,13 @@ import { z } from 'zod';
 import type { ApiProtocol } from '../formats/index.js';
 import { isSignedBy, type PeerId, PresignedSigner, signDigest } from '../identity/index.js';
 import type { MicroUsd, TokenPriceMicro, TokenUsage } from '../money/index.js';
-import { type ReceiptFields, receiptDigest, requestHash, responseHash } from './receiptHashes.js';
+import {
+  type ReceiptFields,
+  receiptDigest,
+  receiptDigestBytes,
+  requestHash,
+  responseHash,
+} from './receiptHashes.js';
 import { quickReceipt } from './wireChecks.js';
 
 /** A signed receipt, as it travels in the trailer's `receipt` and in audit bundles. */
@@ -79,7 +85,7 @@ export type ReceiptIssuer = (fields: ReceiptFields) => Receipt;
  */
 export function receiptIssuer(privateKey: Hex): ReceiptIssuer {
   const signer = new PresignedSigner(hexToBytes(privateKey));
-  return (fields) => ({ ...fields, signature: signer.sign(hexToBytes(receiptDigest(fields))) });
+  return (fields) => ({ ...fields, signature: signer.sign(receiptDigestBytes(fields)) });
 }
 
 /** What the seller's pipeline knows of an answer beyond its bytes: the service and the price it applied. */
