@@ -8,7 +8,7 @@
  * next. With the pool empty, `signDigest` signs as before (RFC 6979). The signature has the form
  * `signDigest` gives and the payments contract accepts: 65 bytes (r, s, v = 27 or 28), low `s`.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import * as secp256k1 from 'tiny-secp256k1';
 import type { Hex } from 'viem';
 import { HALF_ORDER } from './digestSignatures.js';
@@ -18,6 +18,8 @@ import { signDigest } from './digestSigner.js';
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 /** Nonces kept per key: enough for a burst, each ~200 bytes. */
 const DEFAULT_POOL = 48;
+/** Nonces whose k⁻¹ are computed together (`invertAll`). */
+const BATCH = 8;
 
 /** One nonce's precomputed part, bound to one key: all but the term with the digest. */
 interface Nonce {
@@ -37,20 +39,16 @@ function toBigInt(bytes: Uint8Array): bigint {
   );
 }
 
-/**
- * A uniform scalar in [1, n − 1], by rejection. Hedged: the CSPRNG's 32 bytes pass through
- * HMAC-SHA256 keyed by the signing key, so an RNG an attacker could predict still gives nonces
- * it cannot (RFC 6979's concern, kept without its determinism).
- */
-function randomScalar(key: Uint8Array): { bytes: Uint8Array; value: bigint } {
+/** A uniform scalar in [1, n − 1] from the CSPRNG, by rejection (no bias). */
+function randomScalar(): { bytes: Uint8Array; value: bigint } {
   for (;;) {
-    const bytes = createHmac('sha256', key).update(randomBytes(32)).digest();
+    const bytes = randomBytes(32);
     const value = toBigInt(bytes);
     if (value > 0n && value < N) return { bytes, value };
   }
 }
 
-/** a⁻¹ mod n by the extended Euclidean algorithm (a in [1, n − 1]); variable time, see `draw`. */
+/** a⁻¹ mod n by the extended Euclidean algorithm (a in [1, n − 1]); variable time, see `invertAll`. */
 function invert(a: bigint): bigint {
   let [r0, r1] = [a, N];
   let [s0, s1] = [1n, 0n];
@@ -62,30 +60,53 @@ function invert(a: bigint): bigint {
   return s0 < 0n ? s0 + N : s0;
 }
 
-/** A fresh nonce for `key` (`d` its value), or undefined for the ~2⁻¹²⁸ of R.x ≥ n. */
-function draw(key: Uint8Array, d: bigint): Nonce | undefined {
-  const k = randomScalar(key);
+/**
+ * The inverses of `values` mod n with one Euclid for all (Montgomery's trick: three products
+ * each instead of a ~45 µs inversion each). Euclid's time depends on its input: it inverts the
+ * product times a fresh random b, which says nothing of the values, and multiplies by b again.
+ */
+function invertAll(values: bigint[]): bigint[] {
+  const prefix: bigint[] = [];
+  let product = 1n;
+  for (const value of values) {
+    product = (product * value) % N;
+    prefix.push(product);
+  }
+  const blind = randomScalar().value;
+  let inverse = (invert((product * blind) % N) * blind) % N;
+  const inverses = new Array<bigint>(values.length);
+  for (let i = values.length - 1; i > 0; i--) {
+    inverses[i] = (inverse * prefix[i - 1]!) % N;
+    inverse = (inverse * values[i]!) % N;
+  }
+  inverses[0] = inverse;
+  return inverses;
+}
+
+/** A nonce whose k⁻¹ is not computed yet. */
+interface Drawn {
+  k: bigint;
+  x: bigint;
+  parity: number;
+}
+
+/** A fresh k and R = k·G, or undefined for the ~2⁻¹²⁸ of R.x ≥ n. */
+function draw(): Drawn | undefined {
+  const k = randomScalar();
   // libsecp256k1's constant-time multiplication by G; uncompressed: x then y.
   const point = secp256k1.pointFromScalar(k.bytes, false);
   if (point === null) return undefined;
   const x = toBigInt(point.subarray(1, 33));
   // r = x mod n, and the recovery id's bit 1 set when x ≥ n: such a k is dropped instead.
   if (x === 0n || x >= N) return undefined;
-  // The inverse's time depends on its input: it inverts k·b for a fresh random b, which says
-  // nothing of k, and multiplies by b again.
-  const blind = randomScalar(key).value;
-  const kInv = (invert((k.value * blind) % N) * blind) % N;
-  return {
-    kInv,
-    kInvRD: (((kInv * x) % N) * d) % N,
-    r: Buffer.from(point.subarray(1, 33)).toString('hex'),
-    parity: point[64]! & 1,
-  };
+  return { k: k.value, x, parity: point[64]! & 1 };
 }
 
 /** Signs 32-byte digests with one key; see the module's comment. */
 export class PresignedSigner {
   private readonly nonces: Nonce[] = [];
+  /** Drawn, waiting for their batch's inversion: not yet usable. */
+  private readonly drawn: Drawn[] = [];
   private readonly d: bigint;
   private filling = false;
   /** Signatures made with a pooled nonce, and with libsecp256k1 because the pool was empty. */
@@ -132,16 +153,33 @@ export class PresignedSigner {
   }
 
   private fillSoon(): void {
-    if (this.filling || this.nonces.length >= this.size) return;
+    if (this.filling || this.nonces.length + this.drawn.length >= this.size) return;
     this.filling = true;
     setImmediate(() => this.fillOne()).unref();
   }
 
-  /** One nonce per turn of the event loop: a request waits for at most one k·G. */
+  /**
+   * One k·G per turn of the event loop (a request waits for at most one, ~0.15 ms); every
+   * BATCH of them, or when they would fill the pool, their inverses, and into the pool.
+   */
   private fillOne(): void {
     this.filling = false;
-    const nonce = draw(this.key, this.d);
-    if (nonce !== undefined) this.nonces.push(nonce);
+    const drawn = draw();
+    if (drawn !== undefined) this.drawn.push(drawn);
+    const room = this.size - this.nonces.length;
+    if (this.drawn.length >= Math.min(BATCH, room)) {
+      const batch = this.drawn.splice(0);
+      const inverses = invertAll(batch.map(({ k }) => k));
+      batch.forEach(({ x, parity }, i) => {
+        const kInv = inverses[i]!;
+        this.nonces.push({
+          kInv,
+          kInvRD: (((kInv * x) % N) * this.d) % N,
+          r: x.toString(16).padStart(64, '0'),
+          parity,
+        });
+      });
+    }
     this.fillSoon();
   }
 }
