@@ -1,8 +1,8 @@
 /**
  * Raw-digest signatures with presigned nonces (docs/decisions/195-presigned-nonces.md). ECDSA's
  * costly part, R = k·G and k⁻¹, does not depend on the message when k is random: a bounded pool of
- * them is computed in later turns of the event loop, one per turn, so that signing at request time
- * is s = k⁻¹·z + k⁻¹·r·d mod n, a few µs of BigInt arithmetic instead of ~0.1 ms of libsecp256k1.
+ * them is computed while the signer is idle, one k·G per step, so that signing at request time is
+ * s = k⁻¹·z + k⁻¹·r·d mod n, a few µs of BigInt arithmetic instead of ~0.15 ms of libsecp256k1.
  *
  * Each nonce is taken out of the pool before it is used and never put back, whatever happens
  * next. With the pool empty, `signDigest` signs as before (RFC 6979). The signature has the form
@@ -20,6 +20,8 @@ const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const DEFAULT_POOL = 48;
 /** Nonces whose k⁻¹ are computed together (`invertAll`). */
 const BATCH = 8;
+/** A signer is idle when it was asked for no signature for this long (ms). */
+const IDLE_MS = 1;
 
 /** One nonce's precomputed part, bound to one key: all but the term with the digest. */
 interface Nonce {
@@ -108,7 +110,10 @@ export class PresignedSigner {
   /** Drawn, waiting for their batch's inversion: not yet usable. */
   private readonly drawn: Drawn[] = [];
   private readonly d: bigint;
-  private filling = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** Signatures asked for, and their number when the next fill step was armed. */
+  private signs = 0;
+  private signsBefore = 0;
   /** Signatures made with a pooled nonce, and with libsecp256k1 because the pool was empty. */
   readonly counts = { pooled: 0, direct: 0 };
 
@@ -128,6 +133,7 @@ export class PresignedSigner {
   sign(digest: Uint8Array): Hex {
     // Out of the pool first: an exception below still leaves this nonce used.
     const nonce = this.nonces.pop();
+    this.signs++;
     this.fillSoon();
     if (nonce !== undefined) {
       let s = (nonce.kInv * toBigInt(digest) + nonce.kInvRD) % N;
@@ -146,40 +152,47 @@ export class PresignedSigner {
     return signDigest(digest, this.key);
   }
 
-  /** Resolves once the pool is full (tests; a signer fills itself). */
+  /** Resolves once the pool is full (tests; a signer fills itself while idle). */
   async filled(): Promise<void> {
     this.fillSoon();
-    while (this.nonces.length < this.size) await new Promise((resolve) => setImmediate(resolve));
+    while (this.nonces.length < this.size) await new Promise((resolve) => setTimeout(resolve, 1));
   }
 
   private fillSoon(): void {
-    if (this.filling || this.nonces.length + this.drawn.length >= this.size) return;
-    this.filling = true;
-    setImmediate(() => this.fillOne()).unref();
+    if (this.timer !== undefined || this.nonces.length + this.drawn.length >= this.size) return;
+    this.signsBefore = this.signs;
+    this.timer = setTimeout(() => this.fillStep(), IDLE_MS);
+    this.timer.unref();
   }
 
   /**
-   * One k·G per turn of the event loop (a request waits for at most one, ~0.15 ms); every
-   * BATCH of them, or when they would fill the pool, their inverses, and into the pool.
+   * Fills only while idle: one k·G (~0.15 ms) when no signature was asked for since the last
+   * step, IDLE_MS ago. A loaded signer signs directly (what it costs anyway, on the critical path
+   * or beside it), with no extra turns of the event loop; a request waits for at most one k·G.
+   * Every BATCH drawn nonces, or when they would fill the pool, their inverses, and into the pool.
    */
-  private fillOne(): void {
-    this.filling = false;
-    const drawn = draw();
-    if (drawn !== undefined) this.drawn.push(drawn);
-    const room = this.size - this.nonces.length;
-    if (this.drawn.length >= Math.min(BATCH, room)) {
-      const batch = this.drawn.splice(0);
-      const inverses = invertAll(batch.map(({ k }) => k));
-      batch.forEach(({ x, parity }, i) => {
-        const kInv = inverses[i]!;
-        this.nonces.push({
-          kInv,
-          kInvRD: (((kInv * x) % N) * this.d) % N,
-          r: x.toString(16).padStart(64, '0'),
-          parity,
-        });
-      });
+  private fillStep(): void {
+    this.timer = undefined;
+    if (this.signs === this.signsBefore) {
+      const drawn = draw();
+      if (drawn !== undefined) this.drawn.push(drawn);
+      const room = this.size - this.nonces.length;
+      if (this.drawn.length >= Math.min(BATCH, room)) this.invertDrawn();
     }
     this.fillSoon();
+  }
+
+  private invertDrawn(): void {
+    const batch = this.drawn.splice(0);
+    const inverses = invertAll(batch.map(({ k }) => k));
+    batch.forEach(({ x, parity }, i) => {
+      const kInv = inverses[i]!;
+      this.nonces.push({
+        kInv,
+        kInvRD: (((kInv * x) % N) * this.d) % N,
+        r: x.toString(16).padStart(64, '0'),
+        parity,
+      });
+    });
   }
 }
