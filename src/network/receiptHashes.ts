@@ -162,7 +162,10 @@ function putCount(word: number, value: number): void {
 /** Writes a decimal amount (canonical text, at most 30 digits) into the word at `word`. */
 function putAmount(word: number, value: string): void {
   // Up to 15 digits is a safe integer: no BigInt. Longer ones (never a real price) take BigInt.
-  if (value.length <= 15) return putCount(word, Number(value));
+  if (value.length <= 15) {
+    putCount(word, Number(value));
+    return;
+  }
   let rest = BigInt(value);
   for (let offset = word * 32 + 31; rest > 0n; offset--) {
     words[offset] = Number(rest & 0xffn);
