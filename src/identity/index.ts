@@ -11,7 +11,7 @@ export {
   parseReference,
   validateIdentityName,
 } from './IdentityStore.js';
-export { keccak, keccakHex } from './keccak.js';
+export { keccak, keccakHex, keccakInto } from './keccak.js';
 export {
   addressFromPeerId,
   isPeerId,
@@ -19,4 +19,5 @@ export {
   parsePeerId,
   peerIdFromAddress,
 } from './peerId.js';
+export { PresignedSigner } from './presignedSigner.js';
 export { addressOf, newPrivateKey, parsePrivateKey } from './privateKey.js';

@@ -12,6 +12,11 @@ export function keccak(data: Uint8Array): Uint8Array {
   return keccak_256(data);
 }
 
+/** Writes the Keccak-256 of `data` into `out` (32 bytes), with no copy of its own. */
+export function keccakInto(data: Uint8Array, out: Uint8Array): void {
+  keccak_256.create().update(data).digestInto(out);
+}
+
 /** The Keccak-256 of `data` as `0x` hex. */
 export function keccakHex(data: Uint8Array): Hex {
   return `0x${Buffer.from(keccak_256(data)).toString('hex')}`;

@@ -16,7 +16,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { type Hex, keccak256, stringToHex } from 'viem';
-import { keccak, keccakHex } from '../identity/index.js';
+import { keccak, keccakInto } from '../identity/index.js';
 
 const encoder = new TextEncoder();
 
@@ -117,7 +117,6 @@ const DOMAIN_SEPARATOR = keccak256(
   ]),
   'bytes',
 );
-const WORDS = RECEIPT_TYPES.Receipt.length + 1;
 /** Service ids' hashes: a seller has a handful, a buyer meets a few hundred. */
 const serviceIdHashes = new Map<string, Uint8Array>();
 const MAX_SERVICE_ID_HASHES = 4096;
@@ -132,56 +131,76 @@ function serviceIdHash(serviceId: string): Uint8Array {
   return hash;
 }
 
-const PREFIX_1901 = Uint8Array.of(0x19, 0x01);
-
 function concatBytes(parts: Uint8Array[]): Uint8Array {
   return Buffer.concat(parts);
 }
 
+/**
+ * The struct's words, reused by every digest (each is computed in one synchronous call): the
+ * type hash stays in word 0, the rest is cleared and written again.
+ */
+const words = Buffer.alloc((RECEIPT_TYPES.Receipt.length + 1) * 32);
+words.set(RECEIPT_TYPEHASH, 0);
+/** What the digest hashes: 0x1901, the domain separator, then the struct hash (written in place). */
+const signed = Buffer.alloc(2 + 32 + 32);
+signed.set([0x19, 0x01], 0);
+signed.set(DOMAIN_SEPARATOR, 2);
+const structHash = signed.subarray(34);
+
 /** Writes `hex` (a `0x` string of at most 64 digits) right-aligned into the word at `word`. */
-function putHex(out: Buffer, word: number, hex: string): void {
+function putHex(word: number, hex: string): void {
   const digits = hex.slice(2);
-  out.write(digits, word * 32 + 32 - digits.length / 2, 'hex');
+  words.write(digits, word * 32 + 32 - digits.length / 2, 'hex');
 }
 
-/** Writes a non-negative integer (a safe number or decimal text) into the word at `word`. */
-function putUint(out: Buffer, word: number, value: number | string): void {
+/** Writes a safe non-negative integer into the word at `word`, with number arithmetic. */
+function putCount(word: number, value: number): void {
+  words.writeUInt32BE(Math.floor(value / 2 ** 32), word * 32 + 24);
+  words.writeUInt32BE(value >>> 0, word * 32 + 28);
+}
+
+/** Writes a decimal amount (canonical text, at most 30 digits) into the word at `word`. */
+function putAmount(word: number, value: string): void {
+  // Up to 15 digits is a safe integer: no BigInt. Longer ones (never a real price) take BigInt.
+  if (value.length <= 15) {
+    putCount(word, Number(value));
+    return;
+  }
   let rest = BigInt(value);
   for (let offset = word * 32 + 31; rest > 0n; offset--) {
-    out[offset] = Number(rest & 0xffn);
+    words[offset] = Number(rest & 0xffn);
     rest >>= 8n;
   }
 }
 
-/** Fast path for counts and times: safe integers written with number arithmetic. */
-function putCount(out: Buffer, word: number, value: number): void {
-  const high = Math.floor(value / 2 ** 32);
-  out.writeUInt32BE(high, word * 32 + 24);
-  out.writeUInt32BE(value >>> 0, word * 32 + 28);
-}
-
 /**
  * The EIP-712 digest of `fields` (equal to viem's `hashTypedData` with RECEIPT_DOMAIN and
- * RECEIPT_TYPES; a test holds it to that). The fields must already be in their bounds
- * (`receiptSchema`): 40-digit addresses, 64-digit hashes, safe integer counts.
+ * RECEIPT_TYPES; a test holds it to that), 32 bytes. The fields must already be in their bounds
+ * (`receiptSchema`): 40-digit addresses, 64-digit hashes, safe integer counts, canonical amounts.
  */
-export function receiptDigest(fields: ReceiptFields): Hex {
-  const words = Buffer.alloc(WORDS * 32);
-  words.set(RECEIPT_TYPEHASH, 0);
-  putHex(words, 1, fields.seller);
-  putHex(words, 2, fields.buyer);
+export function receiptDigestBytes(fields: ReceiptFields): Uint8Array {
+  words.fill(0, 32);
+  putHex(1, fields.seller);
+  putHex(2, fields.buyer);
   words.set(serviceIdHash(fields.serviceId), 3 * 32);
-  putHex(words, 4, fields.requestHash);
-  putHex(words, 5, fields.responseHash);
-  putCount(words, 6, fields.inputTokens);
-  putCount(words, 7, fields.cachedInputTokens);
-  putCount(words, 8, fields.outputTokens);
-  putCount(words, 9, fields.reasoningTokens);
-  putUint(words, 10, fields.inputMicroUsdPerMillion);
-  putUint(words, 11, fields.cachedInputMicroUsdPerMillion);
-  putUint(words, 12, fields.outputMicroUsdPerMillion);
-  putUint(words, 13, fields.unitMicroUsd);
-  putUint(words, 14, fields.costMicroUsd);
-  putCount(words, 15, fields.timeMs);
-  return keccakHex(concatBytes([PREFIX_1901, DOMAIN_SEPARATOR, keccak(words)]));
+  putHex(4, fields.requestHash);
+  putHex(5, fields.responseHash);
+  putCount(6, fields.inputTokens);
+  putCount(7, fields.cachedInputTokens);
+  putCount(8, fields.outputTokens);
+  putCount(9, fields.reasoningTokens);
+  putAmount(10, fields.inputMicroUsdPerMillion);
+  putAmount(11, fields.cachedInputMicroUsdPerMillion);
+  putAmount(12, fields.outputMicroUsdPerMillion);
+  putAmount(13, fields.unitMicroUsd);
+  putAmount(14, fields.costMicroUsd);
+  putCount(15, fields.timeMs);
+  keccakInto(words, structHash);
+  return keccak(signed);
+}
+
+/** `receiptDigestBytes` as `0x` hex. */
+export function receiptDigest(fields: ReceiptFields): Hex {
+  const digest = receiptDigestBytes(fields);
+  return `0x${Buffer.from(digest.buffer, digest.byteOffset, 32).toString('hex')}`;
 }

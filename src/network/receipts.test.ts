@@ -147,6 +147,10 @@ describe('receipts (decision 168)', () => {
         timeMs: Number.MAX_SAFE_INTEGER,
         costMicroUsd: '9'.repeat(30),
         unitMicroUsd: '1',
+        // Either side of the largest amount written as a number (15 digits) and 2⁵³.
+        inputMicroUsdPerMillion: '9'.repeat(15),
+        cachedInputMicroUsdPerMillion: '9'.repeat(16),
+        outputMicroUsdPerMillion: '9007199254740993',
       };
       const { signature: _unused, ...unsigned } = fields;
       const message = Object.fromEntries(

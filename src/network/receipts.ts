@@ -8,9 +8,15 @@
 import { type Hex, hexToBytes } from 'viem';
 import { z } from 'zod';
 import type { ApiProtocol } from '../formats/index.js';
-import { isSignedBy, type PeerId, signDigest } from '../identity/index.js';
+import { isSignedBy, type PeerId, PresignedSigner, signDigest } from '../identity/index.js';
 import type { MicroUsd, TokenPriceMicro, TokenUsage } from '../money/index.js';
-import { type ReceiptFields, receiptDigest, requestHash, responseHash } from './receiptHashes.js';
+import {
+  type ReceiptFields,
+  receiptDigest,
+  receiptDigestBytes,
+  requestHash,
+  responseHash,
+} from './receiptHashes.js';
 import { quickReceipt } from './wireChecks.js';
 
 /** A signed receipt, as it travels in the trailer's `receipt` and in audit bundles. */
@@ -72,10 +78,14 @@ export function signReceipt(fields: ReceiptFields, privateKey: Uint8Array): Rece
  */
 export type ReceiptIssuer = (fields: ReceiptFields) => Receipt;
 
-/** The honest issuer: signs with the seller's identity key (`0x` and 64 hex digits). */
+/**
+ * The honest issuer: signs with the seller's identity key (`0x` and 64 hex digits), from a pool
+ * of presigned nonces (docs/decisions/195-presigned-nonces.md): the signature is off the answer's
+ * critical path but for a few µs.
+ */
 export function receiptIssuer(privateKey: Hex): ReceiptIssuer {
-  const key = hexToBytes(privateKey);
-  return (fields) => signReceipt(fields, key);
+  const signer = new PresignedSigner(hexToBytes(privateKey));
+  return (fields) => ({ ...fields, signature: signer.sign(receiptDigestBytes(fields)) });
 }
 
 /** What the seller's pipeline knows of an answer beyond its bytes: the service and the price it applied. */
