@@ -42,9 +42,11 @@ export async function startGatewayProcess(args: {
   });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
+    // Generous: on 2 shared cores a gateway process (TypeScript through tsx, its buyer, SQLite or
+    // PostgreSQL) beside the heavier scenario tests took over 30 s to start.
     const timer = setTimeout(
       () => reject(new Error(`gateway process did not start: ${output}`)),
-      30_000,
+      90_000,
     );
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
