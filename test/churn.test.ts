@@ -206,6 +206,9 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
         (o) =>
           `${(o.at / 1000).toFixed(1)} s ${o.target} ${o.cause} tried ${o.attempts}: ${o.message}`,
       ),
+      truncated: failures
+        .filter((o) => o.cause === 'midstream:truncated')
+        .map((o) => `${(o.at / 1000).toFixed(1)} s ${o.target} ${o.peer}: ${o.message}`),
       money: { ...money, agreedAfterSeconds },
       memoryMb: {
         buyer: { firstThird: mb(buyerRss.first), lastThird: mb(buyerRss.last) },

@@ -10,7 +10,7 @@
  */
 import { once } from 'node:events';
 import { SvcError } from '../errors/index.js';
-import { isFailedAnswer } from '../formats/index.js';
+import { formatOfProtocol, isFailedAnswer } from '../formats/index.js';
 import { formatUsd } from '../money/index.js';
 import { encodeUsageComment } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
@@ -142,6 +142,7 @@ async function pump(
   // A seller cut at the cap is not read further: it may never stop.
   if (!cap.reached) await tap.drain();
   const failure = failed();
+  if (!failure && !translated && !res.destroyed) closeWholeChat(ctx, tap);
   if (!failure || res.destroyed) return failure;
   // The seller's own error event already reached the client when passed through untouched.
   const alreadySent =
@@ -152,6 +153,20 @@ async function pump(
   }
   return failure;
 }
+
+/**
+ * A whole chat answer (its finish reason passed) whose `[DONE]` never came, because the seller's
+ * stream was cut right after its last event or the seller omits it: the client gets the `[DONE]`
+ * its format ends with, so a whole answer never reads as a cut one.
+ */
+function closeWholeChat(ctx: ProxyContext, tap: SellerTap): void {
+  const { scanner } = tap;
+  if (scanner.verdict !== 'ended' || scanner.doneSeen) return;
+  if (formatOfProtocol(ctx.request.route.protocol) !== 'chat') return;
+  ctx.res.write(CHAT_DONE);
+}
+
+const CHAT_DONE = 'data: [DONE]\n\n';
 
 function capError(cap: CostCap): SvcError {
   return new SvcError('max_cost_reached', { details: { maxCostUsd: cap.maxCostUsd } });

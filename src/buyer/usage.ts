@@ -73,6 +73,8 @@ export class StreamUsageScanner {
   verdict: StreamVerdict = 'open';
   /** Events seen (the responses API numbers its events). */
   events = 0;
+  /** A chat stream's closing `[DONE]` passed. */
+  doneSeen = false;
 
   constructor(protocol: ApiProtocol) {
     this.format = formatOfProtocol(protocol);
@@ -83,6 +85,7 @@ export class StreamUsageScanner {
     for (const event of this.decoder.push(this.text.decode(chunk, { stream: true }))) {
       if (event.comment !== undefined) continue;
       this.events++;
+      if (event.data === '[DONE]') this.doneSeen = true;
       this.accumulator?.push(event);
       if (event.data.startsWith('{')) this.parts.push(event.data);
       if (this.verdict === 'open' || this.verdict === 'ended') {

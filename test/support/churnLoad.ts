@@ -82,7 +82,12 @@ async function one(target: LoadTarget, stream: boolean, t0: number): Promise<Req
   if (text.includes('data: [DONE]') && !/"error"\s*:/.test(text)) {
     return { ...base, ok: true, cause: 'ok', started: true, peer };
   }
-  const code = /"code"\s*:\s*"([a-z_]+)"/.exec(text)?.[1] ?? 'truncated';
+  const code = /"code"\s*:\s*"([a-z_]+)"/.exec(text)?.[1];
+  if (code === undefined) {
+    // Neither [DONE] nor an error event: the stream ended as if whole. Kept to be looked at.
+    const message = `${response.headers.get('x-svc-attempts') ?? ''} …${text.slice(-300)}`;
+    return { ...base, ok: false, cause: 'midstream:truncated', started: true, peer, message };
+  }
   return { ...base, ok: false, cause: `midstream:${code}`, started: true, peer };
 }
 
