@@ -2,7 +2,8 @@
 import type { ServerResponse } from 'node:http';
 import { offersOfPeer } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
-import { sendJson } from '../http/index.js';
+import { sendJson, sendJsonPieces } from '../http/index.js';
+import type { KnownPeer } from '../network/index.js';
 import { JOURNAL_SINCE_HEADER, REQUEST_RECORD_PATH } from '../protocol/index.js';
 import type { BuyerService } from './BuyerService.js';
 
@@ -38,47 +39,57 @@ function roundOrNull(value: number | undefined): number | null {
   return value === undefined ? null : Math.round(value * 10) / 10;
 }
 
-/** `GET /_svc/peers` */
-export function peersBody(service: BuyerService): Record<string, unknown> {
+/**
+ * `GET /_svc/peers`, `{"peers":[…],"total":n}`, one peer at a time: with many sellers the whole
+ * list never exists at once (docs/decisions/155-buyer-memory-with-many-peers.md).
+ */
+function* peersPieces(service: BuyerService): Generator<string> {
+  const list = service.deps.directory.list();
+  yield '{"peers":[';
+  for (let i = 0; i < list.length; i++) {
+    const text = JSON.stringify(peerEntry(service, list[i]!));
+    yield i === 0 ? text : `,${text}`;
+  }
+  yield `],"total":${list.length}}`;
+}
+
+function peerEntry(service: BuyerService, peer: KnownPeer): Record<string, unknown> {
   const { deps } = service;
-  const peers = deps.directory.list().map((peer) => {
-    const peerId = peer.metadata.peerId;
-    // The signed record itself (so `svc network browse` can use this list as its source),
-    // plus what the buyer knows about the peer.
-    return {
-      ...peer.metadata,
-      region: peer.metadata.region ?? null,
-      reachable: peer.reachable,
-      lastSeenAt: peer.lastSeenAt,
-      lastError: peer.lastError ?? null,
-      reputationScore: deps.reputation.score(peerId) ?? null,
-      reputation: {
-        score: deps.reputation.score(peerId) ?? null,
-        volumeUsd: null,
-        sessions: null,
-        ...deps.reputation.details?.(peerId),
-      },
-      recentFailures: service.health.totalFailures(peerId),
-      coolingDown: service.health.coolingDown(peerId),
-      offers: offersOfPeer(peer).map((offer) => ({
-        provider: offer.provider,
-        serviceId: offer.serviceId,
-        model: offer.modelName,
-        aliases: offer.aliases,
-        type: offer.type,
-        protocols: offer.protocols,
-        prices: { ...offer.pricing, ...(offer.unitBilling ?? {}) },
-        // Measured by this buyer (docs/decisions/150-routing-by-speed.md); null until measured.
-        ttftMs: roundOrNull(service.speed.speed(peerId, offer.modelKey)?.ttftMs),
-        outputTokensPerSecond: roundOrNull(
-          service.speed.speed(peerId, offer.modelKey)?.outputTokensPerSecond,
-        ),
-        // This buyer's audit verdict with its evidence (docs/guide/trust.md); null until audited.
-        audit: service.audits.standing(peerId, offer.modelKey) ?? null,
-      })),
-    };
-  });
-  return { peers, total: peers.length };
+  const peerId = peer.metadata.peerId;
+  // The signed record itself (so `svc network browse` can use this list as its source),
+  // plus what the buyer knows about the peer.
+  return {
+    ...peer.metadata,
+    region: peer.metadata.region ?? null,
+    reachable: peer.reachable,
+    lastSeenAt: peer.lastSeenAt,
+    lastError: peer.lastError ?? null,
+    reputationScore: deps.reputation.score(peerId) ?? null,
+    reputation: {
+      score: deps.reputation.score(peerId) ?? null,
+      volumeUsd: null,
+      sessions: null,
+      ...deps.reputation.details?.(peerId),
+    },
+    recentFailures: service.health.totalFailures(peerId),
+    coolingDown: service.health.coolingDown(peerId),
+    offers: offersOfPeer(peer).map((offer) => ({
+      provider: offer.provider,
+      serviceId: offer.serviceId,
+      model: offer.modelName,
+      aliases: offer.aliases,
+      type: offer.type,
+      protocols: offer.protocols,
+      prices: { ...offer.pricing, ...(offer.unitBilling ?? {}) },
+      // Measured by this buyer (docs/decisions/150-routing-by-speed.md); null until measured.
+      ttftMs: roundOrNull(service.speed.speed(peerId, offer.modelKey)?.ttftMs),
+      outputTokensPerSecond: roundOrNull(
+        service.speed.speed(peerId, offer.modelKey)?.outputTokensPerSecond,
+      ),
+      // This buyer's audit verdict with its evidence (docs/guide/trust.md); null until audited.
+      audit: service.audits.standing(peerId, offer.modelKey) ?? null,
+    })),
+  };
 }
 
 /** Serves `/_svc/*` and `/metrics`; false when the path is not one of them. */
@@ -94,7 +105,7 @@ export async function handleControl(
     return true;
   }
   if (method === 'GET' && path === '/_svc/peers') {
-    sendJson(res, 200, peersBody(service));
+    sendJsonPieces(res, 200, peersPieces(service));
     return true;
   }
   if (method === 'GET' && path === '/_svc/channels') {

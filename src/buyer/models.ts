@@ -1,15 +1,16 @@
 /** `GET /v1/models` and `GET /v1/models/<id>`: the network-wide catalog. */
 import type { ServerResponse } from 'node:http';
 import {
-  buildCatalog,
+  type CatalogEntry,
   type CatalogOptions,
+  catalogEntries,
   catalogEntry,
   closestModelNames,
   normalizeModelName,
   TYPE_FILTERS,
 } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
-import { sendJson } from '../http/index.js';
+import { sendJson, sendJsonPieces } from '../http/index.js';
 import { preferenceExclusion } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
 
@@ -44,12 +45,32 @@ export function listModels(
     }
   }
   const allowed = allowedModels ? new Set(allowedModels.map(normalizeModelName)) : undefined;
-  const entries = buildCatalog(service.offers(), options(service)).filter(
-    (entry) =>
-      (type === undefined || entry.type === type) &&
-      (allowed === undefined || allowed.has(normalizeModelName(entry.id))),
+  const entries = catalogEntries(service.offers(), options(service));
+  sendJsonPieces(
+    res,
+    200,
+    listPieces(
+      entries,
+      (entry) =>
+        (type === undefined || entry.type === type) &&
+        (allowed === undefined || allowed.has(normalizeModelName(entry.id))),
+    ),
   );
-  sendJson(res, 200, { object: 'list', data: entries });
+}
+
+/** `{"object":"list","data":[…]}`, one entry at a time. */
+function* listPieces(
+  entries: Iterable<CatalogEntry>,
+  keep: (entry: CatalogEntry) => boolean,
+): Generator<string> {
+  yield '{"object":"list","data":[';
+  let first = true;
+  for (const entry of entries) {
+    if (!keep(entry)) continue;
+    yield first ? JSON.stringify(entry) : `,${JSON.stringify(entry)}`;
+    first = false;
+  }
+  yield ']}';
 }
 
 /** One catalog entry by any spelling of its name. */

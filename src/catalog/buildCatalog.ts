@@ -243,12 +243,28 @@ export function catalogEntry(
   return entry;
 }
 
+/**
+ * Every model of the index, sorted by id, built one at a time as the caller takes them: a
+ * catalog of many sellers is written out without every entry alive at once
+ * (docs/decisions/155-buyer-memory-with-many-peers.md).
+ */
+export function* catalogEntries(
+  index: OfferIndex,
+  options: CatalogOptions,
+): Generator<CatalogEntry> {
+  const order: { id: string; model: ModelOffers }[] = [];
+  for (const model of index.byModel.values()) {
+    const offers = model.offers.filter((offer) => offer.reachable);
+    if (offers.length > 0) order.push({ id: entryId(offers), model });
+  }
+  order.sort((a, b) => a.id.localeCompare(b.id));
+  for (const { model } of order) {
+    const entry = catalogEntry(model, options);
+    if (entry) yield entry;
+  }
+}
+
 /** Every model of the index, sorted by id. */
 export function buildCatalog(index: OfferIndex, options: CatalogOptions): CatalogEntry[] {
-  const entries: CatalogEntry[] = [];
-  for (const model of index.byModel.values()) {
-    const entry = catalogEntry(model, options);
-    if (entry) entries.push(entry);
-  }
-  return entries.sort((a, b) => a.id.localeCompare(b.id));
+  return [...catalogEntries(index, options)];
 }

@@ -5,6 +5,7 @@ export {
   type CatalogEntry,
   type CatalogOptions,
   type CatalogPeer,
+  catalogEntries,
   catalogEntry,
 } from './buildCatalog.js';
 export { type ModelType, modelTypeOf, TYPE_FILTERS } from './modelType.js';

@@ -10,6 +10,7 @@ import {
   parseJsonRequest,
   readBody,
   sendError,
+  sendJsonPieces,
 } from './index.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -180,6 +181,42 @@ describe('http toolkit', () => {
       res.write('data: partial\n\n');
       await new Promise((done) => setTimeout(done, 20));
       throw new SvcError('upstream_error');
+    });
+    const outcome = await post(port, '{}');
+    expect(outcome).toHaveProperty('error');
+  });
+
+  it('sends a JSON body made piece by piece as the client reads it, long pieces sliced', async () => {
+    const made: number[] = [];
+    const port = await serve(async (_req, res) => {
+      function* pieces(): Generator<string> {
+        yield '{"data":[';
+        for (let i = 0; i < 200; i++) {
+          made.push(i);
+          // Each piece ~20 KB of text with a character outside ASCII, some far past a slice.
+          const text = JSON.stringify({ i, text: 'é'.repeat(i % 7 === 0 ? 70_000 : 10_000) });
+          yield i === 0 ? text : `,${text}`;
+        }
+        yield ']}';
+      }
+      sendJsonPieces(res, 200, pieces());
+    });
+    const outcome = await post(port, '{}');
+    if ('error' in outcome) throw new Error(outcome.error);
+    expect(outcome.status).toBe(200);
+    const body = JSON.parse(outcome.body) as { data: { i: number; text: string }[] };
+    expect(body.data.map((item) => item.i)).toEqual(made);
+    expect(body.data[7]!.text).toBe('é'.repeat(70_000));
+  });
+
+  it('cuts the connection when a piece cannot be made after the head, never a clean end', async () => {
+    const port = await serve(async (_req, res) => {
+      function* pieces(): Generator<string> {
+        yield '{"data":[';
+        yield 'x'.repeat(200_000);
+        throw new Error('the listing failed half-way');
+      }
+      sendJsonPieces(res, 200, pieces());
     });
     const outcome = await post(port, '{}');
     expect(outcome).toHaveProperty('error');

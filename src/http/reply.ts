@@ -25,13 +25,41 @@ export function sendJson(
 }
 
 /**
+ * Sends a JSON body made as the client takes it, piece by piece (no length: chunked), so a long
+ * listing never exists whole in memory. A piece that cannot be made once the head is sent cuts
+ * the connection: the client sees an error, never a clean end of a partial body.
+ */
+export function sendJsonPieces(
+  res: ServerResponse,
+  status: number,
+  pieces: Iterable<string>,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  writeSlices(res, slicesOf(pieces));
+}
+
+function* slicesOf(pieces: Iterable<string>): Generator<string> {
+  for (const piece of pieces) {
+    if (piece.length <= SLICE_CHARS) yield piece;
+    else yield* textSlices(piece);
+  }
+}
+
+/**
  * Writes the slices of a long body as the client takes them: one more on each `drain`, so at most
  * one slice waits in memory beside what the socket holds.
  */
 function writeSlices(res: ServerResponse, slices: Iterator<string>): void {
   for (;;) {
     if (res.destroyed) return;
-    const next = slices.next();
+    let next: IteratorResult<string>;
+    try {
+      next = slices.next();
+    } catch {
+      res.destroy();
+      return;
+    }
     if (next.done) {
       res.end();
       return;
