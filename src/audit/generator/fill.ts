@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { IdSlot, JsonSlot, type RequestShape, type Skeleton, TextSlot } from '../shape.js';
-import { newTheme, type Random, writeSlot } from './text.js';
+import { newTheme, type Random } from './draw.js';
+import { writeSlot } from './text.js';
 
 /** Arguments written as JSON, still to be turned into their string. */
 class JsonText {

@@ -6,72 +6,20 @@
  * conversation; within a text no sentence repeats.
  */
 import { type Segment, styleOf, type TextSlot } from '../shape.js';
+import { code, toolOutput } from './code.js';
+import { capital, exactly, identifier, int, pick, type Random, type Theme } from './draw.js';
 import {
   ACTIONS,
   ADJECTIVES,
   GOALS,
-  LANGUAGES,
   NOUNS,
   PERSONAS,
   PROBLEMS,
   RULES,
   SHORT_REPLIES,
   SITUATIONS,
-  SYLLABLES,
-  TOPICS,
   VERBS,
 } from './words.js';
-
-export type Random = () => number;
-
-/** What the texts of one probe share. */
-export interface Theme {
-  topic: string;
-  language: string;
-  noun: string;
-  verb: string;
-  name: string;
-  project: string;
-}
-
-function pick<T>(items: readonly T[], random: Random): T {
-  return items[Math.floor(random() * items.length)]!;
-}
-
-function int(random: Random, low: number, high: number): number {
-  return low + Math.floor(random() * (high - low + 1));
-}
-
-/** An invented word of two or three syllables. */
-function invented(random: Random): string {
-  let word = '';
-  const count = int(random, 2, 3);
-  for (let i = 0; i < count; i++) word += pick(SYLLABLES, random);
-  return word;
-}
-
-const capital = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
-
-/** A fresh theme for one probe. */
-export function newTheme(random: Random): Theme {
-  return {
-    topic: pick(TOPICS, random),
-    language: pick(LANGUAGES, random),
-    noun: pick(NOUNS, random),
-    verb: pick(VERBS, random),
-    name: capital(invented(random)),
-    project: invented(random),
-  };
-}
-
-function identifier(theme: Theme, random: Random): string {
-  const verb = random() < 0.5 ? theme.verb : pick(VERBS, random);
-  const noun = random() < 0.5 ? theme.noun : pick(NOUNS, random);
-  if (theme.language === 'Python' || theme.language === 'Rust' || theme.language === 'Ruby') {
-    return `${verb}_${noun}${random() < 0.3 ? `_${pick(NOUNS, random)}` : ''}`;
-  }
-  return `${verb}${capital(noun)}${random() < 0.3 ? capital(pick(NOUNS, random)) : ''}`;
-}
 
 type Write = (theme: Theme, random: Random) => string;
 type Voice = 'system' | 'user' | 'assistant' | 'description';
@@ -140,181 +88,6 @@ const QUESTIONS: Record<Voice, Write[]> = {
   ],
   description: [(_, r) => `Which ${pick(NOUNS, r)} to ${pick(VERBS, r)}?`],
 };
-
-const CONSTANT = (random: Random) =>
-  `${pick(['MAX', 'DEFAULT', 'MIN', 'BATCH'], random)}_${pick(NOUNS, random).toUpperCase()}S`;
-const TYPE = (random: Random) =>
-  `${capital(pick(NOUNS, random))}${pick(['Service', 'Repo', 'Error', 'Config', ''], random)}`;
-
-/** One line of code in `language`: statements, declarations, and now and then an error line. */
-function codeLine(theme: Theme, language: string, random: Random, indent: string): string {
-  const id = identifier(theme, random);
-  const n = int(random, 0, 999);
-  if (random() < 0.08) {
-    return pick(
-      [
-        `${TYPE(random)}Error: cannot ${pick(VERBS, random)} ${pick(NOUNS, random)} ${n}`,
-        `  at ${id} (src/${pick(NOUNS, random)}s/${id}.ts:${n}:${int(random, 1, 80)})`,
-        `WARN ${pick(NOUNS, random)} ${pick(VERBS, random)} took ${n} ms`,
-      ],
-      random,
-    );
-  }
-  switch (language) {
-    case 'Python':
-      return pick(
-        [
-          `${indent}${id} = ${pick(VERBS, random)}_${pick(NOUNS, random)}(${n})`,
-          `${indent}if not ${id}:`,
-          `${indent}return [${pick(NOUNS, random)} for ${pick(NOUNS, random)} in ${id}]`,
-          `${indent}def ${id}(${pick(NOUNS, random)}, limit=${CONSTANT(random)}):`,
-          `${indent}class ${TYPE(random)}(${TYPE(random)}):`,
-          `${indent}raise ValueError(f"bad ${pick(NOUNS, random)}: {${id}!r}")`,
-          `${indent}data = json.loads(${id}["${pick(NOUNS, random)}"])`,
-          `${indent}with open(${id}) as f:`,
-          `${indent}print(f"{${id}}: {len(${pick(NOUNS, random)}s)}")`,
-          `${indent}${id}[${n}] = {'id': ${n}, 'ok': True}`,
-        ],
-        random,
-      );
-    case 'Go':
-      return pick(
-        [
-          `${indent}${id} := ${pick(VERBS, random)}${TYPE(random)}(ctx, ${n})`,
-          `${indent}if err != nil {`,
-          `${indent}return nil, fmt.Errorf("${pick(VERBS, random)}: %w", err)`,
-          `${indent}}`,
-          `${indent}type ${TYPE(random)} struct { ID int; Name string }`,
-        ],
-        random,
-      );
-    case 'SQL':
-      return pick(
-        [
-          `${indent}SELECT ${pick(NOUNS, random)}_id, COUNT(*) FROM ${pick(NOUNS, random)}s`,
-          `${indent}WHERE created_at > NOW() - INTERVAL '${n} days'`,
-          `${indent}GROUP BY 1 ORDER BY 2 DESC LIMIT ${n};`,
-          `${indent}JOIN ${pick(NOUNS, random)}s ON ${pick(NOUNS, random)}s.id = ${pick(NOUNS, random)}_id`,
-        ],
-        random,
-      );
-    default:
-      return pick(
-        [
-          `${indent}const ${id} = await ${pick(VERBS, random)}${TYPE(random)}(${n});`,
-          `${indent}if (!${id}) return null;`,
-          `${indent}for (const ${pick(NOUNS, random)} of ${id}) {`,
-          `${indent}}`,
-          `${indent}${id}.push({ id: ${n}, name: '${invented(random)}' });`,
-          `${indent}export const ${CONSTANT(random)} = ${n};`,
-          `${indent}throw new ${TYPE(random)}Error(\`${pick(VERBS, random)} failed: \${${id}}\`);`,
-          `${indent}});`,
-          `${indent}return { ...${id}, ${pick(NOUNS, random)}: [${n}] };`,
-          `${indent}const [a, b] = await Promise.all([${id}(), ${pick(VERBS, random)}()]);`,
-          `${indent}${id}.map((x) => x.${pick(NOUNS, random)}).filter(Boolean);`,
-          `${indent}if (${id}.length === 0) { return; }`,
-        ],
-        random,
-      );
-  }
-}
-
-/** Common words by length (1 to 9 letters), to finish a text at exactly its length. */
-const FILLERS = [
-  ['a', 'I'],
-  ['so', 'it', 'to', 'we'],
-  ['now', 'too', 'the', 'and'],
-  ['then', 'also', 'here', 'that'],
-  ['again', 'there', 'first', 'later'],
-  ['please', 'thanks', 'before', 'anyway'],
-  ['instead', 'exactly', 'finally', 'already'],
-  ['probably', 'tomorrow', 'together', 'whatever'],
-  ['carefully', 'therefore', 'somewhere', 'sometimes'],
-] as const;
-
-/** Words of `n` characters in all (spaces included), ending without a space. */
-function fillerOf(n: number, random: Random): string {
-  const words: string[] = [];
-  let left = n;
-  while (left > 0) {
-    // A word of at most 9 letters, leaving room for a space and at least one more letter.
-    const size = left <= 9 ? left : Math.min(9, left - 2);
-    words.push(pick(FILLERS[size - 1]!, random));
-    left -= size + 1;
-  }
-  return words.join(' ');
-}
-
-/**
- * `text` at exactly `chars` characters: cut at the last word boundary that fits, then finished
- * with common words and the punctuation it ends with (a length a seller could compare with the
- * buyer's other requests must not come out a few characters short).
- */
-function exactly(text: string, chars: number, random: Random, comment = ''): string {
-  if (chars <= 0) return '';
-  if (text.length === chars) return text;
-  let cut = text.length > chars ? text.slice(0, chars) : text;
-  if (text.length > chars) {
-    const space = cut.search(/\s\S*$/);
-    cut = space > 0 ? cut.slice(0, space) : cut;
-  }
-  const end = comment ? '' : '.';
-  const room = chars - cut.length - (cut.length > 0 ? 1 : 0) - comment.length - end.length;
-  if (room < 1) return `${cut}${' '.repeat(chars - cut.length)}`.slice(0, chars);
-  const joint = cut.length > 0 ? (comment ? '\n' : ' ') : '';
-  return `${cut}${joint}${comment}${fillerOf(room, random)}${end}`;
-}
-
-/**
- * Code of `chars` characters over `lines` lines (as near as the length allows), in the theme's
- * language or, for tool output, any: lines are drawn until there are as many as wanted, each
- * cut or padded toward the original's mean line length, then the whole is made exact.
- */
-function code(
-  chars: number,
-  lines: number,
-  theme: Theme,
-  random: Random,
-  anyLanguage = false,
-): string {
-  const language = anyLanguage ? pick(LANGUAGES, random) : theme.language;
-  const count = Math.max(1, Math.min(lines, Math.floor(chars / 2)));
-  const width = Math.max(1, Math.floor(chars / count) - 1);
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) {
-    let line = codeLine(theme, language, random, '  '.repeat(int(random, 0, 2)));
-    for (let tries = 0; line.length > width * 1.6 && tries < 6; tries++) {
-      line = codeLine(theme, language, random, '');
-    }
-    out.push(line.length > width * 2 ? line.slice(0, width * 2).trimEnd() : line);
-  }
-  let text = out.join('\n');
-  while (text.length > chars && out.length > 1) {
-    out.pop();
-    text = out.join('\n');
-  }
-  const comment = language === 'Python' || language === 'Ruby' ? '# ' : '// ';
-  return exactly(text, chars, random, language === 'SQL' ? '-- ' : comment);
-}
-
-function toolOutput(chars: number, theme: Theme, random: Random): string {
-  const out: string[] = [];
-  let size = 0;
-  const forms = [
-    () =>
-      `${theme.project}/${pick(NOUNS, random)}s/${identifier(theme, random)}.${pick(['ts', 'py', 'go', 'md', 'json'], random)}`,
-    () =>
-      `ok ${int(random, 1, 400)} - ${pick(VERBS, random)}s ${pick(NOUNS, random)}s (${int(random, 1, 900)} ms)`,
-    () => `${pick(NOUNS, random)}: ${int(random, 0, 100000)}`,
-    () => `${capital(pick(PROBLEMS, random))}.`,
-  ];
-  while (size < chars) {
-    const line = pick(forms, random)();
-    out.push(line);
-    size += line.length + 1;
-  }
-  return exactly(out.join('\n'), chars, random);
-}
 
 /** Prose in `voice`: `chars` long over `lines` lines, with `questions` questions, no repeats. */
 function prose(voice: Voice, part: Segment, theme: Theme, random: Random): string {
