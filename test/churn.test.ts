@@ -100,8 +100,8 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
       const seller = net.sellers[index]!;
       await seller.process.kill();
       note(`seller ${index} (${seller.address.slice(2, 10)}) killed -9`);
-      // A seller checks the chain when it starts: while anvil is frozen it exits, and is started
-      // again, as a supervisor would.
+      // A seller checks the chain when it starts and waits for it (decision 207); one that still
+      // fails to start is started again, as a supervisor would.
       for (let attempt = 0; ; attempt++) {
         try {
           await seller.process.start();

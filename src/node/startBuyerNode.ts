@@ -29,6 +29,7 @@ import {
   VoucherPayments,
 } from '../payments/index.js';
 import type { RunningService } from './service.js';
+import { type ChainWait, DEFAULT_CHAIN_WAIT_SECONDS, waitForChain } from './waitForChain.js';
 
 export interface StartPaidBuyerOptions
   extends Omit<RunBuyerNodeOptions, 'payments' | 'reputation'> {
@@ -58,7 +59,12 @@ function openChannels(rows: BuyerChannelRow[]): MeteringEntry[] {
 
 /** Starts the buyer node; paid when the chain answers, free offers only otherwise. */
 export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promise<PaidBuyerNode> {
-  const problem = await chainProblem(options.chain);
+  const problem = await chainProblem(options.chain, {
+    waitMs: (options.paymentsConfig?.chainWaitSeconds ?? DEFAULT_CHAIN_WAIT_SECONDS) * 1000,
+    logger: options.logger,
+    rpcUrl: options.chain?.clients.rpcUrls[0] ?? '',
+    who: 'buyer',
+  });
   if (problem !== undefined || !options.chain) {
     options.logger.warn({ problem }, 'buyer runs without payments: free offers only');
     return startFreeBuyer(options, problem);
@@ -67,14 +73,17 @@ export async function startPaidBuyerNode(options: StartPaidBuyerOptions): Promis
 }
 
 /**
- * Why the buyer cannot pay (no chain, or it does not answer), or undefined when it can. A
+ * Why the buyer cannot pay (no chain, or it does not answer within the wait), or undefined when it can. A
  * contract that is not ours is no reason to run free: the buyer refuses to start
  * (payments_contract_mismatch), since its config points its deposits at the wrong place.
  */
-async function chainProblem(chain: PaymentsContract | undefined): Promise<string | undefined> {
+async function chainProblem(
+  chain: PaymentsContract | undefined,
+  wait: ChainWait,
+): Promise<string | undefined> {
   if (!chain) return 'no payment chain is configured';
   try {
-    await assertPaymentsContract(chain);
+    await waitForChain(() => assertPaymentsContract(chain), wait);
     return undefined;
   } catch (error) {
     if (isSvcError(error) && error.code === 'payments_contract_mismatch') throw error;

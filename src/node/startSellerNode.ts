@@ -23,6 +23,7 @@ import {
 } from '../payments/index.js';
 import { type SellerHandle, type StartSellerOptions, startSeller } from '../seller/index.js';
 import type { RunningService } from './service.js';
+import { DEFAULT_CHAIN_WAIT_SECONDS, waitForChain } from './waitForChain.js';
 
 /** True when any service of the seller config has a non-zero price. */
 export function hasPricedOffers(seller: SellerConfig): boolean {
@@ -75,10 +76,21 @@ export async function startPaidSeller(options: StartPaidSellerOptions): Promise<
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.tickIntervalMs !== undefined ? { tickIntervalMs: options.tickIntervalMs } : {}),
   });
+  const chain = options.chain;
   try {
     // A contract that is not ours refuses the start with what differs (payments_contract_mismatch).
-    await assertPaymentsContract(options.chain);
-    await payments.start();
+    await waitForChain(
+      async () => {
+        await assertPaymentsContract(chain);
+        await payments.start();
+      },
+      {
+        waitMs: (options.paymentsConfig?.chainWaitSeconds ?? DEFAULT_CHAIN_WAIT_SECONDS) * 1000,
+        logger,
+        rpcUrl: chain.clients.rpcUrls[0] ?? '',
+        who: 'seller',
+      },
+    );
   } catch (error) {
     await payments.stop().catch(() => undefined);
     if (isSvcError(error)) throw error;

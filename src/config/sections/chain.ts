@@ -32,6 +32,11 @@ export const paymentsSchema = z.strictObject({
   closeIdleSeconds: z.number().int().min(1).default(86_400),
   /** Seller refuses new requests while this much it served is not yet covered by vouchers. */
   maxUnvoucheredUsd: usd.default('0.10'),
+  /**
+   * How long a starting buyer or seller retries an unreachable chain before the seller refuses
+   * to start and the buyer runs with free offers only (0: one try).
+   */
+  chainWaitSeconds: z.number().int().min(0).max(3600).default(30),
 });
 
 export const chainSchema = z.strictObject({
