@@ -80,12 +80,13 @@ export class UpstreamExchange implements AsyncIterable<Uint8Array> {
     // Unhandled when the caller gave up before the head (it awaits it otherwise).
     this.head.catch(() => undefined);
     this.signal = request.signal;
+    // A URL that does not parse throws here, before any listener is left behind.
+    const { origin, path } = targetOf(request.url);
     if (this.signal.aborted) {
       this.fail(this.signal.reason);
       return;
     }
     this.signal.addEventListener('abort', this.onAbort, { once: true });
-    const { origin, path } = targetOf(request.url);
     dispatcher.dispatch(
       { origin, path, method: 'POST', headers: request.headers, body: request.body },
       this,
