@@ -10,6 +10,7 @@ import type { PeerId } from '../identity/index.js';
 import {
   DATA_FRAME_BYTES,
   EMPTY,
+  encodeFrame,
   encodeFrames,
   type Frame,
   FrameError,
@@ -199,7 +200,9 @@ export async function sendReply(
     } else {
       for await (const chunk of reply.body) {
         if (signal.aborted) throw asError(signal.reason);
-        await writeData(stream, chunk, signal);
+        // Most chunks fit one frame: sent here, awaiting only when the stream is full.
+        if (chunk.byteLength > DATA_FRAME_BYTES) await writeData(stream, chunk, signal);
+        else if (!stream.send(encodeFrame(FrameType.data, chunk))) await stream.onDrain({ signal });
         sent?.update(chunk);
       }
     }

@@ -136,7 +136,7 @@ interface Served {
   totalTimeoutMs: number;
   limits: StreamLimits;
   live: Set<AbortController>;
-  /** Kept streams waiting for their next request. */
+  /** Kept streams' waits for their next request (one per stream, requestServer's `IdleWait`). */
   waiting: Set<AbortController>;
 }
 
@@ -172,6 +172,7 @@ async function serveStream(
       );
     }
   });
+  let idle: IdleWait | undefined;
   try {
     const buyer = peerIdFromLibp2p(connection.remotePeer);
     let next: Frame | undefined;
@@ -179,12 +180,15 @@ async function serveStream(
       const last = !keep || count >= served.limits.maxRequests;
       const open = await serveRequest(served, stream, reader, buyer, current, echo, next, last);
       if (!open) return;
-      next = await nextHead(served, stream, reader, connection);
+      idle ??= new IdleWait(served);
+      next = await nextHead(served, stream, reader, connection, idle);
       if (next === undefined) return;
     }
   } catch (error) {
     served.node.logger.debug({ err: asError(error).message }, 'request stream failed');
     stream.abort(asError(error));
+  } finally {
+    idle?.dispose();
   }
 }
 
@@ -255,6 +259,44 @@ async function serveRequest(
 const idleStreams = new WeakMap<Connection, { count: number }>();
 
 /**
+ * A kept stream's wait for its next request, bounded by the stream limits' `idleMs`: one
+ * controller and one timer for the stream's whole life, the timer re-armed (`refresh`) as each
+ * wait starts, where a controller and a timer per request cost the seller both on every answer.
+ * A timer that fires between waits does nothing; one that fires during a wait ends it.
+ */
+class IdleWait {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private waiting = false;
+
+  constructor(private readonly served: Served) {
+    this.timer = setTimeout(() => {
+      if (this.waiting)
+        this.controller.abort(new FrameError('timeout', 'no next request on the stream in time'));
+    }, served.limits.idleMs);
+    this.timer.unref();
+    // Stopping the server ends the wait (and a stream between two requests, at its next wait).
+    served.waiting.add(this.controller);
+  }
+
+  /** Starts a wait: the signal aborts once it has lasted `idleMs`. */
+  start(): AbortSignal {
+    this.waiting = true;
+    this.timer.refresh();
+    return this.controller.signal;
+  }
+
+  stop(): void {
+    this.waiting = false;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.served.waiting.delete(this.controller);
+  }
+}
+
+/**
  * The head of a kept stream's next request, read within the stream's idle time (a stranger's
  * stream costs a bounded wait and at most one head's bytes before any work); undefined when the
  * buyer closed the stream or the connection has enough idle streams (this one is then closed).
@@ -264,6 +306,7 @@ async function nextHead(
   stream: Stream,
   reader: FrameReader,
   connection: Connection,
+  wait: IdleWait,
 ): Promise<Frame | undefined> {
   let idle = idleStreams.get(connection);
   if (idle === undefined) {
@@ -275,21 +318,13 @@ async function nextHead(
     return undefined;
   }
   idle.count++;
-  const waiting = new AbortController();
-  served.waiting.add(waiting);
-  const timer = setTimeout(
-    () => waiting.abort(new FrameError('timeout', 'no next request on the stream in time')),
-    served.limits.idleMs,
-  );
-  timer.unref();
   try {
-    const frame = await reader.read(frameLimit, waiting.signal);
+    const frame = await reader.read(frameLimit, wait.start());
     if (frame === undefined) await stream.close();
     return frame;
   } finally {
     idle.count--;
-    clearTimeout(timer);
-    served.waiting.delete(waiting);
+    wait.stop();
   }
 }
 

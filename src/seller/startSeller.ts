@@ -3,10 +3,11 @@
  * serves `/svc/meta/1` and `/svc/request/1`, and re-signs its record when load or prices
  * change (debounced) and periodically, so buyers never hold a stale one.
  */
-import type { Hex } from 'viem';
+import { type Hex, hashMessage, hexToBytes, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { NetworkConfig, SellerConfig } from '../config/index.js';
 import { SvcError } from '../errors/index.js';
+import { signDigest } from '../identity/index.js';
 import { type Logger, silentLogger } from '../log/index.js';
 import {
   type Announcer,
@@ -148,6 +149,20 @@ function carryLoads(next: RuntimeProvider[], previous: RuntimeProvider[]): Runti
   return next;
 }
 
+/**
+ * The identity's account, its `signMessage` in libsecp256k1 (`signDigest`): a loaded seller
+ * re-signs its record every 500 ms, and viem's JavaScript signer took several times as long for
+ * the same bytes (both sign by RFC 6979 with a low `s`; docs/decisions/205-where-the-seller-cpu-goes.md).
+ */
+function recordSigner(privateKey: Hex): LocalAccount {
+  const account = privateKeyToAccount(privateKey);
+  const key = hexToBytes(privateKey);
+  return {
+    ...account,
+    signMessage: async ({ message }) => signDigest(hexToBytes(hashMessage(message)), key),
+  };
+}
+
 /** Starts a seller node; resolves once it listens and serves its record. */
 export async function startSeller(options: StartSellerOptions): Promise<SellerHandle> {
   const logger = options.logger ?? silentLogger();
@@ -160,7 +175,7 @@ export async function startSeller(options: StartSellerOptions): Promise<SellerHa
     });
   }
   let providers = runtimeProviders(seller, env);
-  const account = privateKeyToAccount(options.identity.privateKey);
+  const account = recordSigner(options.identity.privateKey);
   const node = await createSvcNode({
     identity: options.identity,
     config: options.network,

@@ -1,14 +1,21 @@
 /**
- * undici's `request`, loaded on the first upstream call. The seller code is linked into processes
- * that never relay (the buyer, through the payments wiring); they no longer load undici, about
- * 220 modules and ~20 MiB of RSS.
+ * undici's global dispatcher, its module loaded on the first upstream call. The seller code is
+ * linked into processes that never relay (the buyer, through the payments wiring); they no longer
+ * load undici, about 220 modules and ~20 MiB of RSS.
  */
-import type { request } from 'undici';
+import type { Dispatcher } from 'undici';
 
-let loading: Promise<typeof request> | undefined;
+type Undici = typeof import('undici');
 
-/** The undici `request` function (imported once, on first use). */
-export function upstreamRequest(): Promise<typeof request> {
-  loading ??= import('undici').then((undici) => undici.request);
-  return loading;
+let loading: Promise<Undici> | undefined;
+let loaded: Undici | undefined;
+
+/** undici's global dispatcher: at once once undici is loaded, a promise the first time. */
+export function upstreamDispatcher(): Dispatcher | Promise<Dispatcher> {
+  if (loaded !== undefined) return loaded.getGlobalDispatcher();
+  loading ??= import('undici').then((undici) => {
+    loaded = undici;
+    return undici;
+  });
+  return loading.then((undici) => undici.getGlobalDispatcher());
 }

@@ -1,15 +1,13 @@
 /**
- * The seller's one way to call an upstream API, text or media: undici with the seller's own key
- * and only allow-listed buyer headers; the buyer's cancel aborts the call. Upstream failures map
- * to svc errors in this one place:
+ * The seller's one way to call an upstream API, text or media: undici's dispatcher
+ * (upstreamExchange.ts) with the seller's own key and only allow-listed buyer headers; the buyer's
+ * cancel aborts the call. Upstream failures map to svc errors in this one place:
  * - unreachable -> 502 `upstream_unavailable`;
  * - 5xx, 401, 403 -> 502 `upstream_error` (the seller's key or upstream is at fault, not the buyer);
  * - 429 -> 429 `seller_overloaded` with the upstream's Retry-After (default 5 s);
  * - an answer over the read cap or a 2xx body that is not a JSON object -> 502 `upstream_error`.
  * Other statuses (the buyer's own 4xx) are passed through.
  */
-import { finished, Readable } from 'node:stream';
-import type { request as undiciRequest } from 'undici';
 import { SvcError } from '../../errors/index.js';
 import type { InboundRequest } from '../../network/index.js';
 import { replaceMultipartField } from '../multipart.js';
@@ -18,8 +16,9 @@ import {
   forwardableResponseHeaders,
   type ProviderKind,
 } from '../providers.js';
-import { upstreamRequest } from '../upstreamRequest.js';
+import { upstreamDispatcher } from '../upstreamRequest.js';
 import type { Json, SellerBody, SellerRoute } from './route.js';
+import { BodyTooLarge, type ExchangeHead, UpstreamExchange } from './upstreamExchange.js';
 
 export interface UpstreamCall {
   kind: ProviderKind;
@@ -87,13 +86,19 @@ export function upstreamFailure(
   return undefined;
 }
 
-/** Sends the call; throws the svc error of a failed upstream (see the module comment). */
+/**
+ * Sends the call; throws the svc error of a failed upstream (see the module comment). The answer's
+ * body is the exchange itself (upstreamExchange.ts): its chunks, or its whole bytes by
+ * `readUpstreamBody`.
+ */
 export async function callUpstream(call: UpstreamCall): Promise<UpstreamAnswer> {
-  let response: Awaited<ReturnType<typeof undiciRequest>>;
+  let exchange: UpstreamExchange;
+  let head: ExchangeHead;
   try {
-    const request = await upstreamRequest();
-    response = await request(call.url, {
-      method: 'POST',
+    const pending = upstreamDispatcher();
+    const dispatcher = pending instanceof Promise ? await pending : pending;
+    exchange = new UpstreamExchange(dispatcher, {
+      url: call.url,
       headers: {
         ...(call.kind.defaults ?? {}),
         ...forwardableRequestHeaders(call.headers),
@@ -103,32 +108,35 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamAnswer> 
       body: call.body,
       signal: call.signal,
     });
+    head = await exchange.head;
   } catch (error) {
     if (call.signal.aborted) throw error;
     throw new SvcError('upstream_unavailable', { cause: error });
   }
-  const headers = forwardableResponseHeaders(response.headers);
-  const failure = upstreamFailure(response.statusCode, headers);
+  const headers = forwardableResponseHeaders(head.headers);
+  const failure = upstreamFailure(head.status, headers);
   if (failure) {
-    await response.body.dump().catch(() => undefined);
+    exchange.discard();
     throw failure;
   }
+  const contentType = head.headers['content-type'];
   return {
-    status: response.statusCode,
+    status: head.status,
     headers,
-    contentType: String(response.headers['content-type'] ?? ''),
-    body: response.body,
+    contentType: Array.isArray(contentType) ? contentType.join(', ') : (contentType ?? ''),
+    body: exchange,
   };
 }
 
 /** Reads a whole upstream body: 502 `upstream_error` past `maxBytes` or when the body breaks. */
 export async function readUpstreamBody(answer: UpstreamAnswer, maxBytes: number): Promise<Buffer> {
   try {
-    return isReadable(answer.body)
-      ? await readAll(answer.body, maxBytes)
+    return answer.body instanceof UpstreamExchange
+      ? await answer.body.readAll(maxBytes)
       : await iterateAll(answer.body, maxBytes);
   } catch (error) {
     if (error instanceof SvcError) throw error;
+    if (error instanceof BodyTooLarge) throw tooLarge();
     throw new SvcError('upstream_error', {
       message: "The seller's upstream API broke off its answer.",
       cause: error,
@@ -138,39 +146,6 @@ export async function readUpstreamBody(answer: UpstreamAnswer, maxBytes: number)
 
 function tooLarge(): SvcError {
   return new SvcError('upstream_error', { message: 'The upstream answer is too large.' });
-}
-
-function isReadable(body: UpstreamAnswer['body']): body is UpstreamAnswer['body'] & Readable {
-  return body instanceof Readable;
-}
-
-/**
- * A whole Readable through its events: undici's body is one, and its async iterator cost a
- * promise chain per request for what is most often one or two chunks (decision 158).
- */
-function readAll(body: Readable, maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const fail = (error: unknown) => {
-      body.off('data', onData);
-      reject(error);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.byteLength;
-      if (size > maxBytes) {
-        fail(tooLarge());
-        body.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    };
-    body.on('data', onData);
-    finished(body, (error) => {
-      if (error) fail(error);
-      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    });
-  });
 }
 
 async function iterateAll(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
