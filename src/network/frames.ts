@@ -57,6 +57,8 @@ export class FrameReader {
   private wake: (() => void) | undefined;
   private readonly beforeWait: (() => void) | undefined;
   private readonly views: boolean;
+  /** Inside `stream.resume()`: a pause now would be undone by it (see `take`). */
+  private resuming = false;
 
   /**
    * `beforeWait` runs whenever a read has to wait for bytes that have not arrived yet (the
@@ -78,7 +80,7 @@ export class FrameReader {
       const bytes = toBytes(event.data);
       this.chunks.push(bytes);
       this.buffered += bytes.byteLength;
-      if (this.buffered > this.highWaterBytes && stream.readStatus === 'readable') stream.pause();
+      if (!this.resuming) this.pauseIfFull();
       this.notify();
     });
     stream.addEventListener('remoteCloseWrite', () => {
@@ -90,6 +92,13 @@ export class FrameReader {
       this.ended = true;
       this.notify();
     });
+  }
+
+  /** Stops the stream's flow while more than the high-water mark waits here unread. */
+  private pauseIfFull(): void {
+    if (this.buffered > this.highWaterBytes && this.stream.readStatus === 'readable') {
+      this.stream.pause();
+    }
   }
 
   /** Bytes read off the stream so far, frames and raw reads alike. */
@@ -152,7 +161,17 @@ export class FrameReader {
     this.buffered -= count;
     this.takenBytes += count;
     if (this.buffered < this.highWaterBytes / 2 && this.stream.readStatus === 'paused') {
-      this.stream.resume();
+      // libp2p's `resume()` hands over what arrived while paused and only then tells the muxer to
+      // resume: a pause from inside that hand-over would be undone at once, and the muxer would
+      // go on granting window to a stream that reads nothing (its buffer then overflows and the
+      // stream is reset). So the hand-over is taken whole, and the pause follows the resume.
+      this.resuming = true;
+      try {
+        this.stream.resume();
+      } finally {
+        this.resuming = false;
+      }
+      this.pauseIfFull();
     }
     return out;
   }
@@ -279,13 +298,62 @@ export function encodeFrames(prefix: Uint8Array, frames: readonly FramePart[]): 
   return out;
 }
 
+/**
+ * Waits for the next `drain` of a stream whose `send` just returned false. The stream's own
+ * `onDrain()` cannot serve: @libp2p/utils 7.4 keeps the promise of the first drain, so on a stream
+ * that drained once every later `onDrain()` resolves at once and a writer never waits again (a
+ * seller then queued a whole answer in memory for a buyer that did not read it). With `stallMs`, a
+ * reader that takes no bytes for that long fails the stream: a stranger who asks and never reads
+ * would otherwise hold the writer (a seller's slot, and the upstream call behind it) until the
+ * request's total timeout.
+ */
+export function drained(stream: Stream, signal?: AbortSignal, stallMs?: number): Promise<void> {
+  // Nothing queued (the window closed exactly on the last byte): no drain comes for an empty
+  // queue, and the next write queues and waits instead.
+  if (stream.writeBufferLength === 0 && !signal?.aborted) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (error?: unknown) => {
+      stream.removeEventListener('drain', onDrain);
+      stream.removeEventListener('close', onClose);
+      signal?.removeEventListener('abort', onAbort);
+      clearTimeout(timer);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onDrain = () => finish();
+    const onClose = (event: Event) =>
+      finish(
+        (event as Event & { error?: Error }).error ?? new FrameError('reset', 'stream closed'),
+      );
+    const onAbort = () => finish(abortError(signal!));
+    stream.addEventListener('drain', onDrain);
+    stream.addEventListener('close', onClose);
+    signal?.addEventListener('abort', onAbort);
+    if (stallMs !== undefined) {
+      timer = setTimeout(() => {
+        const seconds = Math.round(stallMs / 100) / 10;
+        const stalled = new FrameError('timeout', `the reader took no bytes for ${seconds} s`);
+        finish(stalled);
+        stream.abort(stalled);
+      }, stallMs);
+      timer.unref();
+    }
+  });
+}
+
 /** Sends already-encoded frames, waiting for the stream to drain when its buffer is full. */
 export async function writeBytes(
   stream: Stream,
   bytes: Uint8Array,
   signal?: AbortSignal,
+  stallMs?: number,
 ): Promise<void> {
-  if (!stream.send(bytes)) await stream.onDrain({ signal });
+  if (!stream.send(bytes)) await drained(stream, signal, stallMs);
 }
 
 /** Sends one frame, waiting for the stream to drain when its buffer is full (backpressure). */
@@ -294,8 +362,9 @@ export async function writeFrame(
   type: FrameTypeValue,
   payload: Uint8Array,
   signal?: AbortSignal,
+  stallMs?: number,
 ): Promise<void> {
-  if (!stream.send(encodeFrame(type, payload))) await stream.onDrain({ signal });
+  if (!stream.send(encodeFrame(type, payload))) await drained(stream, signal, stallMs);
 }
 
 /** Sends body bytes as DATA frames of at most DATA_FRAME_BYTES. */
@@ -303,6 +372,7 @@ export async function writeData(
   stream: Stream,
   bytes: Uint8Array,
   signal?: AbortSignal,
+  stallMs?: number,
 ): Promise<void> {
   for (let offset = 0; offset < bytes.byteLength; offset += DATA_FRAME_BYTES) {
     await writeFrame(
@@ -310,6 +380,7 @@ export async function writeData(
       FrameType.data,
       bytes.subarray(offset, offset + DATA_FRAME_BYTES),
       signal,
+      stallMs,
     );
   }
 }

@@ -9,6 +9,7 @@ import { asError } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import {
   DATA_FRAME_BYTES,
+  drained,
   EMPTY,
   encodeFrame,
   encodeFrames,
@@ -160,7 +161,10 @@ function withReceipt(
   return trailer;
 }
 
-/** Sends `reply`; `close`: the stream's last answer, its write side closes after the trailer. */
+/**
+ * Sends `reply`; `close`: the stream's last answer, its write side closes after the trailer;
+ * `stallMs`: how long a write may wait for the buyer to take bytes.
+ */
 export async function sendReply(
   stream: Stream,
   reply: OutboundReply,
@@ -168,6 +172,7 @@ export async function sendReply(
   echo: OwedEcho,
   close: boolean,
   receipting?: Receipting,
+  stallMs?: number,
 ): Promise<void> {
   const head = JSON.stringify({ status: reply.status, headers: reply.headers });
   const owed = echo.take() ?? EMPTY;
@@ -185,24 +190,25 @@ export async function sendReply(
     const frames: FramePart[] = [[FrameType.head, head]];
     if (body.byteLength > 0) frames.push([FrameType.data, body]);
     frames.push([FrameType.trailer, JSON.stringify(trailer)]);
-    await writeBytes(stream, encodeFrames(owed, frames), signal);
+    await writeBytes(stream, encodeFrames(owed, frames), signal, stallMs);
     if (close) await stream.close({ signal });
     return;
   }
-  await writeBytes(stream, encodeFrames(owed, [[FrameType.head, head]]), signal);
+  await writeBytes(stream, encodeFrames(owed, [[FrameType.head, head]]), signal, stallMs);
   // The answer's bytes are hashed as they go out, after each is written: what was sent.
   const sent = receipting ? ExchangeHasher.response(reply.status) : undefined;
   let bodyError: Error | undefined;
   try {
     if (reply.body instanceof Uint8Array) {
-      await writeData(stream, reply.body, signal);
+      await writeData(stream, reply.body, signal, stallMs);
       sent?.update(reply.body);
     } else {
       for await (const chunk of reply.body) {
         if (signal.aborted) throw asError(signal.reason);
         // Most chunks fit one frame: sent here, awaiting only when the stream is full.
-        if (chunk.byteLength > DATA_FRAME_BYTES) await writeData(stream, chunk, signal);
-        else if (!stream.send(encodeFrame(FrameType.data, chunk))) await stream.onDrain({ signal });
+        if (chunk.byteLength > DATA_FRAME_BYTES) await writeData(stream, chunk, signal, stallMs);
+        else if (!stream.send(encodeFrame(FrameType.data, chunk)))
+          await drained(stream, signal, stallMs);
         sent?.update(chunk);
       }
     }
@@ -220,7 +226,7 @@ export async function sendReply(
   if (bodyError !== undefined && claimed.error === undefined)
     claimed.error = bodyError.message.slice(0, MAX_TRAILER_ERROR_CHARS);
   const trailer = sent ? withReceipt(claimed, reply, receipting, sent.digest()) : claimed;
-  await writeFrame(stream, FrameType.trailer, jsonPayload(trailer), signal);
+  await writeFrame(stream, FrameType.trailer, jsonPayload(trailer), signal, stallMs);
   if (close) await stream.close({ signal });
 }
 

@@ -222,7 +222,15 @@ async function serveRequest(
     const request = await readRequest(reader, uploadLimit, signal, head).finally(receiving.clear);
     if ('tooLarge' in request) {
       // The body was not read: the stream cannot carry another request.
-      await sendReply(stream, tooLargeReply(uploadLimit), signal, echo, true);
+      await sendReply(
+        stream,
+        tooLargeReply(uploadLimit),
+        signal,
+        echo,
+        true,
+        undefined,
+        served.idleTimeoutMs,
+      );
       return false;
     }
     const issue = served.options.receipts;
@@ -242,7 +250,7 @@ async function serveRequest(
       ...(payment !== undefined ? { payment } : {}),
       signal,
     });
-    await sendReply(stream, reply, signal, echo, last, receipting);
+    await sendReply(stream, reply, signal, echo, last, receipting, served.idleTimeoutMs);
     return !last;
   } catch (error) {
     if (!signal.aborted) controller.abort(asError(error));
