@@ -11,6 +11,7 @@ import {
   PERIODS,
   type ReserveInput,
 } from '../types.js';
+import { statementText } from './counterTargets.js';
 import { bigintOf, type SqlDb, type SqlExecutor, type SqlParam, type SqlRow } from './SqlDb.js';
 
 /** One budget scope of a key with its limits. */
@@ -112,14 +113,22 @@ export async function reserveAtOnce(
   const most = input.maxAmountMicro;
   const giveBack = (amount: MicroUsd) =>
     tx.run(
-      `UPDATE budget_usage SET reserved = reserved - $1
-       WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
+      statementText(
+        'giveBack',
+        targets.sql,
+        (values) => `UPDATE budget_usage SET reserved = reserved - $1
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${values})`,
+      ),
       [amount, ...targets.params],
     );
   const rows = await tx.query(
-    `UPDATE budget_usage SET reserved = reserved + $1
-     WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})
+    statementText(
+      'addAtOnce',
+      targets.sql,
+      (values) => `UPDATE budget_usage SET reserved = reserved + $1
+     WHERE (scope, scope_id, period, period_start) IN (VALUES ${values})
      RETURNING scope, scope_id, period, period_start, spent, reserved`,
+    ),
     [most, ...targets.params],
   );
   if (rows.length < targets.params.length / 4) {
