@@ -62,6 +62,15 @@ async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null>
   return scopes;
 }
 
+const addReserved = (values: string) => `UPDATE budget_usage SET reserved = reserved + $1
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${values})`;
+
+const settleCounters = (
+  values: string,
+) => `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values}
+     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
+     SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`;
+
 /**
  * Reserves min(maxAmount, smallest room) on every counter of the key, atomically; refuses when
  * the smallest room is below `minAmountMicro` (a request sized to its own maximum cost reserves
@@ -99,15 +108,10 @@ export async function reserveIn(
     const locked = await lockCounters(db, tx, tuples(entries, 1));
     outcome = roomOf(scopes, starts, counterMap(locked), input, 0n);
     if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
-    await tx.run(
-      statementText(
-        'add',
-        targets.sql,
-        (values) => `UPDATE budget_usage SET reserved = reserved + $1
-       WHERE (scope, scope_id, period, period_start) IN (VALUES ${values})`,
-      ),
-      [amountOf(outcome.room, input), ...targets.params],
-    );
+    await tx.run(statementText(addReserved, targets.sql), [
+      amountOf(outcome.room, input),
+      ...targets.params,
+    ]);
   }
   if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
   const { room } = outcome;
@@ -161,16 +165,7 @@ async function updateCounters(
   // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
   // the rows exist, so it only ever updates.
   const targets = tuples(entries, 3);
-  await tx.run(
-    statementText(
-      'settle',
-      targets.sql,
-      (values) => `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values}
-     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
-     SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
-    ),
-    [released, spent, ...targets.params],
-  );
+  await tx.run(statementText(settleCounters, targets.sql), [released, spent, ...targets.params]);
 }
 
 /**

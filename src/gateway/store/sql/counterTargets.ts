@@ -103,24 +103,23 @@ export function storedEntries(stored: string): Entry[] {
   return entries;
 }
 
-/** Statement texts around one set of tuples, per kind, by the tuples' text (a shared string). */
-const texts = new Map<string, Map<string, string>>();
+/** Statement texts around one set of tuples, per maker, by the tuples' text (a shared string). */
+const texts = new Map<(values: string) => string, Map<string, string>>();
 
-/** `make(values)`, remembered by `kind` and `values` (a handful of texts in all). */
-export function statementText(
-  kind: string,
-  values: string,
-  make: (values: string) => string,
-): string {
-  let ofKind = texts.get(kind);
-  if (!ofKind) {
-    ofKind = new Map();
-    texts.set(kind, ofKind);
+/**
+ * `make(values)`, remembered per `make` (a module-level function: nothing is allocated per call)
+ * and `values` (a handful of texts in all).
+ */
+export function statementText(make: (values: string) => string, values: string): string {
+  let ofMaker = texts.get(make);
+  if (!ofMaker) {
+    ofMaker = new Map();
+    texts.set(make, ofMaker);
   }
-  let text = ofKind.get(values);
+  let text = ofMaker.get(values);
   if (text === undefined) {
     text = make(values);
-    ofKind.set(values, text);
+    ofMaker.set(values, text);
   }
   return text;
 }
