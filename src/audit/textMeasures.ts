@@ -2,7 +2,7 @@
  * What a request's shape keeps of a piece of text (src/audit/shape.ts): its lines, questions,
  * style and whether it reads as code, each counted in one pass over the characters. The buyer
  * shapes some of its own requests after they are answered; counting these with a regular
- * expression and a split per measure cost ~80 µs for a 2 KB prompt
+ * expression and a split per measure cost 54–120 µs for a 0.5–4 KB prompt
  * (docs/decisions/201-buyer-and-gateway-cpu-per-request.md). The counts are the regular
  * expressions' exactly: `\s` is JavaScript's whitespace (src/audit/textMeasures.test.ts checks
  * each against its expression on random text).
