@@ -15,42 +15,17 @@
  * or files make no shape: they cannot be replayed to other sellers.
  */
 import type { ApiFormat } from '../formats/index.js';
+import {
+  looksLikeCodeMeasured,
+  measureText,
+  type Segment,
+  type Style,
+  segmentsOf,
+  styleOfMeasures,
+} from './textMeasures.js';
 
 /** Where a piece of text stood: the voice the generator writes it in. */
 export type Voice = 'system' | 'user' | 'assistant' | 'tool' | 'description' | 'value';
-
-/** A stretch of a text: prose, or a fenced code block; its length, lines and questions. */
-export interface Segment {
-  fenced: boolean;
-  chars: number;
-  lines: number;
-  questions: number;
-}
-
-/** Shares of a text's characters that are punctuation, brackets and quotes, capitals and digits (to 1/100), and its mean word length (to 1/10). */
-export interface Style {
-  punctuation: number;
-  brackets: number;
-  capitals: number;
-  digits: number;
-  wordLength: number;
-}
-
-/** The style of a text, rounded so it says nothing but how the text looks. */
-export function styleOf(text: string): Style {
-  const chars = Math.max(1, text.length);
-  const share = (pattern: RegExp) =>
-    Math.round(((text.match(pattern) ?? []).length / chars) * 100) / 100;
-  const words = text.split(/\s+/).filter((word) => word.length > 0);
-  const letters = words.reduce((sum, word) => sum + word.length, 0);
-  return {
-    punctuation: share(/[.,;:!?]/g),
-    brackets: share(/[()[\]{}'"<>=*/\\`-]/g),
-    capitals: share(/[A-Z]/g),
-    digits: share(/[0-9]/g),
-    wordLength: words.length === 0 ? 0 : Math.round((letters / words.length) * 10) / 10,
-  };
-}
 
 /** A piece of text to write: its voice, whether it was code, its length, lines, stretches, style. */
 export class TextSlot {
@@ -190,15 +165,6 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 /** Thrown when a request cannot become a shape. */
 class Unshapeable extends Error {}
 
-function looksLikeCode(text: string): boolean {
-  const lines = text.split('\n');
-  if (lines.length < 3)
-    return /[;{}]\s*$|^\s*(def|function|const|import|class|return)\b/m.test(text);
-  let codeLike = 0;
-  for (const line of lines) if (/[;{}()=<>[\]]|^\s{2,}\S/.test(line)) codeLike++;
-  return codeLike / lines.length > 0.5;
-}
-
 /** True for a string that names one thing: an id, a hash, a UUID, a key. */
 function isIdentifier(value: string): boolean {
   if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) return true;
@@ -229,44 +195,16 @@ interface Walk {
   textChars: number;
 }
 
-/** Most stretches a text keeps apart (the rest join the last). */
-const MAX_SEGMENTS = 16;
-
-const lineCount = (text: string) => (text.length === 0 ? 0 : text.split('\n').length);
-
-function segment(text: string, fenced: boolean): Segment {
-  return {
-    fenced,
-    chars: text.length,
-    lines: lineCount(text),
-    questions: (text.match(/\?/g) ?? []).length,
-  };
-}
-
-/** Prose and fenced code blocks of a text, in order (only what is needed to write it anew). */
-function segmentsOf(text: string): Segment[] {
-  const out: Segment[] = [];
-  let at = 0;
-  for (const match of text.matchAll(/```[^\n]*\n[\s\S]*?```/g)) {
-    if (match.index > at) out.push(segment(text.slice(at, match.index), false));
-    out.push(segment(match[0], true));
-    at = match.index + match[0].length;
-  }
-  if (at < text.length) out.push(segment(text.slice(at), false));
-  if (out.length <= MAX_SEGMENTS) return out;
-  const rest = text.slice(out.slice(0, MAX_SEGMENTS - 1).reduce((sum, s) => sum + s.chars, 0));
-  return [...out.slice(0, MAX_SEGMENTS - 1), segment(rest, false)];
-}
-
 function textSlot(value: string, voice: Voice, walk: Walk): TextSlot {
   walk.textChars += value.length;
+  const measures = measureText(value);
   return new TextSlot({
     voice,
-    code: looksLikeCode(value),
+    code: looksLikeCodeMeasured(value, measures),
     chars: value.length,
-    lines: lineCount(value),
-    segments: voice === 'value' || voice === 'description' ? [] : segmentsOf(value),
-    ...(value.length >= 24 ? { style: styleOf(value) } : {}),
+    lines: measures.lines,
+    segments: voice === 'value' || voice === 'description' ? [] : segmentsOf(value, measures),
+    ...(value.length >= 24 ? { style: styleOfMeasures(measures, value.length) } : {}),
   });
 }
 

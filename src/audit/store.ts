@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS spend (
 
 /** The UTC day of `ms`, `YYYY-MM-DD`. */
 export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
 
 const keyOf = (peerId: string, modelKey: string) => `${peerId}|${modelKey}`;
 
@@ -42,6 +43,8 @@ export class AuditStore {
   readonly path: string;
   private readonly db: DatabaseSync;
   private day: string;
+  /** Where `day` starts (unix ms, UTC): today is compared as a time range, not formatted per call. */
+  private dayFrom = 0;
   private spend = new Map<string, Spend>();
   private readonly verdicts = new Map<string, SellerAudit | undefined>();
   private readonly readOnly: boolean;
@@ -84,12 +87,16 @@ export class AuditStore {
   }
 
   private today(identity: string): Spend {
-    const day = dayOf(this.clock());
-    if (day !== this.day) {
-      // The day's own spend is kept until now only in memory: written before the next day starts.
-      if (!this.readOnly) this.writeSpend();
-      this.day = day;
-      this.spend = new Map();
+    const now = this.clock();
+    if (now < this.dayFrom || now >= this.dayFrom + DAY_MS) {
+      const day = dayOf(now);
+      this.dayFrom = Date.parse(day);
+      if (day !== this.day) {
+        // The day's own spend is kept until now only in memory: written before the next day starts.
+        if (!this.readOnly) this.writeSpend();
+        this.day = day;
+        this.spend = new Map();
+      }
     }
     let spend = this.spend.get(identity);
     if (!spend) {

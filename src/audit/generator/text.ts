@@ -5,7 +5,8 @@
  * stood there. One probe shares one theme (topic, language, names), so its turns read as one
  * conversation; within a text no sentence repeats.
  */
-import { type Segment, styleOf, type TextSlot } from '../shape.js';
+import type { TextSlot } from '../shape.js';
+import { type Segment, styleOf } from '../textMeasures.js';
 import { code, toolOutput } from './code.js';
 import { capital, exactly, identifier, int, pick, type Random, type Theme } from './draw.js';
 import {

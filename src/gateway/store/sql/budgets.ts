@@ -17,7 +17,8 @@ import {
   type SettleInput,
 } from '../types.js';
 import type { CallerCache } from './callerCache.js';
-import { decodeEntries, type Entry, encodeEntries, entriesOf } from './reservationEntries.js';
+import { reservationRows, statementText, storedEntries, tuples } from './counterTargets.js';
+import type { Entry } from './reservationEntries.js';
 import {
   amountOf,
   counterMap,
@@ -27,14 +28,7 @@ import {
   type Scope,
 } from './reserveCounters.js';
 import { limitsOf } from './rows.js';
-import {
-  bigintOf,
-  numberOf,
-  type SqlDb,
-  type SqlExecutor,
-  type SqlParam,
-  textOf,
-} from './SqlDb.js';
+import { bigintOf, numberOf, type SqlDb, type SqlExecutor, textOf } from './SqlDb.js';
 
 const LIMIT_COLUMNS = (alias: string, prefix = '') =>
   PERIODS.map((p) => `${alias}.${prefix}${p}_limit AS ${alias}_${prefix}${p}_limit`).join(', ');
@@ -68,30 +62,14 @@ async function scopesOf(tx: SqlExecutor, keyId: string): Promise<Scope[] | null>
   return scopes;
 }
 
-const tupleSql = new Map<string, string>();
+const addReserved = (values: string) => `UPDATE budget_usage SET reserved = reserved + $1
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${values})`;
 
-/**
- * `(scope, scope_id, period, period_start)` tuples as placeholders from `$first`. The text only
- * depends on the count, so it is built once (and the driver's statement cache hits at once).
- */
-function tuples(entries: Entry[], first: number): { sql: string; params: SqlParam[] } {
-  const params: SqlParam[] = [];
-  for (const entry of entries) {
-    params.push(entry.scope, entry.scopeId, entry.period, entry.periodStart);
-  }
-  const shape = `${entries.length}/${first}`;
-  let sql = tupleSql.get(shape);
-  if (sql === undefined) {
-    sql = entries
-      .map((_, index) => {
-        const at = first + index * 4;
-        return `($${at}, $${at + 1}, $${at + 2}, CAST($${at + 3} AS BIGINT))`;
-      })
-      .join(', ');
-    tupleSql.set(shape, sql);
-  }
-  return { sql, params };
-}
+const settleCounters = (
+  values: string,
+) => `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${values}
+     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
+     SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`;
 
 /**
  * Reserves min(maxAmount, smallest room) on every counter of the key, atomically; refuses when
@@ -120,8 +98,7 @@ export async function reserveIn(
     ? await cache.scopesOf(input.keyId, () => scopesOf(tx, input.keyId))
     : await scopesOf(tx, input.keyId);
   if (!scopes) throw new Error(`unknown key ${input.keyId}`);
-  const starts = PERIODS.map((period) => periodStart(period, input.now));
-  const entries = entriesOf(scopes, starts);
+  const { starts, entries, encoded } = reservationRows(scopes, input.now);
   const targets = tuples(entries, 2);
   // SQLite: add the most at once and check the counters it returns (decision 156), else (a
   // counter row missing, or PostgreSQL) lock the rows first.
@@ -131,11 +108,10 @@ export async function reserveIn(
     const locked = await lockCounters(db, tx, tuples(entries, 1));
     outcome = roomOf(scopes, starts, counterMap(locked), input, 0n);
     if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
-    await tx.run(
-      `UPDATE budget_usage SET reserved = reserved + $1
-       WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
-      [amountOf(outcome.room, input), ...targets.params],
-    );
+    await tx.run(statementText(addReserved, targets.sql), [
+      amountOf(outcome.room, input),
+      ...targets.params,
+    ]);
   }
   if ('refusal' in outcome) return { ok: false, refusal: outcome.refusal };
   const { room } = outcome;
@@ -143,14 +119,7 @@ export async function reserveIn(
   await tx.run(
     `INSERT INTO reservations (id, key_id, amount, entries, created_at, limited)
      VALUES ($1, $2, $3, $4, $5, $6)`,
-    [
-      input.reservationId,
-      input.keyId,
-      amount,
-      encodeEntries(scopes, starts),
-      input.now,
-      room !== null ? 1 : 0,
-    ],
+    [input.reservationId, input.keyId, amount, encoded, input.now, room !== null ? 1 : 0],
   );
   return {
     ok: true,
@@ -196,12 +165,7 @@ async function updateCounters(
   // An upsert touches the rows in the same order as `reserve` locks them (never a deadlock);
   // the rows exist, so it only ever updates.
   const targets = tuples(entries, 3);
-  await tx.run(
-    `INSERT INTO budget_usage (scope, scope_id, period, period_start) VALUES ${targets.sql}
-     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
-     SET reserved = budget_usage.reserved - $1, spent = budget_usage.spent + $2`,
-    [released, spent, ...targets.params],
-  );
+  await tx.run(statementText(settleCounters, targets.sql), [released, spent, ...targets.params]);
 }
 
 /**
@@ -225,7 +189,7 @@ export async function settleIn(
   const cost = capped ? amount : input.costMicro < 0n ? 0n : input.costMicro;
   const stored = textOf(reservation.entries);
   const summed = deltas?.get(stored);
-  const entries = summed?.entries ?? decodeEntries(stored);
+  const entries = summed?.entries ?? storedEntries(stored);
   if (summed) {
     summed.released += amount;
     summed.spent += cost;

@@ -11,6 +11,7 @@ import {
   PERIODS,
   type ReserveInput,
 } from '../types.js';
+import { statementText } from './counterTargets.js';
 import { bigintOf, type SqlDb, type SqlExecutor, type SqlParam, type SqlRow } from './SqlDb.js';
 
 /** One budget scope of a key with its limits. */
@@ -96,6 +97,13 @@ export function roomOf(
 export const amountOf = (room: MicroUsd | null, input: ReserveInput): MicroUsd =>
   room !== null && room < input.maxAmountMicro ? room : input.maxAmountMicro;
 
+const giveBackReserved = (values: string) => `UPDATE budget_usage SET reserved = reserved - $1
+       WHERE (scope, scope_id, period, period_start) IN (VALUES ${values})`;
+
+const addReservedReturning = (values: string) => `UPDATE budget_usage SET reserved = reserved + $1
+     WHERE (scope, scope_id, period, period_start) IN (VALUES ${values})
+     RETURNING scope, scope_id, period, period_start, spent, reserved`;
+
 /**
  * SQLite, which holds the database write lock: adds the most to every counter and checks the
  * values the update returns, then gives back what is over the room (or everything, refused) —
@@ -111,17 +119,11 @@ export async function reserveAtOnce(
 ): Promise<Checked | null> {
   const most = input.maxAmountMicro;
   const giveBack = (amount: MicroUsd) =>
-    tx.run(
-      `UPDATE budget_usage SET reserved = reserved - $1
-       WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})`,
-      [amount, ...targets.params],
-    );
-  const rows = await tx.query(
-    `UPDATE budget_usage SET reserved = reserved + $1
-     WHERE (scope, scope_id, period, period_start) IN (VALUES ${targets.sql})
-     RETURNING scope, scope_id, period, period_start, spent, reserved`,
-    [most, ...targets.params],
-  );
+    tx.run(statementText(giveBackReserved, targets.sql), [amount, ...targets.params]);
+  const rows = await tx.query(statementText(addReservedReturning, targets.sql), [
+    most,
+    ...targets.params,
+  ]);
   if (rows.length < targets.params.length / 4) {
     if (rows.length > 0) await giveBack(most);
     return null;
