@@ -22,6 +22,7 @@ import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
 import { quietNoise } from './noiseFraming.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
+import { fewerPeerStoreWrites } from './peerStoreWrites.js';
 import { type PreNegotiation, preNegotiatedProtocols, preNegotiating } from './preNegotiated.js';
 import { skipRepeatedProtocolMerges } from './protocolMerges.js';
 import { libp2pLogger } from './quietLogger.js';
@@ -86,6 +87,7 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   preNegotiated.connections = () => libp2p.getConnections();
   preNegotiatedProtocols.set(libp2p, preNegotiated);
   skipRepeatedProtocolMerges(libp2p);
+  fewerPeerStoreWrites(libp2p);
   identifyAfterOpen(libp2p);
   const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
   if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');
