@@ -83,12 +83,15 @@ export function corkedTcp(init?: TCPOptions): (components: TCPComponents) => Tra
     const transport = factory(components);
     const dial = transport.dial.bind(transport);
     const createListener = transport.createListener.bind(transport);
-    const gater = (components as { connectionGater?: ConnectionGater }).connectionGater;
-    const gaterAsks = () => typeof gater?.denyOutboundConnection === 'function';
+    // Read at each dial: libp2p sets its components while it creates the node.
+    const more = components as { connectionGater?: ConnectionGater; connectionProtector?: unknown };
+    const keepAddress = () =>
+      typeof more.connectionGater?.denyOutboundConnection === 'function' ||
+      more.connectionProtector !== undefined;
     transport.dial = (address, options) =>
       dial(address, {
         ...options,
-        upgrader: handingDialledPeer(corkingUpgrader(options.upgrader), gaterAsks),
+        upgrader: handingDialledPeer(corkingUpgrader(options.upgrader), keepAddress),
       });
     transport.createListener = (options) =>
       createListener({ ...options, upgrader: corkingUpgrader(options.upgrader) });

@@ -6,8 +6,8 @@
  * parse validates the embedded compressed key: two square roots modulo p in JavaScript, ~0.5 ms,
  * ~1 ms of every outbound connection (docs/decisions/198-a-dial-without-parsing-its-peer-again.md).
  *
- * Here, when the address ends in the id of the PeerId the dial passes and no gater would be
- * asked about it, the upgrader gets the address without its `/p2p/` part, and the encrypter
+ * Here, when the address ends in the id of the PeerId the dial passes, no gater would be asked
+ * about it and no connection protector is configured, the upgrader gets the address without its `/p2p/` part, and the encrypter
  * (`expectingDialledPeer`) gets the PeerId itself as the peer to expect. Noise refuses a remote
  * whose identity key is not that PeerId's key exactly as before, and the connection's address
  * gets the `/p2p/` part back from libp2p (from the proven remote PeerId, the same id). As a second
@@ -21,7 +21,6 @@ const dialled = new WeakMap<object, PeerId>();
 
 interface DialOptions {
   peerId?: unknown;
-  initiator?: boolean;
 }
 
 function isPeerId(value: unknown): value is PeerId {
@@ -35,10 +34,12 @@ function isPeerId(value: unknown): value is PeerId {
 }
 
 /**
- * `upgrader` whose outbound upgrades hand the dialled PeerId over (see above). `gaterAsks`
- * answers whether a connection gater checks outbound connections by peer: then nothing changes.
+ * `upgrader` whose outbound upgrades hand the dialled PeerId over (see above). `keepAddress`
+ * answers whether the upgrade must see the address as it is: a connection gater checks outbound
+ * connections by peer, or a connection protector stands between the connection and Noise (which
+ * then would not find the PeerId). Then nothing changes.
  */
-export function handingDialledPeer(upgrader: Upgrader, gaterAsks: () => boolean): Upgrader {
+export function handingDialledPeer(upgrader: Upgrader, keepAddress: () => boolean): Upgrader {
   return new Proxy(upgrader, {
     get(target, property, receiver) {
       if (property !== 'upgradeOutbound') return Reflect.get(target, property, receiver);
@@ -51,7 +52,7 @@ export function handingDialledPeer(upgrader: Upgrader, gaterAsks: () => boolean)
           !isPeerId(expected) ||
           last?.code !== CODE_P2P ||
           last.value !== expected.toString() ||
-          gaterAsks()
+          keepAddress()
         ) {
           return upgrade.call(target, maConn, options);
         }
