@@ -10,8 +10,9 @@
  * `drain` follows the flush).
  */
 import { Socket } from 'node:net';
-import type { MultiaddrConnection, Transport, Upgrader } from '@libp2p/interface';
+import type { ConnectionGater, MultiaddrConnection, Transport, Upgrader } from '@libp2p/interface';
 import { type TCPComponents, type TCPOptions, tcp } from '@libp2p/tcp';
+import { handingDialledPeer } from './dialledPeer.js';
 
 interface SendsData {
   sendData(data: unknown): unknown;
@@ -72,15 +73,26 @@ function corkingUpgrader(upgrader: Upgrader): Upgrader {
   });
 }
 
-/** `tcp()` whose connections coalesce small writes. */
+/**
+ * `tcp()` whose connections coalesce small writes, and whose dials hand the dialled PeerId to
+ * Noise as it is (dialledPeer.ts).
+ */
 export function corkedTcp(init?: TCPOptions): (components: TCPComponents) => Transport {
   const factory = tcp(init);
   return (components) => {
     const transport = factory(components);
     const dial = transport.dial.bind(transport);
     const createListener = transport.createListener.bind(transport);
+    // Read at each dial: libp2p sets its components while it creates the node.
+    const more = components as { connectionGater?: ConnectionGater; connectionProtector?: unknown };
+    const keepAddress = () =>
+      typeof more.connectionGater?.denyOutboundConnection === 'function' ||
+      more.connectionProtector !== undefined;
     transport.dial = (address, options) =>
-      dial(address, { ...options, upgrader: corkingUpgrader(options.upgrader) });
+      dial(address, {
+        ...options,
+        upgrader: handingDialledPeer(corkingUpgrader(options.upgrader), keepAddress),
+      });
     transport.createListener = (options) =>
       createListener({ ...options, upgrader: corkingUpgrader(options.upgrader) });
     return transport;

@@ -22,7 +22,13 @@ import { libp2pKeyFromIdentity, peerIdFromLibp2p } from './keys.js';
 import { noiseCrypto } from './noiseCrypto.js';
 import { quietNoise } from './noiseFraming.js';
 import { type PeerExchange, peerExchange } from './peerExchange.js';
-import { type PreNegotiation, preNegotiatedProtocols, preNegotiating } from './preNegotiated.js';
+import { fewerPeerStoreWrites } from './peerStoreWrites.js';
+import {
+  connectionOpened,
+  type PreNegotiation,
+  preNegotiatedProtocols,
+  preNegotiating,
+} from './preNegotiated.js';
 import { skipRepeatedProtocolMerges } from './protocolMerges.js';
 import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
@@ -84,8 +90,10 @@ export async function createSvcNode(options: CreateSvcNodeOptions): Promise<SvcN
   const preNegotiated: PreNegotiation = { handlers: new Map() };
   const libp2p = await createLibp2p<SvcServices>(libp2pInit(options, preNegotiated));
   preNegotiated.connections = () => libp2p.getConnections();
+  libp2p.addEventListener('connection:open', (event) => connectionOpened(event.detail));
   preNegotiatedProtocols.set(libp2p, preNegotiated);
   skipRepeatedProtocolMerges(libp2p);
+  fewerPeerStoreWrites(libp2p);
   identifyAfterOpen(libp2p);
   const ourPeerId = peerIdFromLibp2p(libp2p.peerId);
   if (ourPeerId === undefined) throw new TypeError('identity key did not give a secp256k1 PeerId');

@@ -15,6 +15,7 @@ import {
   noise,
 } from '@chainsafe/libp2p-noise';
 import type { ConnectionEncrypter, SecuredConnection } from '@libp2p/interface';
+import { expectingDialledPeer } from './dialledPeer.js';
 import { showUncompressed } from './keys.js';
 import { batchNoiseWrites } from './noiseBatch.js';
 
@@ -55,8 +56,9 @@ function showingUncompressed(components: NoiseComponents): NoiseComponents {
 }
 
 /**
- * `noise(init)` whose secured connections decode with `quietDecoder` and batch writes, and whose
- * handshakes show the identity key uncompressed.
+ * `noise(init)` whose secured connections decode with `quietDecoder` and batch writes, whose
+ * handshakes show the identity key uncompressed, and which expects the dialled peer a dial hands
+ * over (dialledPeer.ts).
  */
 export function quietNoise(
   init: NoiseInit,
@@ -70,6 +72,6 @@ export function quietNoise(
       tuned(await outbound(connection, options));
     encrypter.secureInbound = async (connection, options) =>
       tuned(await inbound(connection, options));
-    return encrypter;
+    return expectingDialledPeer(encrypter);
   };
 }

@@ -52,4 +52,22 @@ describe('Noise X25519 with kept key objects', () => {
       hex(defaultCrypto.generateX25519SharedKey(second.privateKey, first.publicKey)),
     );
   });
+
+  it('hands out each key pair once, also those made ahead, each a true pair', async () => {
+    keyAgreement.generateX25519KeyPair();
+    // Long enough for the pairs made ahead to be ready.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const pairs = Array.from({ length: 12 }, () => keyAgreement.generateX25519KeyPair());
+    expect(new Set(pairs.map((pair) => hex(pair.publicKey))).size).toBe(pairs.length);
+    expect(new Set(pairs.map((pair) => hex(pair.privateKey))).size).toBe(pairs.length);
+    const theirs = defaultCrypto.generateX25519KeyPair();
+    for (const pair of pairs) {
+      expect(hex(defaultCrypto.generateX25519KeyPairFromSeed(pair.privateKey).publicKey)).toBe(
+        hex(pair.publicKey),
+      );
+      expect(hex(keyAgreement.generateX25519SharedKey(pair.privateKey, theirs.publicKey))).toBe(
+        hex(defaultCrypto.generateX25519SharedKey(theirs.privateKey, pair.publicKey)),
+      );
+    }
+  });
 });

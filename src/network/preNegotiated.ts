@@ -57,6 +57,29 @@ export interface PreNegotiation {
 }
 
 const connectionOfMuxer = new WeakMap<object, Connection>();
+/** Streams taken before their connection existed, by muxer: handed on once it opens. */
+const awaiting = new WeakMap<object, ((connection: Connection) => void)[]>();
+
+interface Dispatches {
+  safeDispatchEvent(type: 'stream', detail: { detail: Stream }): void;
+}
+
+/**
+ * Tells the muxers of `connection` (a connection that just opened: the node's 'connection:open')
+ * their connection, and hands on the streams that waited for it.
+ */
+export function connectionOpened(connection: Connection): void {
+  const muxer = (connection as Connection & { muxer?: object }).muxer;
+  if (muxer === undefined) return;
+  connectionOfMuxer.set(muxer, connection);
+  const waiting = awaiting.get(muxer);
+  if (waiting === undefined) return;
+  awaiting.delete(muxer);
+  // After the node's other listeners: libp2p lists the connection as the handlers expect.
+  queueMicrotask(() => {
+    for (const handOn of waiting) handOn(connection);
+  });
+}
 
 function connectionOf(muxer: object, negotiation: PreNegotiation): Connection | undefined {
   const known = connectionOfMuxer.get(muxer);
@@ -127,8 +150,7 @@ function preNegotiate(muxer: StreamMuxer, negotiation: PreNegotiation): void {
     const connection = entry === undefined ? undefined : connectionOf(muxer, negotiation);
     if (
       entry === undefined ||
-      connection === undefined ||
-      connection.limits !== undefined ||
+      connection?.limits !== undefined ||
       !Array.isArray(internals.streams) ||
       typeof internals.cleanUpStream !== 'function' ||
       internals.streams.length >= entry.maxInboundStreams
@@ -142,7 +164,19 @@ function preNegotiate(muxer: StreamMuxer, negotiation: PreNegotiation): void {
     // frame's bytes are on the stream.
     internals.streams.push(stream);
     internals.cleanUpStream(stream);
-    queueMicrotask(() => entry.handler(stream, connection));
+    if (connection !== undefined) {
+      queueMicrotask(() => entry.handler(stream, connection));
+      return true;
+    }
+    // A new connection's first stream arrives with the handshake's last message, before libp2p
+    // has made the connection: it is handed on when the connection opens (to libp2p's path,
+    // as an early stream would have been, if that connection is limited).
+    const waiting = awaiting.get(muxer) ?? [];
+    waiting.push((opened) => {
+      if (opened.limits === undefined) entry.handler(stream, opened);
+      else (muxer as unknown as Dispatches).safeDispatchEvent('stream', { detail: stream });
+    });
+    awaiting.set(muxer, waiting);
     return true;
   };
   internals.onRemoteStream = (stream) => {
