@@ -15,6 +15,7 @@ import {
   type AttemptFailure,
   cancelled,
   failure,
+  LOCK_EXHAUSTED,
   readErrorBody,
   sellerErrorOf,
   statusFailure,
@@ -285,8 +286,14 @@ export async function sendToSeller(
   if (response.status >= 400) {
     const text = await readErrorBody(response);
     detach();
-    releasePayment(sellerErrorOf(text));
+    const sellerError = sellerErrorOf(text);
+    releasePayment(sellerError);
     const status = response.status;
+    if (paid && status === 402 && sellerError.code === 'channel_lock_exhausted') {
+      // The seller counts more committed on the channel than the buyer does: the release above
+      // noted its count, so the same seller is asked again at once with a lock grown to cover it.
+      return { ...statusFailure(peerId, status, text, 'same', '0'), label: LOCK_EXHAUSTED };
+    }
     return statusFailure(
       peerId,
       status,

@@ -17,6 +17,12 @@ export interface AttemptFailure {
   retryAfter?: string;
 }
 
+/**
+ * The label of a paid request a seller refused for want of lock on its channel: the buyer tries
+ * the same seller again with a grown lock, and the seller's health is not marked down for it.
+ */
+export const LOCK_EXHAUSTED = 'lock_exhausted';
+
 /** What `BuyerPayments.release` is told about the seller's refusal. */
 export type SellerErrorInfo = { code?: string; details?: Record<string, unknown> };
 

@@ -23,6 +23,7 @@ import { type ProxyContext, ZERO_USAGE } from './context.js';
 import type { Delivery } from './delivery.js';
 import { failRequest } from './failRequest.js';
 import { finishRequest } from './finishRequest.js';
+import { LOCK_EXHAUSTED } from './sellerFailure.js';
 
 /** The call to a candidate, or why it cannot be sent (e.g. over the gateway's max cost). */
 export type BuildCall = (
@@ -65,7 +66,10 @@ async function noteFailure(
   const { service } = ctx;
   const { offer } = candidate;
   ctx.attempts.push(`${offer.peerId}@${offer.serviceId}:${outcome.label}`);
-  if (outcome.action === 'next' || outcome.action === 'same') {
+  if (
+    (outcome.action === 'next' || outcome.action === 'same') &&
+    outcome.label !== LOCK_EXHAUSTED
+  ) {
     service.health.recordFailure(offer.peerId, failureCause(outcome));
     service.metrics.sellerFailures.inc({ peer_id: offer.peerId, reason: outcome.label });
   }

@@ -447,3 +447,48 @@ describe('deposits and chain faults', () => {
     expect(await viaFallback.gracePeriodSeconds()).toBe(600);
   });
 });
+
+describe('a seller that counts more committed than the buyer', () => {
+  it('is asked again with a lock grown to its count, and admits the request', async () => {
+    const { buyer, seller, sellerAccount } = await setup({ lockUsd: '0.05' });
+    // The seller sizes the first request above the buyer's reservation (its own estimate).
+    const first = await prepare(buyer, sellerAccount);
+    expect(first.reserve?.maxAmount).toBe('50000');
+    await seller.admit(first, { price: PRICE }, 45_000n);
+    // The buyer counts 20,000 + 20,000 within its 50,000 lock; the seller counts 65,000.
+    const second = await prepare(buyer, sellerAccount);
+    expect(second.reserve?.maxAmount).toBe('50000');
+    const refusal = await seller
+      .admit(second, { price: PRICE }, MAX_COST)
+      .catch((error: unknown) => error);
+    expect(isSvcError(refusal) && refusal.code).toBe('channel_lock_exhausted');
+    // What the buyer reads from the seller's error body.
+    const details = isSvcError(refusal) ? refusal.details : undefined;
+    expect(details?.committedMicro).toBe('45000');
+    buyer.release(second.requestId, {
+      code: 'channel_lock_exhausted',
+      ...(details ? { details } : {}),
+    });
+    const again = await prepare(buyer, sellerAccount, second.requestId);
+    // max(buyer's 20,000, seller's 45,000) + 20,000 for this request.
+    expect(BigInt(again.reserve?.maxAmount ?? '0')).toBeGreaterThanOrEqual(65_000n);
+    const admitted = await seller.admit(again, { price: PRICE }, MAX_COST);
+    expect(admitted.requestId).toBe(second.requestId);
+  }, 60_000);
+
+  it("believes a seller's count only up to one lock beyond its own", async () => {
+    const { buyer, seller, sellerAccount } = await setup({ lockUsd: '0.05' });
+    const first = await prepare(buyer, sellerAccount);
+    await seller.admit(first, { price: PRICE }, 45_000n);
+    const second = await prepare(buyer, sellerAccount);
+    // A seller that claims a huge committed amount to lock up the buyer's credits.
+    buyer.release(second.requestId, {
+      code: 'channel_lock_exhausted',
+      details: { committedMicro: '900000000000' },
+    });
+    const again = await prepare(buyer, sellerAccount, second.requestId);
+    // Believed: own 20,000 + one lock of 50,000; + 20,000 for this request = 90,000, which the
+    // lock reaches in one step of the default lock (50,000 + 50,000): never the claim.
+    expect(again.reserve?.maxAmount).toBe('100000');
+  }, 60_000);
+});

@@ -60,6 +60,13 @@ export class BuyerPaymentService {
   private readonly clock: Clock;
   private readonly queue = new KeyedQueue();
   private readonly inFlight = new Map<string, InFlight>();
+  /**
+   * Per channel, what its seller last said it holds committed when it refused a request for want
+   * of lock (`channel_lock_exhausted`): the seller's count can run ahead of the buyer's (a claim
+   * the buyer paid less than, a cancelled request it has not yet let go of), and the next request
+   * grows the lock to cover the seller's count too.
+   */
+  private readonly sellerCommitted = new Map<Hex, MicroUsd>();
   private readonly channelLockMicro: MicroUsd;
   private readonly tolerance: ClaimTolerance;
   private readonly keys: IdentityKeys;
@@ -161,9 +168,12 @@ export class BuyerPaymentService {
     return this.queue.run(pairKey(args.identity, seller), async () => {
       let channel = this.store.findOpen(args.identity, seller);
       const reserved = channel ? this.reservedOn(channel.channelId) : 0n;
-      const committed = (channel?.signedMicro ?? 0n) + reserved + args.maxCostMicro;
+      const own = (channel?.signedMicro ?? 0n) + reserved;
+      const sellers = channel ? (this.sellerCommitted.get(channel.channelId) ?? 0n) : 0n;
+      const committed = maxBig(own, sellers) + args.maxCostMicro;
       if (!channel || committed > channel.authorisedLockMicro) {
         channel = await this.growLock(account, args.identity, seller, channel, committed);
+        this.sellerCommitted.delete(channel.channelId);
       }
       this.inFlight.set(requestId, {
         channelId: channel.channelId,
@@ -262,6 +272,8 @@ export class BuyerPaymentService {
     const entry = this.inFlight.get(requestId);
     if (!entry) return;
     this.inFlight.delete(requestId);
+    if (sellerError?.code === 'channel_lock_exhausted')
+      this.noteSellerCommitted(entry, sellerError);
     if (sellerError?.details?.reason === 'channel_closed') {
       void this.queue.run(pairKey(entry.identity, entry.seller), async () => {
         const channel = this.store.get(entry.channelId);
@@ -270,6 +282,29 @@ export class BuyerPaymentService {
         }
       });
     }
+  }
+
+  /**
+   * Keeps the committed amount a seller refused a request with, for the next request's lock. A
+   * seller may say any number: it is believed up to one default lock beyond what the buyer
+   * itself counts on the channel, so a lying seller can make the buyer lock (never pay) at most
+   * that much more, and the credits come back when the channel closes.
+   */
+  private noteSellerCommitted(
+    entry: InFlight,
+    sellerError: { details?: Record<string, unknown> },
+  ): void {
+    const said = sellerError.details?.committedMicro;
+    if (typeof said !== 'string' || !/^\d{1,20}$/.test(said)) return;
+    const channel = this.store.get(entry.channelId);
+    if (!channel || channel.status !== 'open') return;
+    const own = channel.signedMicro + this.reservedOn(entry.channelId);
+    const believed = minBig(BigInt(said), own + this.channelLockMicro);
+    if (believed <= own) return;
+    this.sellerCommitted.set(
+      entry.channelId,
+      maxBig(believed, this.sellerCommitted.get(entry.channelId) ?? 0n),
+    );
   }
 
   private signing(account: LocalAccount): SigningContext {
