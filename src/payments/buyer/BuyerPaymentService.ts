@@ -297,7 +297,7 @@ export class BuyerPaymentService {
     const said = sellerError.details?.committedMicro;
     if (typeof said !== 'string' || !/^\d{1,20}$/.test(said)) return;
     const channel = this.store.get(entry.channelId);
-    if (!channel || channel.status !== 'open') return;
+    if (channel?.status !== 'open') return;
     const own = channel.signedMicro + this.reservedOn(entry.channelId);
     const believed = minBig(BigInt(said), own + this.channelLockMicro);
     if (believed <= own) return;
