@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SVC_HEADER } from '../protocol/index.js';
 import { sendThroughProxy } from './ask.js';
-import type { ProbeRequest } from './auditor.js';
+import type { ProbeRequest } from './probes.js';
 
 const PROBED = 'aa'.repeat(20);
 const OTHER = 'bb'.repeat(20);

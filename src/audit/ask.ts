@@ -12,7 +12,7 @@ import { type MicroUsd, parseUsd } from '../money/index.js';
 import type { AnswerEvidence } from '../network/index.js';
 import { SVC_HEADER } from '../protocol/index.js';
 import { answerText, looksLikeStream } from './answerText.js';
-import type { ProbeReply, ProbeRequest, SendProbe } from './auditor.js';
+import type { ProbeReply, ProbeRequest, SendProbe } from './probes.js';
 
 export const AUDIT_HEADER = 'x-svc-audit';
 

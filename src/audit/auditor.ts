@@ -13,15 +13,15 @@ import { randomBytes } from 'node:crypto';
 import type { AuditSource, Offer, OfferAudit, OfferIndex } from '../catalog/index.js';
 import type { AuditConfig } from '../config/index.js';
 import { errorMessage } from '../errors/index.js';
-import type { ApiFormat } from '../formats/index.js';
 import type { Logger } from '../log/index.js';
 import { formatUsd, type MicroUsd, usdNumberToMicro } from '../money/index.js';
 import { renderProbe, type WrittenProbe, writeProbe } from './generator/fill.js';
+import type { SendProbe } from './probes.js';
 import { TrafficProfile } from './profile.js';
 import { type RequestShape, type ShapeInput, shapeOf } from './shape.js';
 import { apartness, comparableText, quantise } from './statistics.js';
 import type { AuditStore } from './store.js';
-import type { ProbeAnswer, ProbeEvidence, SellerAudit } from './verdict.js';
+import type { ProbeAnswer, SellerAudit } from './verdict.js';
 
 /** Other sellers each probe goes to: at least two (a majority), at most three. */
 const MIN_REFERENCES = 2;
@@ -32,29 +32,6 @@ const ALLOWANCE_DAYS = 7;
 const MAX_PENDING = 16;
 /** Times a copy's wait starts again because the buyer sent a request first. */
 const MAX_RESTARTS = 64;
-
-/** One copy of a probe, as the buyer's proxy receives it. */
-export interface ProbeRequest {
-  peerId: string;
-  serviceId: string;
-  identity: string;
-  format: ApiFormat;
-  path: string;
-  headers: [string, string][];
-  body: Uint8Array;
-  maxCostUsd?: string;
-}
-
-/** A seller's answer to a probe copy. */
-export interface ProbeReply {
-  text: string;
-  costMicro: MicroUsd;
-  /** The seller's verified receipt, and the bytes it covers when they were kept. */
-  receipt?: Record<string, unknown>;
-  evidence?: ProbeEvidence;
-}
-
-export type SendProbe = (request: ProbeRequest, signal: AbortSignal) => Promise<ProbeReply>;
 
 /** Runs `run` after `ms`; returns a cancel. Tests pass their own clock. */
 export type After = (ms: number, run: () => Promise<void>) => () => void;

@@ -11,6 +11,7 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import { errorMessage } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
+import { type DirectoryHealth, directoryHealth } from './directoryHealth.js';
 import { discoverSellers, parseMultiaddrs } from './discoverSellers.js';
 import { seedFromIndexer } from './indexerSource.js';
 import { peerIdFromLibp2p } from './keys.js';
@@ -19,7 +20,6 @@ import { fetchMetadata } from './metaProtocol.js';
 import type { SvcNode } from './node.js';
 import { type CachedPeer, loadPeerCache, savePeerCache } from './peerCacheFile.js';
 import { META_PROTOCOL } from './protocols.js';
-import { describeReachability, type Reachability } from './reachability.js';
 import { type RecheckOptions, Rechecks } from './rechecks.js';
 import type { KnownPeer, PeerDirectory } from './types.js';
 
@@ -39,15 +39,6 @@ export interface PeerRoute {
   readonly libp2pPeerId: Libp2pPeerId;
   readonly addresses: readonly Multiaddr[];
   readonly uploadLimitBytes: number;
-}
-
-/** Network health for `/_svc/status` and the CLI. */
-export interface DirectoryHealth {
-  status: 'ok' | 'no_peers_reachable';
-  message: string;
-  connections: number;
-  /** How this node itself is reachable (public, relayed via whom, hole-punched peers). */
-  reachableAs?: Reachability;
 }
 
 const FETCH_CONCURRENCY = 16;
@@ -191,26 +182,8 @@ export class NetworkPeerDirectory implements PeerDirectory {
 
   /** Says plainly when nothing on the network answers (e.g. the bootstrap is down). */
   health(): DirectoryHealth {
-    const connections = this.node.libp2p.getConnections().length;
     const reachable = [...this.peers.values()].filter((p) => p.reachable).length;
-    if (connections === 0 && reachable === 0) {
-      const bootstrap = this.node.config.bootstrap;
-      return {
-        status: 'no_peers_reachable',
-        message:
-          bootstrap.length === 0
-            ? 'no peers reachable: network.bootstrap is empty, so this node knows nobody'
-            : `no peers reachable: none of the ${bootstrap.length} bootstrap address(es) answered (${bootstrap.join(', ')})`,
-        connections,
-        reachableAs: describeReachability(this.node.libp2p),
-      };
-    }
-    return {
-      status: 'ok',
-      message: `${connections} connection(s), ${reachable} reachable seller(s)`,
-      connections,
-      reachableAs: describeReachability(this.node.libp2p),
-    };
+    return directoryHealth(this.node, reachable);
   }
 
   /**

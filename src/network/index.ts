@@ -28,11 +28,11 @@ export {
   startBuyerNetwork,
 } from './buyerNetwork.js';
 export {
-  type DirectoryHealth,
   NetworkPeerDirectory,
   type NetworkPeerDirectoryOptions,
   type PeerRoute,
 } from './directory.js';
+export type { DirectoryHealth } from './directoryHealth.js';
 export {
   INDEXER_PEER_FIELDS,
   type IndexerPeers,

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayStore } from '../store/types.js';
 import { logRow } from './logRow.js';
-import { fixture } from './storeContract.js';
+import { fixture } from './storeFixture.js';
 
 const T0 = Date.UTC(2026, 2, 18, 12, 0, 0);
 const DAY = 86_400_000;
