@@ -1,14 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { streamPair } from '@libp2p/utils';
 import { describe, expect, it } from 'vitest';
-import {
-  encodeFrame,
-  encodeFrames,
-  FrameError,
-  FrameReader,
-  FrameType,
-  writeFrame,
-} from './frames.js';
+import { encodeFrame, encodeFrames, FrameError, FrameReader, FrameType } from './frames.js';
+import { writeFrame } from './frameWrites.js';
 import { frameLimit } from './requestWire.js';
 
 describe('frame reader', () => {

@@ -5,7 +5,8 @@
 import type { PeerId as Libp2pPeerId, Stream } from '@libp2p/interface';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import { asError } from '../errors/index.js';
-import { FrameError, FrameReader, FrameType, writeFrame } from './frames.js';
+import { FrameError, FrameReader, FrameType } from './frames.js';
+import { writeFrame } from './frameWrites.js';
 import { peerIdFromLibp2p } from './keys.js';
 import { MAX_METADATA_BYTES, type MetadataVerdict, verifyMetadata } from './metadata/index.js';
 import type { SvcNode } from './node.js';

@@ -20,7 +20,8 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import { z } from 'zod';
 import { asError } from '../errors/index.js';
-import { FrameReader, FrameType, writeFrame } from './frames.js';
+import { FrameReader, FrameType } from './frames.js';
+import { writeFrame } from './frameWrites.js';
 import { META_PROTOCOL, PEERS_PROTOCOL } from './protocols.js';
 
 /** At most this many peers in one answer, and addresses per peer. */

@@ -9,7 +9,6 @@ import { asError } from '../errors/index.js';
 import type { PeerId } from '../identity/index.js';
 import {
   DATA_FRAME_BYTES,
-  drained,
   EMPTY,
   encodeFrame,
   encodeFrames,
@@ -19,10 +18,8 @@ import {
   type FrameReader,
   FrameType,
   jsonPayload,
-  writeBytes,
-  writeData,
-  writeFrame,
 } from './frames.js';
+import { drained, writeBytes, writeData, writeFrame } from './frameWrites.js';
 import { takeOwedEcho } from './preNegotiated.js';
 import { ExchangeHasher, responseHash } from './receiptHashes.js';
 import { fitsReceipt, type ReceiptIssuer, type ReceiptTerms, receiptFields } from './receipts.js';

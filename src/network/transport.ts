@@ -19,9 +19,8 @@ import {
   type FramePart,
   FrameReader,
   FrameType,
-  writeBytes,
-  writeData,
 } from './frames.js';
+import { writeBytes, writeData } from './frameWrites.js';
 import type { SvcNode } from './node.js';
 import { REQUEST_PROTOCOL, REQUEST_STREAMS_PROTOCOL } from './protocols.js';
 import { ReceiptInputs } from './receiptInputs.js';

@@ -10,7 +10,7 @@
 import { type Address, type Hex, toHex } from 'viem';
 import type { LocalAccount } from 'viem/accounts';
 import { SvcError } from '../../errors/index.js';
-import { formatUsd, isFreePrice, type MicroUsd } from '../../money/index.js';
+import { isFreePrice, type MicroUsd } from '../../money/index.js';
 import { maxBig, minBig } from '../amounts.js';
 import { type Clock, KeyedQueue, systemClock } from '../clock.js';
 import { channelIdOf, type PaymentsDomain, signReserve } from '../signatures.js';
@@ -21,6 +21,7 @@ import { type ClaimTolerance, checkClaim } from './checkClaim.js';
 import { claimToleranceFor } from './claimTolerance.js';
 import { DepositSweeper } from './DepositSweeper.js';
 import { IdentityKeys } from './identityKeys.js';
+import { insufficientDeposits } from './insufficientDeposits.js';
 import { paymentObjectOf } from './paymentObject.js';
 import { type SigningContext, signIncrement } from './signIncrement.js';
 import { type BuyerChannelRow, BuyerStore } from './store.js';
@@ -330,23 +331,8 @@ export class BuyerPaymentService {
     const needed = committed - current;
     const available = await this.availableCredits(account.address, identity);
     if (available < needed) {
-      const shortfall = needed - available;
       const wallet = await this.options.contract.usdcBalanceOf(account.address).catch(() => 0n);
-      const arriving =
-        wallet > 0n
-          ? ` ${formatUsd(wallet)} USDC in the wallet will be deposited within a minute.`
-          : '';
-      throw new SvcError('insufficient_deposits', {
-        message: `Not enough USDC deposited: this request needs ${formatUsd(shortfall)} USD more in credits for ${identity} (${account.address}).${arriving} Run \`svc buyer deposit\` to add funds.`,
-        details: {
-          neededUsd: formatUsd(shortfall),
-          requiredUsd: formatUsd(needed),
-          availableUsd: formatUsd(available),
-          walletUsd: formatUsd(wallet),
-          identity,
-          address: account.address,
-        },
-      });
+      throw insufficientDeposits({ needed, available, wallet, identity, address: account.address });
     }
     const wanted = maxBig(needed, this.channelLockMicro);
     const lock = current + minBig(wanted, available);
