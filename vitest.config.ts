@@ -10,8 +10,8 @@ export default defineConfig({
     exclude: ['**/node_modules/**'],
     pool: 'forks',
     // Three workers on the 2-core CI machine: most files wait on processes, sockets and chains
-    // rather than compute (two workers kept the cores ~55 % busy); the whole suite ran in 554 s
-    // with three where it took 1,001 s with two.
+    // rather than compute (two workers kept the cores ~55 % busy). From a fresh clone, `.ci/run`
+    // took 10 min 35 s with three (tests 588 s) where it took 17 min 52 s with two (tests 1,001 s).
     maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 60_000,
