@@ -2,7 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import { offersOfPeer } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
-import { sendJson, sendJsonPieces } from '../http/index.js';
+import { jsonArrayPieces, sendJson, sendJsonPieces } from '../http/index.js';
 import type { KnownPeer } from '../network/index.js';
 import { JOURNAL_SINCE_HEADER, REQUEST_RECORD_PATH } from '../protocol/index.js';
 import type { BuyerService } from './BuyerService.js';
@@ -43,14 +43,12 @@ function roundOrNull(value: number | undefined): number | null {
  * `GET /_svc/peers`, `{"peers":[…],"total":n}`, one peer at a time: with many sellers the whole
  * list never exists at once (docs/decisions/155-buyer-memory-with-many-peers.md).
  */
-function* peersPieces(service: BuyerService): Generator<string> {
+function peersPieces(service: BuyerService): Generator<string> {
   const list = service.deps.directory.list();
-  yield '{"peers":[';
-  for (let i = 0; i < list.length; i++) {
-    const text = JSON.stringify(peerEntry(service, list[i]!));
-    yield i === 0 ? text : `,${text}`;
-  }
-  yield `],"total":${list.length}}`;
+  const entries = (function* () {
+    for (const peer of list) yield peerEntry(service, peer);
+  })();
+  return jsonArrayPieces('{"peers":[', entries, `],"total":${list.length}}`);
 }
 
 function peerEntry(service: BuyerService, peer: KnownPeer): Record<string, unknown> {

@@ -1,7 +1,6 @@
 /** `GET /v1/models` and `GET /v1/models/<id>`: the network-wide catalog. */
 import type { ServerResponse } from 'node:http';
 import {
-  type CatalogEntry,
   type CatalogOptions,
   catalogEntries,
   catalogEntry,
@@ -10,7 +9,7 @@ import {
   TYPE_FILTERS,
 } from '../catalog/index.js';
 import { SvcError } from '../errors/index.js';
-import { sendJson, sendJsonPieces } from '../http/index.js';
+import { jsonArrayPieces, sendJson, sendJsonPieces } from '../http/index.js';
 import { preferenceExclusion } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
 
@@ -46,31 +45,14 @@ export function listModels(
   }
   const allowed = allowedModels ? new Set(allowedModels.map(normalizeModelName)) : undefined;
   const entries = catalogEntries(service.offers(), options(service));
-  sendJsonPieces(
-    res,
-    200,
-    listPieces(
-      entries,
-      (entry) =>
-        (type === undefined || entry.type === type) &&
-        (allowed === undefined || allowed.has(normalizeModelName(entry.id))),
-    ),
-  );
-}
-
-/** `{"object":"list","data":[…]}`, one entry at a time. */
-function* listPieces(
-  entries: Iterable<CatalogEntry>,
-  keep: (entry: CatalogEntry) => boolean,
-): Generator<string> {
-  yield '{"object":"list","data":[';
-  let first = true;
-  for (const entry of entries) {
-    if (!keep(entry)) continue;
-    yield first ? JSON.stringify(entry) : `,${JSON.stringify(entry)}`;
-    first = false;
-  }
-  yield ']}';
+  const kept = (function* () {
+    for (const entry of entries) {
+      if (type !== undefined && entry.type !== type) continue;
+      if (allowed !== undefined && !allowed.has(normalizeModelName(entry.id))) continue;
+      yield entry;
+    }
+  })();
+  sendJsonPieces(res, 200, jsonArrayPieces('{"object":"list","data":[', kept, ']}'));
 }
 
 /** One catalog entry by any spelling of its name. */

@@ -8,4 +8,4 @@ export { isJsonRequest, parseJsonObject, parseJsonRequest } from './jsonBody.js'
 export { jsonText, textSlices } from './jsonText.js';
 export { localUrl } from './localUrl.js';
 export { readBody } from './readBody.js';
-export { sendError, sendJson, sendJsonPieces, writeChunk } from './reply.js';
+export { jsonArrayPieces, sendError, sendJson, sendJsonPieces, writeChunk } from './reply.js';

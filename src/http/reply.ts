@@ -39,6 +39,21 @@ export function sendJsonPieces(
   writeSlices(res, slicesOf(pieces));
 }
 
+/** `before`, the JSON of each item comma-separated, then `after`: a JSON array, one item at a time. */
+export function* jsonArrayPieces(
+  before: string,
+  items: Iterable<unknown>,
+  after: string,
+): Generator<string> {
+  yield before;
+  let first = true;
+  for (const item of items) {
+    yield first ? JSON.stringify(item) : `,${JSON.stringify(item)}`;
+    first = false;
+  }
+  yield after;
+}
+
 function* slicesOf(pieces: Iterable<string>): Generator<string> {
   for (const piece of pieces) {
     if (piece.length <= SLICE_CHARS) yield piece;

@@ -6,11 +6,11 @@
  */
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type LocalChain, startLocalChain } from '../chain/index.js';
+import { type LocalChain, type PaymentsContract, startLocalChain } from '../chain/index.js';
 import { defaultConfig } from '../config/index.js';
 import { isSvcError } from '../errors/index.js';
 import { IdentityStore } from '../identity/index.js';
-import { createLogger } from '../log/index.js';
+import { createLogger, type Logger } from '../log/index.js';
 import { loopbackNetworkConfig, randomIdentity } from '../network/testing/loopback.js';
 import { startFakeUpstream } from '../seller/testing/index.js';
 import { removeTempDir, tempDir } from '../testing/index.js';
@@ -44,6 +44,23 @@ function recordingLogger() {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A paid seller of a fresh fake upstream on `contract`, waiting `waitSeconds` for the chain. */
+async function startSellerOn(contract: PaymentsContract, waitSeconds: number, logger?: Logger) {
+  const upstream = await startFakeUpstream();
+  stops.push(() => upstream.close());
+  return startPaidSeller({
+    identity: randomIdentity(),
+    seller: sellerConfig(upstream),
+    network: loopbackNetworkConfig({ bootstrap: [] }),
+    env: { FAKE_OPENAI_KEY: 'sk-fake' },
+    dataDir: dir('wait-seller'),
+    chain: contract,
+    tickIntervalMs: 0,
+    ...(logger ? { logger } : {}),
+    paymentsConfig: { chainWaitSeconds: waitSeconds },
+  });
+}
+
 describe('a start while the payment chain is down', () => {
   it('waits for the chain: the seller and the buyer come up paid once it is back', async () => {
     const chainDir = dir('wait-chain');
@@ -54,20 +71,8 @@ describe('a start while the payment chain is down', () => {
     await chain.stop();
     chain = undefined;
 
-    const upstream = await startFakeUpstream();
-    stops.push(() => upstream.close());
     const seller = recordingLogger();
-    const sellerStart = startPaidSeller({
-      identity: randomIdentity(),
-      seller: sellerConfig(upstream),
-      network: loopbackNetworkConfig({ bootstrap: [] }),
-      env: { FAKE_OPENAI_KEY: 'sk-fake' },
-      dataDir: dir('wait-seller'),
-      chain: contract,
-      tickIntervalMs: 0,
-      logger: seller.logger,
-      paymentsConfig: { chainWaitSeconds: 60 },
-    });
+    const sellerStart = startSellerOn(contract, 60, seller.logger);
     const buyerDir = dir('wait-buyer');
     const identities = new IdentityStore(buyerDir, {});
     const buyer = recordingLogger();
@@ -110,18 +115,7 @@ describe('a start while the payment chain is down', () => {
     const gone = await startLocalChain({ dataDir: chainDir });
     const contract = gone.contract;
     await gone.stop();
-    const upstream = await startFakeUpstream();
-    stops.push(() => upstream.close());
-    const failure = await startPaidSeller({
-      identity: randomIdentity(),
-      seller: sellerConfig(upstream),
-      network: loopbackNetworkConfig({ bootstrap: [] }),
-      env: { FAKE_OPENAI_KEY: 'sk-fake' },
-      dataDir: dir('gone-seller'),
-      chain: contract,
-      tickIntervalMs: 0,
-      paymentsConfig: { chainWaitSeconds: 2 },
-    }).catch((error: unknown) => error);
+    const failure = await startSellerOn(contract, 2).catch((error: unknown) => error);
     expect(isSvcError(failure) && failure.code).toBe('chain_unavailable');
   }, 60_000);
 });

@@ -61,12 +61,7 @@ export class BuyerPaymentService {
   private readonly clock: Clock;
   private readonly queue = new KeyedQueue();
   private readonly inFlight = new Map<string, InFlight>();
-  /**
-   * Per channel, what its seller last said it holds committed when it refused a request for want
-   * of lock (`channel_lock_exhausted`): the seller's count can run ahead of the buyer's (a claim
-   * the buyer paid less than, a cancelled request it has not yet let go of), and the next request
-   * grows the lock to cover the seller's count too.
-   */
+  /** Per channel, the seller's committed count from its last `channel_lock_exhausted` (decision 209). */
   private readonly sellerCommitted = new Map<Hex, MicroUsd>();
   private readonly channelLockMicro: MicroUsd;
   private readonly tolerance: ClaimTolerance;
