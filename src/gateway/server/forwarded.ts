@@ -23,9 +23,13 @@ export interface ClientOrigin {
   prefix: string;
 }
 
+/** Addresses whose verdict is remembered; a full map is emptied. */
+const MAX_VERDICTS = 1_024;
+
 /** Decides which proxies are believed. */
 export class ForwardedTrust {
   private readonly trusted = new BlockList();
+  private readonly verdicts = new Map<string, boolean>();
   private readonly tunnelToken: Buffer | undefined;
 
   /** `proxies`: IPs or CIDR ranges; `tunnelToken`: the secret the gateway's tunnel client sends. */
@@ -37,9 +41,17 @@ export class ForwardedTrust {
   /** True when `address` (the TCP peer) is a trusted proxy. */
   isTrusted(address: string | undefined): boolean {
     if (address === undefined) return false;
+    // The list never changes, so a verdict holds: each request's peer is checked once, not with a
+    // native `BlockList` call and an address parse per request.
+    const known = this.verdicts.get(address);
+    if (known !== undefined) return known;
     const family = isIP(address);
     if (family === 0) return false;
-    return this.trusted.check(address, family === 6 ? 'ipv6' : 'ipv4');
+    const trusted = this.trusted.check(address, family === 6 ? 'ipv6' : 'ipv4');
+    // Only addresses are kept (at most 45 characters each).
+    if (this.verdicts.size >= MAX_VERDICTS) this.verdicts.clear();
+    this.verdicts.set(address, trusted);
+    return trusted;
   }
 
   private fromTunnel(req: IncomingMessage): boolean {

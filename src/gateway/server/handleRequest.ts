@@ -21,6 +21,9 @@ import { failureFacts, type LogFacts, newLogRow } from './requestLog.js';
 import { matchRoute, type Route } from './routes.js';
 import { topupRoute } from './topupRoute.js';
 
+/** What is known of a request when it arrives, for its log row. */
+type Arrival = Parameters<typeof newLogRow>[0];
+
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -39,7 +42,8 @@ export async function handleRequest(
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const method = req.method ?? 'GET';
   const address = deps.forwarded.origin(req).address;
-  const arrived = newLogRow({ at: deps.now(), method, route: path, clientAddress: address });
+  // The row itself (its id, its empty fields) is built once the answer went out.
+  const arrived: Arrival = { at: deps.now(), method, route: path, clientAddress: address };
   const style = errorStyleForPath(path);
   let facts: LogFacts = {};
   try {
@@ -57,7 +61,7 @@ export async function handleRequest(
     const failed = failureFacts(error);
     facts = { ...facts, ...failed.facts, ...answerFailure(deps, res, failed.cause, style) };
   } finally {
-    writeLog(deps, { ...arrived, ...facts }, startedMs);
+    writeLog(deps, { ...newLogRow(arrived), ...facts }, startedMs);
   }
 }
 

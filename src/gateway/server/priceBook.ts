@@ -11,6 +11,8 @@ import { toPriceMicro } from '../../money/index.js';
 import type { PricedOffer } from '../budget/routeOffers.js';
 
 const CACHE_MS = 10_000;
+/** Older than this, a catalog is reloaded before it answers; younger, while it answers. */
+const STALE_MS = 60_000;
 const MAX_CATALOG_BYTES = 8 * 1024 * 1024;
 
 const usdPerMillion = z.number().finite().nonnegative().max(1_000_000);
@@ -42,7 +44,10 @@ const catalogSchema = z.object({
     .max(100_000),
 });
 
-/** Model names (normalised) to their priced offers in routing order, refreshed at most every 10 s. */
+/**
+ * Model names (normalised) to their priced offers in routing order, refreshed at most every 10 s:
+ * in the background while the last catalog is under a minute old, else before answering.
+ */
 export class PriceBook {
   private offers = new Map<string, PricedOffer[]>();
   private fetchedAt = Number.NEGATIVE_INFINITY;
@@ -59,11 +64,15 @@ export class PriceBook {
    * `peer@model` is the model's offers: the pin is applied with the key's policy.
    */
   async offersOf(model: string): Promise<PricedOffer[] | undefined> {
-    if (this.now() - this.fetchedAt > CACHE_MS) {
+    const age = this.now() - this.fetchedAt;
+    if (age > CACHE_MS) {
       this.loading ??= this.load().finally(() => {
         this.loading = undefined;
       });
-      await this.loading;
+      // A catalog just out of date answers while the new one loads: a request no longer waits
+      // for the buyer's catalog once every 10 s (a p99 stall; docs/decisions/212-gateway-time-
+      // before-forwarding.md). None yet, or one left from long ago, is waited for.
+      if (age > STALE_MS) await this.loading;
     }
     const name = model.includes('@') ? model.slice(model.indexOf('@') + 1) : model;
     return this.offers.get(normalizeModelName(name));

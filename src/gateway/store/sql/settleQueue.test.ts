@@ -120,6 +120,24 @@ describe('settlements sharing transactions (SQLite, decision 156)', () => {
     expect((await store.periodSpend('key', keyId, Date.now())).total).toBe(0n);
   });
 
+  it('a reservation after a quiet spell commits without waiting for a turn of the event loop', async () => {
+    // Decision 212: a sequential request does not wait for others to join its batch.
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    expect((await reserve('alone', 1_000n)).ok).toBe(true);
+    expect(turned).toBe(false);
+    expect(db.transactions).toBe(1);
+    // Its settlement still waits for the turn, and the next reservation, close behind, shares it.
+    const settled = settle('alone', 400n);
+    expect((await reserve('next', 9_600n)).ok).toBe(true);
+    await settled;
+    expect(db.transactions).toBe(2);
+    expect((await reserve('over', 1n)).ok).toBe(false);
+    expect(await store.ledgerTotal(keyId)).toBe(400n);
+  });
+
   it('a reservation that fails in a shared transaction fails alone', async () => {
     const unknown = store.reserve({
       reservationId: 'ghost',

@@ -1,0 +1,120 @@
+/**
+ * The gateway's price book (docs/decisions/169-reservations-priced-at-the-route.md) reads the
+ * buyer's catalog: the first time before answering; then, once it is over 10 s old, in the
+ * background while the last one answers, so that no request waits for the catalog; and before
+ * answering again when the last one is over a minute old
+ * (docs/decisions/212-gateway-time-before-forwarding.md).
+ */
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PriceBook } from './priceBook.js';
+
+const PEER = 'ab'.repeat(20);
+let price = 1;
+let catalogReads = 0;
+let failing = false;
+/** While set, catalog answers wait for `release()`. */
+let held: Array<() => void> | null = null;
+const server = createServer((req, res) => {
+  if (req.url !== '/v1/models') return void res.writeHead(404).end();
+  catalogReads += 1;
+  if (failing) return void res.writeHead(503).end();
+  const answer = catalogAnswer(res, price);
+  if (held) held.push(answer);
+  else answer();
+});
+let pool: Pool;
+
+function catalogAnswer(res: ServerResponse, inputUsdPerMillion: number): () => void {
+  const body = JSON.stringify({
+    data: [
+      {
+        id: 'model-a',
+        peers: [{ peerId: PEER, prices: { inputUsdPerMillion, outputUsdPerMillion: 2 } }],
+      },
+    ],
+  });
+  return () => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+}
+
+function release(): void {
+  const waiting = held ?? [];
+  held = null;
+  for (const answer of waiting) answer();
+}
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  pool = new Pool(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+});
+afterAll(async () => {
+  await pool.close();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const inputPrice = async (book: PriceBook) =>
+  (await book.offersOf('model-a'))?.[0]?.price.inputMicroPerMillion;
+
+describe('PriceBook', () => {
+  it('waits for the first catalog, then refreshes a stale one while the last one answers', async () => {
+    let now = 1_000_000;
+    const book = new PriceBook(pool, {}, () => now);
+    price = 1;
+    catalogReads = 0;
+    expect(await inputPrice(book)).toBe(1_000_000n);
+    expect(catalogReads).toBe(1);
+
+    // Fresh: no read at all.
+    now += 9_000;
+    expect(await inputPrice(book)).toBe(1_000_000n);
+    expect(catalogReads).toBe(1);
+
+    // Stale: answered from the last catalog while the buyer has not answered the new read.
+    price = 3;
+    now += 2_000;
+    held = [];
+    expect(await inputPrice(book)).toBe(1_000_000n);
+    expect(await inputPrice(book)).toBe(1_000_000n);
+    await waitFor(() => held !== null && held.length === 1);
+    release();
+    await waitFor(async () => (await inputPrice(book)) === 3_000_000n);
+    // One read for the stale period, however many requests asked meanwhile.
+    expect(catalogReads).toBe(2);
+  });
+
+  it('waits for the catalog again when the last one is over a minute old', async () => {
+    let now = 5_000_000;
+    const book = new PriceBook(pool, {}, () => now);
+    price = 1;
+    expect(await inputPrice(book)).toBe(1_000_000n);
+    price = 4;
+    now += 61_000;
+    expect(await inputPrice(book)).toBe(4_000_000n);
+  });
+
+  it('keeps the last catalog when a refresh fails', async () => {
+    let now = 9_000_000;
+    const book = new PriceBook(pool, {}, () => now);
+    price = 2;
+    expect(await inputPrice(book)).toBe(2_000_000n);
+    failing = true;
+    catalogReads = 0;
+    now += 11_000;
+    expect(await inputPrice(book)).toBe(2_000_000n);
+    await waitFor(() => catalogReads === 1);
+    now += 61_000;
+    expect(await inputPrice(book)).toBe(2_000_000n);
+    expect(catalogReads).toBe(2);
+    failing = false;
+  });
+});
+
+async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('condition not reached');
+}
