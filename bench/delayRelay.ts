@@ -71,10 +71,20 @@ export async function startDelayRelay(targetPort: number, delayMs = 0): Promise<
     });
   });
   const { port, echoPort } = await listening;
+  let failure: Error | undefined;
+  // A relay that died answers nothing more: what waits for it fails instead of hanging.
+  worker.on('error', (error) => {
+    failure = error;
+  });
+  worker.on('exit', () => {
+    for (const done of waiting.values()) done();
+    waiting.clear();
+  });
   const send = (order: RelayOrder) =>
-    new Promise<void>((resolve) => {
+    new Promise<void>((resolve, reject) => {
+      if (failure !== undefined) return reject(failure);
       const id = nextId++;
-      waiting.set(id, resolve);
+      waiting.set(id, () => (failure === undefined ? resolve() : reject(failure)));
       worker.postMessage({ ...order, id });
     });
   return {
