@@ -3,61 +3,98 @@
  * netem): what a seller far away looks like to a buyer. Bytes keep their order; a close on one
  * side reaches the other after the same delay. `cut()` drops every relayed connection without a
  * goodbye, as a network that dies does.
+ *
+ * The relay runs in a worker thread (bench/delayRelayWorker.ts), not beside the buyer and the
+ * seller: there their CPU work delayed its timers, and the network looked slower than the delay
+ * it was set to (docs/decisions/210-a-new-connection-with-an-honest-distance.md).
+ * `roundTrips(n)` measures what a round trip through it really costs: one byte to an echo server
+ * behind the same relay and back, `n` times on one connection.
  */
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { connect } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import type { RelayOrder, RelayReply, RelayWorkerData } from './delayRelayWorker.js';
 
 export interface DelayRelay {
   port: number;
   /** The one-way delay from now on (connections open at the time included). */
-  setDelay(ms: number): void;
+  setDelay(ms: number): Promise<void>;
   /** Destroys every relayed connection at once (no FIN reaches either side in time). */
-  cut(): void;
+  cut(): Promise<void>;
+  /** `samples` round trips of one byte through the relay, each in milliseconds. */
+  roundTrips(samples: number): Promise<number[]>;
   close(): Promise<void>;
 }
 
-type Later = (fn: () => void) => void;
-
-function pipeLater(from: Socket, to: Socket, later: Later): void {
-  from.on('data', (chunk: Buffer) => later(() => to.destroyed || to.write(chunk)));
-  from.on('end', () => later(() => to.destroyed || to.end()));
+/** Round trips of one byte to 127.0.0.1:`port` (an echo) and back, one after another. */
+async function echoRoundTrips(port: number, samples: number): Promise<number[]> {
+  const socket = connect({ port, host: '127.0.0.1' });
+  socket.setNoDelay(true);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < samples; i++) {
+      const start = performance.now();
+      const back = new Promise<void>((resolve, reject) => {
+        socket.once('data', () => resolve());
+        socket.once('close', () => reject(new Error('the echo closed')));
+      });
+      socket.write(Buffer.of(i & 0xff));
+      await back;
+      socket.removeAllListeners('close');
+      times.push(performance.now() - start);
+    }
+  } finally {
+    socket.destroy();
+  }
+  return times;
 }
 
-/** Relays 127.0.0.1:<port> to 127.0.0.1:`targetPort`, `delayMs` each way. */
+/** Relays 127.0.0.1:<port> to 127.0.0.1:`targetPort`, `delayMs` each way, from a worker thread. */
 export async function startDelayRelay(targetPort: number, delayMs = 0): Promise<DelayRelay> {
-  let delay = delayMs;
-  // Timers of one duration fire in the order they were set: bytes keep their order.
-  const later: Later = (fn) => (delay > 0 ? setTimeout(fn, delay) : setImmediate(fn));
-  const sockets = new Set<Socket>();
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.setNoDelay(true);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-  };
-  const server = createServer({ allowHalfOpen: true }, (client) => {
-    track(client);
-    const target = connect({ port: targetPort, host: '127.0.0.1', allowHalfOpen: true });
-    track(target);
-    // A target that is down: the client sees its connection refused, a delay later.
-    target.on('error', () => later(() => client.destroy()));
-    client.on('error', () => target.destroy());
-    client.on('close', () => later(() => target.destroy()));
-    target.on('close', () => later(() => client.destroy()));
-    pipeLater(client, target, later);
-    pipeLater(target, client, later);
+  const worker = new Worker(new URL('./delayRelayWorker.ts', import.meta.url), {
+    workerData: { targetPort, delayMs } satisfies RelayWorkerData,
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const waiting = new Map<number, () => void>();
+  let nextId = 0;
+  const listening = new Promise<{ port: number; echoPort: number }>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.on('message', (reply: RelayReply) => {
+      if (reply.type === 'listening') resolve(reply);
+      else {
+        waiting.get(reply.id)?.();
+        waiting.delete(reply.id);
+      }
+    });
+  });
+  const { port, echoPort } = await listening;
+  let failure: Error | undefined;
+  // A relay that died answers nothing more: what waits for it fails instead of hanging.
+  worker.on('error', (error) => {
+    failure = error;
+  });
+  worker.on('exit', () => {
+    for (const done of waiting.values()) done();
+    waiting.clear();
+  });
+  const send = (order: RelayOrder) =>
+    new Promise<void>((resolve, reject) => {
+      if (failure !== undefined) return reject(failure);
+      const id = nextId++;
+      waiting.set(id, () => (failure === undefined ? resolve() : reject(failure)));
+      worker.postMessage({ ...order, id });
+    });
   return {
-    port: (server.address() as AddressInfo).port,
-    setDelay: (ms) => {
-      delay = ms;
-    },
-    cut: () => {
-      for (const socket of sockets) socket.destroy();
-    },
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve) => server.close(() => resolve()));
+    port,
+    setDelay: (ms) => send({ type: 'delay', ms }),
+    cut: () => send({ type: 'cut' }),
+    roundTrips: (samples) => echoRoundTrips(echoPort, samples),
+    close: async () => {
+      await send({ type: 'close' });
+      await worker.terminate();
     },
   };
 }

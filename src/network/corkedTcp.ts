@@ -13,6 +13,7 @@ import { Socket } from 'node:net';
 import type { ConnectionGater, MultiaddrConnection, Transport, Upgrader } from '@libp2p/interface';
 import { type TCPComponents, type TCPOptions, tcp } from '@libp2p/tcp';
 import { handingDialledPeer } from './dialledPeer.js';
+import { answerNoiseProposalAhead } from './selectAhead.js';
 
 interface SendsData {
   sendData(data: unknown): unknown;
@@ -65,6 +66,7 @@ function corkingUpgrader(upgrader: Upgrader): Upgrader {
         ) => Promise<unknown>;
         return (maConn: MultiaddrConnection, options: unknown) => {
           corkWrites(maConn);
+          if (property === 'upgradeOutbound') answerNoiseProposalAhead(maConn);
           return upgrade.call(target, maConn, options);
         };
       }
@@ -75,7 +77,8 @@ function corkingUpgrader(upgrader: Upgrader): Upgrader {
 
 /**
  * `tcp()` whose connections coalesce small writes, and whose dials hand the dialled PeerId to
- * Noise as it is (dialledPeer.ts).
+ * Noise as it is (dialledPeer.ts) and send Noise's first message with its proposal
+ * (selectAhead.ts).
  */
 export function corkedTcp(init?: TCPOptions): (components: TCPComponents) => Transport {
   const factory = tcp(init);

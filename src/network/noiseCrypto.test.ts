@@ -72,4 +72,21 @@ describe('noise crypto with reused key objects', () => {
     const theirs = defaultCrypto.chaCha20Poly1305Encrypt(plaintext, nonce, new Uint8Array(0), k);
     expect(bytes(ours).equals(bytes(theirs))).toBe(true);
   });
+
+  it.each([0, 32, 64])(
+    'derives the keys of a %i-byte input exactly as the library does, and other keys for other input',
+    (size) => {
+      const ck = randomBytes(32);
+      const ikm = randomBytes(size);
+      const ours = noiseCrypto.getHKDF(ck, ikm).map(bytes);
+      const theirs = defaultCrypto.getHKDF(ck, ikm).map(bytes);
+      expect(ours.map((key) => key.byteLength)).toEqual([32, 32, 32]);
+      expect(ours.map((key) => key.toString('hex'))).toEqual(
+        theirs.map((key) => key.toString('hex')),
+      );
+      const otherCk = Buffer.from(ck);
+      otherCk[0] = (otherCk[0] ?? 0) ^ 1;
+      expect(bytes(noiseCrypto.getHKDF(otherCk, ikm)[0]).equals(ours[0]!)).toBe(false);
+    },
+  );
 });

@@ -7,8 +7,19 @@
  * nonce, associated data and tag length). Non-contiguous messages (a `Uint8ArrayList`, which
  * is what most large Noise messages are) take the same path piece by piece and come back as one
  * buffer. Smaller messages go to the library's own (wasm) implementation as before.
+ *
+ * The handshake's HKDF (five per side and connection) is one native `hkdfSync` call instead of
+ * the library's JavaScript HMAC-SHA-256 (`@noble/hashes`), which a new connection runs cold:
+ * Noise's HKDF is RFC 5869's with an empty info and 96 bytes out, cut into three keys, so the
+ * keys are the same (docs/decisions/210-a-new-connection-with-an-honest-distance.md).
  */
-import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+} from 'node:crypto';
 import type { ICryptoInterface } from '@chainsafe/libp2p-noise';
 import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto';
 import { keyAgreement } from './noiseKeyAgreement.js';
@@ -80,10 +91,19 @@ const decrypt: Decrypt = (ciphertext, nonce, ad, k, dst) => {
   return Buffer.concat(parts, length);
 };
 
+const NO_INFO = new Uint8Array(0);
+
+/** HKDF-SHA-256 with the chaining key `ck` as salt and three 32-byte outputs (Noise's HKDF). */
+const getHKDF: ICryptoInterface['getHKDF'] = (ck, ikm) => {
+  const okm = new Uint8Array(hkdfSync('sha256', ikm, ck, NO_INFO, 96));
+  return [okm.subarray(0, 32), okm.subarray(32, 64), okm.subarray(64, 96)];
+};
+
 /** The crypto to pass as `noise({ crypto })`, with the handshake's key work of noiseKeyAgreement.ts. */
 export const noiseCrypto: ICryptoInterface = {
   ...defaultCrypto,
   ...keyAgreement,
+  getHKDF,
   chaCha20Poly1305Encrypt: encrypt,
   chaCha20Poly1305Decrypt: decrypt,
 };
