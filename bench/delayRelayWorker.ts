@@ -6,7 +6,8 @@
  *
  * It relays 127.0.0.1:<port> to 127.0.0.1:<targetPort>, and 127.0.0.1:<echoPort> to an echo
  * server of its own, both with the same one-way delay: the echo is how the bench measures what a
- * round trip through the relay really costs.
+ * round trip through the relay really costs. A new connection's first bytes wait one round trip
+ * more, as TCP's handshake makes a real dialler wait before it can send (`afterHandshake`).
  */
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -30,6 +31,24 @@ type Later = (fn: () => void) => void;
 function pipeLater(from: Socket, to: Socket, later: Later): void {
   from.on('data', (chunk: Buffer) => later(() => to.destroyed || to.write(chunk)));
   from.on('end', () => later(() => to.destroyed || to.end()));
+}
+
+/**
+ * `later` for what a dialler sends on a connection the relay accepted `rttMs` ago or less: held
+ * until then. The relay's kernel accepts at once, so without this a dial would never pay TCP's
+ * own handshake, the round trip before a real dialler's first byte can leave
+ * (docs/decisions/210-a-new-connection-with-an-honest-distance.md). Held bytes go on in the
+ * order they came, before anything sent after.
+ */
+function afterHandshake(later: Later, rttMs: number): Later {
+  if (rttMs <= 0) return later;
+  let held: (() => void)[] | undefined = [];
+  setTimeout(() => {
+    const due = held ?? [];
+    held = undefined;
+    for (const fn of due) later(fn);
+  }, rttMs);
+  return (fn) => (held ? held.push(fn) : later(fn));
 }
 
 async function listen(server: Server): Promise<number> {
@@ -61,7 +80,7 @@ async function main(): Promise<void> {
       client.on('error', () => target.destroy());
       client.on('close', () => later(() => target.destroy()));
       target.on('close', () => later(() => client.destroy()));
-      pipeLater(client, target, later);
+      pipeLater(client, target, afterHandshake(later, 2 * delay));
       pipeLater(target, client, later);
     });
   const echo = createServer((socket) => {

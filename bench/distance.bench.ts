@@ -1,7 +1,7 @@
 /**
  * Distance (`npm run bench -- distance`): a seller far from its buyer. A userspace relay
- * (bench/delayRelay.ts) adds a set one-way delay between the buyer and the seller, which
- * announces the relay's address. For each delay, a streamed chat request through the real buyer
+ * (bench/delayRelay.ts) adds a set one-way delay between the buyer and the seller, and charges a
+ * new connection TCP's handshake round trip; the seller announces the relay's address. For each delay, a streamed chat request through the real buyer
  * (HTTP in, routing, libp2p to the seller, the seller to a local fake upstream) is timed to its
  * first token and to its last byte:
  *
