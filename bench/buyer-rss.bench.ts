@@ -12,16 +12,8 @@
  * connections and never answers, so they stay "reachable" (listed by /v1/models) while the
  * background refresh waits on them — as when sellers are slow — and no traffic leaves 127.0.0.1.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +22,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { peerRecord } from '../src/catalog/testing/peerRecord.js';
 import { peerIdFromAddress } from '../src/identity/index.js';
 import { libp2pPeerIdFromIdentity, signMetadata } from '../src/network/index.js';
+import { installedEntry } from './installed.js';
 import { printComparison, printFigure } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -280,16 +273,6 @@ async function bareServer(): Promise<Memory> {
     await settle();
     return readMemory(pid);
   });
-}
-
-/** An "installed" layout: bin/svc.js beside a dist/ (no src/), so it runs the compiled code. */
-function installedEntry(root: string): string {
-  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
-  const pkg = join(root, 'pkg');
-  mkdirSync(join(pkg, 'bin'), { recursive: true });
-  copyFileSync(join(ROOT, 'bin', 'svc.js'), join(pkg, 'bin', 'svc.js'));
-  symlinkSync(join(ROOT, 'dist'), join(pkg, 'dist'));
-  return join(pkg, 'bin', 'svc.js');
 }
 
 function logRun(round: number, key: string, run: BuyerRun): void {

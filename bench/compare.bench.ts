@@ -20,7 +20,10 @@
  * Two lanes after Busbar's harness follow (bench/compareLanes.ts): the most req/s with p99 < 1 s
  * when the upstream takes 20 ms, and messages → chat (translated) added latency on svc's targets.
  *
- * Every svc component is its own process, as deployed. Sequential latency and streams are
+ * Every svc component is its own process, as deployed, and runs the compiled package as installed
+ * (`npm run build`, then `bin/svc.js` beside `dist/`; the floors load svc's modules from the same
+ * `dist/`); `BENCH_SVC_SOURCES=1` runs the TypeScript sources through tsx instead, for profiles
+ * (bench/installed.ts). Portkey runs its compiled JavaScript. Sequential latency and streams are
  * measured round by round, one request to each target per round in rotating order, so every
  * target sees the same machine. Requests/s at 32 concurrent runs each target twice, in order
  * then in reverse, and sums. Every figure is printed beside Portkey's, as a ratio.
@@ -41,6 +44,7 @@ import { type Client, send, sendStream } from './compareClient.js';
 import { sustained, translated } from './compareLanes.js';
 import { messagesBodies, requestBodies, SLOW_USER, UPSTREAM_SCRIPT } from './compareTraffic.js';
 import { startFloor } from './floorPath.js';
+import { fromSources, svcCli, svcModules } from './installed.js';
 import { cpuMsOf, freePort, printFigure, startChild, stats, throughput } from './lib.js';
 import { nodeArgs, startSellerAndBuyer } from './proxyPath.js';
 
@@ -199,7 +203,11 @@ async function startEmbedded(root: string, buyerDir: string, stops: Array<() => 
     Date.now(),
   );
   await store.close();
-  const gateway = await startGatewayProcess({ dataDir, nodeArgs: nodeArgs('embedded') });
+  const gateway = await startGatewayProcess({
+    dataDir,
+    nodeArgs: nodeArgs('embedded'),
+    cli: svcCli(root),
+  });
   stops.unshift(() => gateway.stop());
   return { url: gateway.url, pid: gateway.pid, secret: key.secret };
 }
@@ -231,12 +239,13 @@ export default async function bench(): Promise<Record<string, unknown>> {
       Date.now(),
     );
     await store.close();
-    const floor = WITH_FLOOR ? await startFloor(upstreamUrl, stops) : undefined;
+    const floor = WITH_FLOOR ? await startFloor(upstreamUrl, stops, svcModules(root)) : undefined;
     const embedded = await startEmbedded(root, buyerDir, stops);
     const gateway = await startGatewayProcess({
       dataDir: buyerDir,
       buyerUrl,
       nodeArgs: nodeArgs('gateway'),
+      cli: svcCli(root),
     });
     stops.unshift(() => gateway.stop());
     const pool = (url: string) => {
@@ -335,7 +344,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       lastByteP50Ms: streams[target].lastByte.p50Ms - streams.direct.lastByte.p50Ms,
     }));
     console.log(
-      `${ROUNDS} rounds sequential, ${STREAM_ROUNDS} streamed; load average (1 min) ${load.map((l) => l.toFixed(2)).join(' → ')}`,
+      `svc ${fromSources ? 'from the sources (tsx)' : 'compiled (dist/)'}; ${ROUNDS} rounds sequential, ${STREAM_ROUNDS} streamed; load average (1 min) ${load.map((l) => l.toFixed(2)).join(' → ')}`,
     );
     console.log(
       `direct: sustained ${sustainedRates.direct?.requestsPerSecond.toFixed(0)} req/s at 20 ms upstream (p99 < 1 s)`,
@@ -434,6 +443,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       );
     }
     return {
+      svc: fromSources ? 'sources' : 'compiled',
       rounds: ROUNDS,
       streamRounds: STREAM_ROUNDS,
       loadAverage: load,

@@ -22,13 +22,37 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from 'node:net';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import { request } from 'undici';
+import { generatePrivateKey } from 'viem/accounts';
 import type { PeerId } from '../src/identity/index.js';
-import { encodeFrame, FrameType, type FrameTypeValue } from '../src/network/frames.js';
-import { type InboundRequest, LibP2pTransport, serveRequests } from '../src/network/index.js';
-import { startLoopbackNode } from '../src/network/testing/loopback.js';
+import type { FrameTypeValue } from '../src/network/frames.js';
+import type { InboundRequest } from '../src/network/index.js';
+
+/**
+ * svc's modules load from `BENCH_SVC_MODULES`: the built `dist/` when the compare bench runs svc
+ * compiled, as its own processes then run, else the sources (bench/installed.ts).
+ */
+const modules = pathToFileURL(
+  `${process.env.BENCH_SVC_MODULES ?? fileURLToPath(new URL('../src', import.meta.url))}/`,
+);
+const load = async <T>(path: string) => (await import(new URL(path, modules).href)) as T;
+const { createSvcNode, LibP2pTransport, serveRequests } =
+  await load<typeof import('../src/network/index.js')>('network/index.js');
+const { encodeFrame, FrameType } =
+  await load<typeof import('../src/network/frames.js')>('network/frames.js');
+const { defaultConfig } = await load<typeof import('../src/config/index.js')>('config/index.js');
+
+/** A node with a fresh key listening on loopback. */
+function startLoopbackNode(role: 'seller' | 'buyer') {
+  return createSvcNode({
+    identity: { privateKey: generatePrivateKey() },
+    role,
+    config: { ...defaultConfig().network, listen: ['/ip4/127.0.0.1/tcp/0'] },
+  });
+}
 
 const UPLOAD_LIMIT = 1024 * 1024;
 

@@ -21,9 +21,16 @@ function lastJson<T>(output: string): T | undefined {
   }
 }
 
-async function startRole<T>(role: string, target: string, stops: Array<() => Promise<void>>) {
-  const child = await startChild(['--import', 'tsx', SCRIPT, role, target], (output) =>
-    lastJson<T>(output),
+async function startRole<T>(
+  role: string,
+  target: string,
+  stops: Array<() => Promise<void>>,
+  modules: string,
+) {
+  const child = await startChild(
+    ['--import', 'tsx', SCRIPT, role, target],
+    (output) => lastJson<T>(output),
+    { env: { ...process.env, BENCH_SVC_MODULES: modules } },
   );
   stops.unshift(() => child.stop());
   return child;
@@ -39,19 +46,18 @@ interface Floor {
   pids: Record<'floorSeller' | 'floorBuyer' | 'floorProxy' | 'tcpSeller' | 'tcpBuyer', number>;
 }
 
+/** `modules`: the folder svc's modules load from, `dist/` or `src/` (bench/installed.ts). */
 export async function startFloor(
   upstreamUrl: string,
   stops: Array<() => Promise<void>>,
+  modules: string,
 ): Promise<Floor> {
-  const seller = await startRole<{ multiaddr: string }>('seller', upstreamUrl, stops);
-  const buyer = await startRole<{ url: string }>('buyer', seller.ready.multiaddr, stops);
-  const proxy = await startRole<{ url: string }>('proxy', buyer.ready.url, stops);
-  const tcpSeller = await startRole<{ port: number }>('tcpseller', upstreamUrl, stops);
-  const tcpBuyer = await startRole<{ url: string }>(
-    'tcpbuyer',
-    String(tcpSeller.ready.port),
-    stops,
-  );
+  const role = <T>(name: string, target: string) => startRole<T>(name, target, stops, modules);
+  const seller = await role<{ multiaddr: string }>('seller', upstreamUrl);
+  const buyer = await role<{ url: string }>('buyer', seller.ready.multiaddr);
+  const proxy = await role<{ url: string }>('proxy', buyer.ready.url);
+  const tcpSeller = await role<{ port: number }>('tcpseller', upstreamUrl);
+  const tcpBuyer = await role<{ url: string }>('tcpbuyer', String(tcpSeller.ready.port));
   return {
     url: buyer.ready.url,
     chainUrl: proxy.ready.url,

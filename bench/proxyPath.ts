@@ -19,7 +19,6 @@ import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { runBuyerNode, startBuyer } from '../src/buyer/index.js';
 import { MemoryNetwork } from '../src/buyer/testing/memoryNetwork.js';
@@ -32,6 +31,7 @@ import {
   waitFor,
 } from '../src/network/testing/loopback.js';
 import { startSeller } from '../src/seller/index.js';
+import { svcCli } from './installed.js';
 import {
   cpuMsOf,
   measure,
@@ -238,8 +238,6 @@ async function comparePaths(
   }
 }
 
-const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
-
 export function nodeArgs(name: string): string[] {
   const dir = process.env.BENCH_CPU_PROF_DIR;
   const extra = process.env[`BENCH_NODE_ARGS_${name.toUpperCase()}`]?.split(' ').filter(Boolean);
@@ -260,7 +258,10 @@ function jsonOutput<T>(output: string): T | undefined {
   }
 }
 
-/** `svc seller start` then `svc buyer start`, each its own process, under `root`. */
+/**
+ * `svc seller start` then `svc buyer start`, each its own process, under `root`: compiled, as
+ * installed, unless `BENCH_SVC_SOURCES=1` (bench/installed.ts).
+ */
 export async function startSellerAndBuyer(
   root: string,
   upstreamUrl: string,
@@ -271,6 +272,7 @@ export async function startSellerAndBuyer(
     listen: ['/ip4/127.0.0.1/tcp/0'],
     dhtProtocol: '/svc/kad/1.0.0',
   };
+  const cli = svcCli(root);
   const sellerDir = join(root, 'seller');
   const buyerDir = join(root, 'buyer');
   mkdirSync(sellerDir, { recursive: true });
@@ -283,17 +285,7 @@ export async function startSellerAndBuyer(
     }),
   );
   const seller = await startChild(
-    [
-      ...nodeArgs('seller'),
-      '--import',
-      'tsx',
-      CLI,
-      '--data-dir',
-      sellerDir,
-      '--json',
-      'seller',
-      'start',
-    ],
+    [...nodeArgs('seller'), ...cli, '--data-dir', sellerDir, '--json', 'seller', 'start'],
     (output) => jsonOutput<{ multiaddrs: string[] }>(output),
   );
   stops.unshift(() => seller.stop());
@@ -308,9 +300,7 @@ export async function startSellerAndBuyer(
   const buyer = await startChild(
     [
       ...nodeArgs('buyer'),
-      '--import',
-      'tsx',
-      CLI,
+      ...cli,
       '--data-dir',
       buyerDir,
       '--json',

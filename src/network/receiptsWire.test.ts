@@ -28,6 +28,13 @@ async function readAll(response: SellerResponse): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** `/slow` answers after a wait, as a seller waits on its upstream (its request hash is made meanwhile). */
+async function replyAfter(path: string, body: Uint8Array): Promise<OutboundReply> {
+  if (path !== '/slow') return replyFor(path, body);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  return replyFor('/whole', body);
+}
+
 function replyFor(path: string, body: Uint8Array): OutboundReply {
   const claims = () => ({
     usage: { inputTokens: 3, cachedInputTokens: 0, outputTokens: 4 },
@@ -81,7 +88,7 @@ describe.each([
   beforeAll(async () => {
     seller = await startLoopbackNode('seller');
     buyer = await startLoopbackNode('buyer');
-    const handler = async (req: { path: string; body: Uint8Array }) => replyFor(req.path, req.body);
+    const handler = (req: { path: string; body: Uint8Array }) => replyAfter(req.path, req.body);
     servers = [
       await serveRequests(seller, handler, {
         uploadLimitBytes: () => LIMIT,
@@ -118,6 +125,7 @@ describe.each([
 
   it.each([
     ['/whole', 200],
+    ['/slow', 200],
     ['/big', 200],
     ['/stream', 200],
     ['/broken', 200],

@@ -21,7 +21,7 @@ import {
 } from './frames.js';
 import { drained, writeBytes, writeData, writeFrame } from './frameWrites.js';
 import { takeOwedEcho } from './preNegotiated.js';
-import { ExchangeHasher, responseHash } from './receiptHashes.js';
+import { ExchangeHasher, requestHash, responseHash } from './receiptHashes.js';
 import { fitsReceipt, type ReceiptIssuer, type ReceiptTerms, receiptFields } from './receipts.js';
 import { frameLimit, parseFrame, type RequestHead, requestHeadSchema } from './requestWire.js';
 import type { SellerTrailer } from './types.js';
@@ -119,12 +119,24 @@ export function owedEcho(stream: Stream): OwedEcho {
 /** The trailer's `error` is bounded on the wire (4,096 characters); a reason is cut well below. */
 const MAX_TRAILER_ERROR_CHARS = 1000;
 
-/** One request's receipt in the making: who signs it, for whom, over which request. */
+/**
+ * One request's receipt in the making: who signs it, for whom, over which request. The request
+ * hash is made once (`receiptRequestHash`): the request server asks for it while the handler
+ * waits on its upstream, off the answer's path, and the receipt takes it then or makes it.
+ */
 export interface Receipting {
   issue: ReceiptIssuer;
   seller: PeerId;
   buyer: PeerId;
-  requestHash: `0x${string}`;
+  request: { method: string; path: string; body: Uint8Array };
+  requestHash?: `0x${string}`;
+}
+
+/** The request hash of a receipt in the making, made on the first call. */
+export function receiptRequestHash(receipting: Receipting): `0x${string}` {
+  const { method, path, body } = receipting.request;
+  receipting.requestHash ??= requestHash(method, path, body);
+  return receipting.requestHash;
 }
 
 /**
@@ -145,7 +157,7 @@ function withReceipt(
       receiptFields({
         seller: receipting.seller,
         buyer: receipting.buyer,
-        requestHash: receipting.requestHash,
+        requestHash: receiptRequestHash(receipting),
         responseHash,
         terms: reply.terms,
         claims: trailer,

@@ -15,7 +15,6 @@ import { peerIdFromLibp2p } from './keys.js';
 import type { SvcNode } from './node.js';
 import { preNegotiatedProtocols } from './preNegotiated.js';
 import { REQUEST_PROTOCOL, REQUEST_STREAMS_PROTOCOL } from './protocols.js';
-import { requestHash } from './receiptHashes.js';
 import type { ReceiptIssuer } from './receipts.js';
 import {
   type OwedEcho,
@@ -23,6 +22,7 @@ import {
   type Receipting,
   type RequestHandler,
   readRequest,
+  receiptRequestHash,
   sendReply,
   tooLargeReply,
 } from './requestReply.js';
@@ -234,14 +234,14 @@ async function serveRequest(
       return false;
     }
     const issue = served.options.receipts;
+    const { method, path, headers, payment } = request.head;
     const receipting: Receipting | undefined = issue && {
       issue,
       seller: served.node.peerId,
       buyer,
-      requestHash: requestHash(request.head.method, request.head.path, request.body),
+      request: { method, path, body: request.body },
     };
-    const { method, path, headers, payment } = request.head;
-    const reply = await served.handler({
+    const replied = served.handler({
       peerId: buyer,
       method,
       path,
@@ -250,6 +250,10 @@ async function serveRequest(
       ...(payment !== undefined ? { payment } : {}),
       signal,
     });
+    // The request hash is made once this turn's work is done (the handler has sent its upstream
+    // call by then, and waits): off the answer's path. Nothing writes to a request's body.
+    if (receipting !== undefined) setImmediate(receiptRequestHash, receipting);
+    const reply = await replied;
     await sendReply(stream, reply, signal, echo, last, receipting, served.idleTimeoutMs);
     return !last;
   } catch (error) {

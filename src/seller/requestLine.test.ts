@@ -61,7 +61,8 @@ describe('seller request lines', () => {
     await reply.trailer!();
     const refused = await send({ model: 'nope', messages: [] });
     await refused.trailer!();
-    await new Promise((resolve) => setImmediate(resolve));
+    // Written after the answer's own writes: two rounds of immediates later.
+    for (let round = 0; round < 2; round++) await new Promise((resolve) => setImmediate(resolve));
     const requests = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request');
     expect(requests).toHaveLength(2);
     expect(requests[0]).toMatchObject({

@@ -1,11 +1,11 @@
 /**
  * The seller's one info line per request (src/log/requestLine.ts), written once the trailer is
  * known: the handler notes the model and request id as soon as it has them; the wrapper adds
- * the status, usage, cost and time. The line is written on the next turn of the event loop: a
+ * the status, usage, cost and time. The line is written after the answer (`logAfterReply`): a
  * small answer's head, body and trailer go out in one write once the trailer is known, and
- * serialising and writing a log line (a syscall) should not delay it.
+ * serialising a log line should not delay it.
  */
-import { type Logger, logRequestLine } from '../log/index.js';
+import { type Logger, logRequestLine, type RequestLine } from '../log/index.js';
 import { formatUsd } from '../money/index.js';
 import type { InboundRequest, OutboundReply } from '../network/index.js';
 
@@ -17,6 +17,15 @@ export function noteRequest(
   facts: { model: string; requestId: string },
 ): void {
   noted.set(request, facts);
+}
+
+/**
+ * The trailer is made before the answer is written, and the answer's bytes leave in an immediate
+ * queued as it is written (src/network/noiseBatch.ts), after the one that runs this: the line
+ * waits one more round of immediates, so that it follows the answer instead of delaying it.
+ */
+function logAfterReply(logger: Logger, line: RequestLine): void {
+  setImmediate(logRequestLine, logger, line);
 }
 
 /** Wraps a handler so that each request writes its line when its trailer is done. */
@@ -47,7 +56,7 @@ export function withRequestLines(
           ms: Math.round(performance.now() - started),
           errorCode: result.error ?? null,
         };
-        setImmediate(() => logRequestLine(logger, line));
+        setImmediate(logAfterReply, logger, line);
         return result;
       },
     };

@@ -21,12 +21,12 @@ export async function startGatewayProcess(args: {
   databaseUrl?: string;
   /** Extra node flags (e.g. `--cpu-prof` for profiling). */
   nodeArgs?: string[];
+  /** The node arguments that run the CLI (a bench passes the compiled one); default the sources. */
+  cli?: string[];
 }): Promise<GatewayProcess> {
   const argv = [
     ...(args.nodeArgs ?? []),
-    '--import',
-    'tsx',
-    CLI,
+    ...(args.cli ?? ['--import', 'tsx', CLI]),
     '--data-dir',
     args.dataDir,
     '--log-level',
