@@ -1,7 +1,6 @@
 /** What a request carries between the formats: tool results, images, parameters, built-in tools, documents. */
 import { describe, expect, it } from 'vitest';
 import { svcFailure as failure } from '../testing/index.js';
-import { DEFAULT_MAX_TOKENS } from './messages/renderRequest.js';
 import { translateRequest, withStreamUsage } from './translateRequest.js';
 
 const PNG =
