@@ -110,6 +110,7 @@ describe('admission with reservations sized to the request', () => {
         for (const other of others) await other.stop();
         await h.stop();
       }
-    });
+      // Two gateway processes start (each loads the whole gateway): ~20 s alone, more on a busy machine.
+    }, 90_000);
   });
 });
