@@ -82,6 +82,8 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
     }, 2_000);
 
     const faults: string[] = [];
+    /** The sellers (peer ids) killed or frozen at some point: the only ones a stream may fail on. */
+    const faulted = new Set<string>();
     const pending: Promise<void>[] = [];
     const note = (text: string) =>
       faults.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${text}`);
@@ -98,6 +100,7 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
     };
     const restartOnce = async (index: number) => {
       const seller = net.sellers[index]!;
+      faulted.add(seller.address.slice(2).toLowerCase());
       await seller.process.kill();
       note(`seller ${index} (${seller.address.slice(2, 10)}) killed -9`);
       // A seller checks the chain when it starts and waits for it (decision 207); one that still
@@ -132,6 +135,7 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
       for (const index of order.slice(0, killCount)) pending.push(restart(index));
       pending.push(
         (async () => {
+          faulted.add(net.sellers[frozen]!.address.slice(2).toLowerCase());
           net.sellers[frozen]!.process.signal('SIGSTOP');
           note(`seller ${frozen} frozen (round ${number})`);
           await sleep(FREEZE_SECONDS * 1000);
@@ -226,10 +230,16 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
     // Nothing fails before its first byte while other sellers of the model are up: a failure
     // before any byte is a routing bug (the buyer had somewhere else to send it).
     expect(summary.failuresBeforeAnyByte).toEqual([]);
-    // Full size: the issue's goal. Small size: the same bar would allow no failure at all in the
-    // ~1000 requests it sends, while each killed seller may break the one stream it was serving
-    // (allowed: bytes had reached the client); 2 sellers killed plus 1 frozen, a few streams each.
-    expect(summary.successShare).toBeGreaterThanOrEqual(FULL ? 0.995 : 0.98);
+    // Full size: the issue's goal. Small size: its few hundred requests (fewer on a busy
+    // machine) make a share too coarse, so what must hold is that a stream failed only on a
+    // seller that was killed or frozen (bytes had reached the client, allowed), with a bar that
+    // catches failures en masse.
+    if (FULL) expect(summary.successShare).toBeGreaterThanOrEqual(0.995);
+    else {
+      const elsewhere = failures.filter((o) => !o.peer || !faulted.has(o.peer.toLowerCase()));
+      expect(elsewhere.map((o) => `${o.cause} ${o.peer}: ${o.message}`)).toEqual([]);
+      expect(summary.successShare).toBeGreaterThanOrEqual(0.9);
+    }
     expect(money.disagreements).toEqual([]);
     if (FULL) {
       // Flat: the last third within 25 % (+ 16 MB of noise) of the first.

@@ -104,9 +104,13 @@ describe('PriceBook', () => {
     now += 11_000;
     expect(await inputPrice(book)).toBe(2_000_000n);
     await waitFor(() => catalogReads === 1);
+    // Over a minute old: a request waits for a read (joining the failed one if it is still
+    // under way, then its own), and is still answered from the last catalog.
     now += 61_000;
-    expect(await inputPrice(book)).toBe(2_000_000n);
-    expect(catalogReads).toBe(2);
+    await waitFor(async () => {
+      expect(await inputPrice(book)).toBe(2_000_000n);
+      return catalogReads >= 2;
+    });
     failing = false;
   });
 });
