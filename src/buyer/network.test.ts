@@ -9,8 +9,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SellerConfig } from '../config/index.js';
-import { defaultConfig } from '../config/index.js';
-import { silentLogger } from '../log/index.js';
 import type { SvcNode } from '../network/index.js';
 import {
   loopbackNetworkConfig,
@@ -19,9 +17,8 @@ import {
 } from '../network/testing/loopback.js';
 import { type SellerHandle, startSeller } from '../seller/index.js';
 import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
-import { type RunningBuyerNode, runBuyerNode } from './runBuyerNode.js';
-import { waitForDiscovery } from './testing/discovery.js';
-import { scoreAll } from './testing/testBuyer.js';
+import type { RunningBuyerNode } from './runBuyerNode.js';
+import { startUnpaidBuyer } from './testing/discovery.js';
 
 function chatSeller(
   upstream: FakeUpstream,
@@ -90,20 +87,7 @@ describe('buyer over libp2p with real sellers', () => {
       ),
       network,
     });
-    buyer = await runBuyerNode({
-      config: { ...defaultConfig(), network },
-      dataDir,
-      identity: randomIdentity(),
-      logger: silentLogger(),
-      port: 0,
-      payments: 'unpaid-dev',
-      reputation: scoreAll(80),
-    });
-    await waitForDiscovery(
-      buyer,
-      () => buyer.directory.list().filter((peer) => peer.reachable).length === 2,
-      'two sellers discovered',
-    );
+    buyer = await startUnpaidBuyer(network, dataDir, 2);
     openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
   }, 90_000);
 

@@ -8,8 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfig } from '../config/index.js';
-import { silentLogger } from '../log/index.js';
 import { describeReachability, type SvcNode } from '../network/index.js';
 import {
   loopbackNetworkConfig,
@@ -19,9 +17,8 @@ import {
 } from '../network/testing/loopback.js';
 import { type SellerHandle, startSeller } from '../seller/index.js';
 import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
-import { type RunningBuyerNode, runBuyerNode } from './runBuyerNode.js';
-import { waitForDiscovery } from './testing/discovery.js';
-import { scoreAll } from './testing/testBuyer.js';
+import type { RunningBuyerNode } from './runBuyerNode.js';
+import { startUnpaidBuyer } from './testing/discovery.js';
 
 describe('a seller behind NAT, reached through the bootstrap relay', () => {
   let bootstrap: SvcNode;
@@ -59,22 +56,10 @@ describe('a seller behind NAT, reached through the bootstrap relay', () => {
       30_000,
       'a relay reservation',
     );
-    buyer = await runBuyerNode({
-      config: {
-        ...defaultConfig(),
-        network: loopbackNetworkConfig({ bootstrap: [bootstrapAddr] }),
-      },
+    buyer = await startUnpaidBuyer(
+      loopbackNetworkConfig({ bootstrap: [bootstrapAddr] }),
       dataDir,
-      identity: randomIdentity(),
-      logger: silentLogger(),
-      port: 0,
-      payments: 'unpaid-dev',
-      reputation: scoreAll(80),
-    });
-    await waitForDiscovery(
-      buyer,
-      () => buyer.directory.list().some((peer) => peer.reachable),
-      'the relayed seller discovered',
+      1,
     );
     openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
   }, 90_000);

@@ -6,18 +6,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MediaMarket, SPEC_HEADERS, startMediaMarket } from '../testing/mediaMarket.js';
+import { describe, expect, it } from 'vitest';
+import { mediaMarket, SPEC_HEADERS } from '../testing/mediaMarket.js';
 
-let market: MediaMarket;
-
-beforeAll(async () => {
-  market = await startMediaMarket();
-}, 90_000);
-
-afterAll(async () => {
-  await market?.stop();
-});
+const market = mediaMarket();
 
 describe('image routes over libp2p with real sellers', () => {
   it('lists media models with unit prices by type', async () => {

@@ -3,19 +3,11 @@
  * model, the 5.00 USD ceiling), decision questions and the model-type check, through the buyer
  * on real libp2p to real sellers relaying to fake upstreams.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TINY_MP4 } from '../../seller/testing/index.js';
-import { type MediaMarket, startMediaMarket } from '../testing/mediaMarket.js';
+import { mediaMarket } from '../testing/mediaMarket.js';
 
-let market: MediaMarket;
-
-beforeAll(async () => {
-  market = await startMediaMarket();
-}, 90_000);
-
-afterAll(async () => {
-  await market?.stop();
-});
+const market = mediaMarket();
 
 describe('video, decision and typed routes over libp2p with real sellers', () => {
   it('queues a video, reports pending, then delivers the mp4 from the same seller', async () => {

@@ -1,5 +1,10 @@
-/** Waiting for a running buyer to discover sellers, as the network tests do. */
+/** Waiting for a running buyer to discover sellers, as the network tests do, and such a buyer. */
+import { defaultConfig, type SvcConfig } from '../../config/index.js';
+import { silentLogger } from '../../log/index.js';
+import { randomIdentity } from '../../network/testing/loopback.js';
 import { waitFor } from '../../testing/index.js';
+import { type RunningBuyerNode, runBuyerNode } from '../runBuyerNode.js';
+import { scoreAll } from './testBuyer.js';
 
 /**
  * Asks the buyer at `buyer.url` to refresh its peers (`POST /_svc/peers/refresh`) until `seen`
@@ -19,4 +24,30 @@ export function waitForDiscovery<T>(
     timeoutMs,
     what,
   );
+}
+
+/**
+ * A free-of-charge buyer (`unpaid-dev`, every seller scored 80) on the loopback `network` in
+ * `dataDir`, on a free port, returned once it sees `sellers` reachable sellers.
+ */
+export async function startUnpaidBuyer(
+  network: SvcConfig['network'],
+  dataDir: string,
+  sellers: number,
+): Promise<RunningBuyerNode> {
+  const buyer = await runBuyerNode({
+    config: { ...defaultConfig(), network },
+    dataDir,
+    identity: randomIdentity(),
+    logger: silentLogger(),
+    port: 0,
+    payments: 'unpaid-dev',
+    reputation: scoreAll(80),
+  });
+  await waitForDiscovery(
+    buyer,
+    () => buyer.directory.list().filter((peer) => peer.reachable).length >= sellers,
+    `${sellers} seller${sellers === 1 ? '' : 's'} discovered`,
+  );
+  return buyer;
 }

@@ -2,15 +2,15 @@
  * Two real sellers of media on loopback libp2p behind fake images and video upstreams, and a
  * buyer, for the media route tests (src/buyer/media/media.test.ts, media.video.test.ts):
  * "small" sells cheap images (64 KiB uploads), two video formats, decisions and a text demo
- * model; "big" dearer images (1 MiB uploads) and a cheaper kling-2.
+ * model; "big" dearer images (1 MiB uploads) and a cheaper kling-2. `mediaMarket()` starts it
+ * before the calling test file's tests and stops it after.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import { afterAll, beforeAll } from 'vitest';
 import type { SellerConfig } from '../../config/index.js';
-import { defaultConfig } from '../../config/index.js';
-import { silentLogger } from '../../log/index.js';
 import {
   loopbackNetworkConfig,
   randomIdentity,
@@ -18,9 +18,7 @@ import {
 } from '../../network/testing/loopback.js';
 import { startSeller } from '../../seller/index.js';
 import { type FakeUpstream, startFakeUpstream } from '../../seller/testing/index.js';
-import { runBuyerNode } from '../runBuyerNode.js';
-import { waitForDiscovery } from './discovery.js';
-import { scoreAll } from './testBuyer.js';
+import { startUnpaidBuyer } from './discovery.js';
 
 const FREE = { inputUsdPerMillion: 0, outputUsdPerMillion: 0 };
 
@@ -59,9 +57,21 @@ function imageProvider(
   };
 }
 
-export type MediaMarket = Awaited<ReturnType<typeof startMediaMarket>>;
+type MediaMarket = Awaited<ReturnType<typeof startMediaMarket>>;
 
-export async function startMediaMarket() {
+/** The market of the calling test file: its fields are there once its `beforeAll` has run. */
+export function mediaMarket(): MediaMarket {
+  const market = {} as MediaMarket;
+  beforeAll(async () => {
+    Object.assign(market, await startMediaMarket());
+  }, 90_000);
+  afterAll(async () => {
+    await market.stop?.();
+  });
+  return market;
+}
+
+async function startMediaMarket() {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-buyer-media-'));
   const bootstrap = await startLoopbackNode('bootstrap');
   const network = loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] });
@@ -125,20 +135,7 @@ export async function startMediaMarket() {
       ],
     },
   });
-  const buyer = await runBuyerNode({
-    config: { ...defaultConfig(), network },
-    dataDir,
-    identity: randomIdentity(),
-    logger: silentLogger(),
-    port: 0,
-    payments: 'unpaid-dev',
-    reputation: scoreAll(80),
-  });
-  await waitForDiscovery(
-    buyer,
-    () => buyer.directory.list().filter((peer) => peer.reachable).length === 2,
-    'two sellers discovered',
-  );
+  const buyer = await startUnpaidBuyer(network, dataDir, 2);
   const openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
   const post = (path: string, payload: unknown, headers: Record<string, string> = {}) =>
     fetch(`${buyer.url}${path}`, {
