@@ -7,5 +7,5 @@ export { API_INGRESS, boundIngress, type IngressTimeouts } from './ingress.js';
 export { isJsonRequest, parseJsonObject, parseJsonRequest } from './jsonBody.js';
 export { jsonText, textSlices } from './jsonText.js';
 export { localUrl } from './localUrl.js';
-export { readBody } from './readBody.js';
+export { readBody, readStreamBody } from './readBody.js';
 export { jsonArrayPieces, sendError, sendJson, sendJsonPieces, writeChunk } from './reply.js';

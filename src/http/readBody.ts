@@ -1,6 +1,6 @@
-/** Reading a request body with a byte limit. */
+/** Reading a request body, or any byte stream, with a byte limit. */
 import type { IncomingMessage } from 'node:http';
-import { finished } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { SvcError } from '../errors/index.js';
 
 /**
@@ -16,8 +16,20 @@ export function readBody(
   if (Number.isFinite(declared) && declared > limitBytes) {
     return Promise.reject(tooLarge(limitBytes, limitName));
   }
+  return readStreamBody(req, limitBytes, limitName);
+}
+
+/**
+ * Reads a whole stream that declares no length it can be held to (an HTTP answer sent in chunks,
+ * say), refusing with `body_too_large` as soon as the bytes counted exceed `limitBytes`.
+ */
+export function readStreamBody(
+  stream: Readable,
+  limitBytes: number,
+  limitName?: string,
+): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
-    new BodyReader(req, limitBytes, limitName, resolve, reject);
+    new BodyReader(stream, limitBytes, limitName, resolve, reject);
   });
 }
 
@@ -33,7 +45,7 @@ class BodyReader {
   private readonly onData: (chunk: Buffer) => void;
 
   constructor(
-    private readonly req: IncomingMessage,
+    private readonly req: Readable,
     private readonly limitBytes: number,
     private readonly limitName: string | undefined,
     private readonly resolve: (body: Buffer) => void,

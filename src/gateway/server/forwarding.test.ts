@@ -138,6 +138,18 @@ describe('forwarding to the buyer', () => {
     expect(byUser).toHaveLength(2);
   });
 
+  it('lists every model to a key with no model list: the catalog as the buyer sent it', async () => {
+    const { key, secret } = await h.key();
+    const response = await h.call('/v1/models', { secret });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    const models = await jsonOf(response);
+    expect(models).toMatchObject({ object: 'list' });
+    expect(models.data.map((m: { id: string }) => m.id)).toEqual(['model-a', 'model-b']);
+    expect(models.data[0]).toMatchObject({ object: 'model', name: 'model-a', peers: [] });
+    expect(await h.store.keyUsage(key.id)).toMatchObject({ requests: 0, spentMicro: 0n });
+  });
+
   it('lists only the allowed models, for free; count_tokens is free', async () => {
     const { key, secret } = await h.key({ models: ['model-b'] });
     const models = await jsonOf(await h.call('/v1/models', { secret }));

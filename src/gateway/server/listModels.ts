@@ -1,12 +1,14 @@
 /** `GET /v1/models`: the buyer's catalog, limited to the models the key may use. Free. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
 import { SvcError } from '../../errors/index.js';
-import { sendJson } from '../../http/index.js';
+import { readStreamBody, sendJson, writeChunk } from '../../http/index.js';
 import { encodeControlHeaders } from '../../protocol/index.js';
 import { modelAllowed } from '../policy/mergePolicies.js';
 import type { Caller } from './authenticate.js';
 import type { GatewayDeps } from './deps.js';
-import { forwardHeaders } from './forwardHeaders.js';
+import { forwardHeaders, responseHeaders } from './forwardHeaders.js';
+import { MAX_CATALOG_BYTES } from './priceBook.js';
 import type { LogFacts } from './requestLog.js';
 import { resolvePolicy } from './resolvePolicy.js';
 
@@ -15,7 +17,11 @@ interface CatalogEntry {
   aliases?: unknown;
 }
 
-/** Answers the catalog, filtered by the merged policy's model list. */
+/**
+ * Answers the catalog, filtered by the merged policy's model list. A key that may use every model
+ * gets the buyer's bytes as they come, unparsed: with a thousand sellers the catalog is large, and
+ * parsing it per call only to write it again cost the gateway time and memory for nothing.
+ */
 export async function listModels(
   deps: GatewayDeps,
   caller: Caller,
@@ -23,10 +29,9 @@ export async function listModels(
   res: ServerResponse,
 ): Promise<LogFacts> {
   const { policy } = await resolvePolicy(deps.store, caller, undefined);
-  let catalog: { data?: CatalogEntry[] } & Record<string, unknown>;
-  let status: number;
+  let upstream: Dispatcher.ResponseData;
   try {
-    const upstream = await deps.buyer.request({
+    upstream = await deps.buyer.request({
       method: 'GET',
       path: req.url ?? '/v1/models',
       headers: forwardHeaders(
@@ -37,12 +42,23 @@ export async function listModels(
         }),
       ),
     });
-    status = upstream.statusCode;
-    catalog = (await upstream.body.json()) as typeof catalog;
   } catch (error) {
     throw new SvcError('buyer_unavailable', { cause: error });
   }
-  if (policy.allowedModels && Array.isArray(catalog.data)) {
+  const status = upstream.statusCode;
+  if (!policy.allowedModels) {
+    await passThrough(upstream, res);
+    return { status };
+  }
+  let catalog: { data?: CatalogEntry[] } & Record<string, unknown>;
+  try {
+    const bytes = await readStreamBody(upstream.body, MAX_CATALOG_BYTES);
+    catalog = JSON.parse(bytes.toString('utf8')) as typeof catalog;
+  } catch (error) {
+    upstream.body.destroy();
+    throw new SvcError('buyer_unavailable', { cause: error });
+  }
+  if (Array.isArray(catalog.data)) {
     catalog.data = catalog.data.filter(
       (entry) =>
         modelAllowed(policy, String(entry.id)) ||
@@ -52,4 +68,19 @@ export async function listModels(
   }
   sendJson(res, status, catalog);
   return { status };
+}
+
+/** The buyer's answer to the client as it comes; a buyer that breaks mid-way cuts the client. */
+async function passThrough(upstream: Dispatcher.ResponseData, res: ServerResponse): Promise<void> {
+  res.writeHead(upstream.statusCode, responseHeaders(upstream.headers));
+  try {
+    for await (const chunk of upstream.body) {
+      if (!(await writeChunk(res, chunk as Buffer))) break;
+    }
+    if (!res.destroyed) res.end();
+  } catch {
+    // Mid-answer there is no way to send an error: close the connection so the client sees it.
+    res.destroy();
+  }
+  if (!upstream.body.destroyed) upstream.body.destroy();
 }

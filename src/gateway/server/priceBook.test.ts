@@ -9,18 +9,21 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PriceBook } from './priceBook.js';
+import { MAX_CATALOG_BYTES, PriceBook } from './priceBook.js';
 
 const PEER = 'ab'.repeat(20);
 let price = 1;
 let catalogReads = 0;
 let failing = false;
+/** While set, the catalog comes in pieces (no Content-Length) with this many bytes of padding. */
+let chunkedPadding = 0;
 /** While set, catalog answers wait for `release()`. */
 let held: Array<() => void> | null = null;
 const server = createServer((req, res) => {
   if (req.url !== '/v1/models') return void res.writeHead(404).end();
   catalogReads += 1;
   if (failing) return void res.writeHead(503).end();
+  if (chunkedPadding > 0) return void chunkedCatalog(res, price, chunkedPadding);
   const answer = catalogAnswer(res, price);
   if (held) held.push(answer);
   else answer();
@@ -37,6 +40,28 @@ function catalogAnswer(res: ServerResponse, inputUsdPerMillion: number): () => v
     ],
   });
   return () => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+}
+
+/** A valid catalog written in 64 KiB pieces, so it declares no length, padded past `padding`. */
+function chunkedCatalog(res: ServerResponse, inputUsdPerMillion: number, padding: number): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  const data = [
+    {
+      id: 'model-a',
+      peers: [{ peerId: PEER, prices: { inputUsdPerMillion, outputUsdPerMillion: 2 } }],
+    },
+  ];
+  res.write(`{"data":${JSON.stringify(data)},"padding":"`);
+  const piece = 'x'.repeat(64 * 1024);
+  let left = padding;
+  const more = (): void => {
+    while (left > 0) {
+      left -= piece.length;
+      if (!res.write(piece)) return void res.once('drain', more);
+    }
+    res.end('"}');
+  };
+  more();
 }
 
 function release(): void {
@@ -112,6 +137,27 @@ describe('PriceBook', () => {
       return catalogReads >= 2;
     });
     failing = false;
+  });
+});
+
+describe('PriceBook, a catalog sent in pieces', () => {
+  it('reads one under the limit, and refuses one over it, keeping the last catalog', async () => {
+    let now = 20_000_000;
+    const book = new PriceBook(pool, {}, () => now);
+    try {
+      price = 5;
+      chunkedPadding = 1024 * 1024;
+      expect(await inputPrice(book)).toBe(5_000_000n);
+      // Over 8 MiB with no length declared: counted as it comes and given up.
+      price = 6;
+      chunkedPadding = MAX_CATALOG_BYTES + 64 * 1024;
+      catalogReads = 0;
+      now += 61_000;
+      expect(await inputPrice(book)).toBe(5_000_000n);
+      expect(catalogReads).toBe(1);
+    } finally {
+      chunkedPadding = 0;
+    }
   });
 });
 

@@ -7,13 +7,15 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { normalizeModelName } from '../../catalog/index.js';
+import { readStreamBody } from '../../http/index.js';
 import { toPriceMicro } from '../../money/index.js';
 import type { PricedOffer } from '../budget/routeOffers.js';
 
 const CACHE_MS = 10_000;
 /** Older than this, a catalog is reloaded before it answers; younger, while it answers. */
 const STALE_MS = 60_000;
-const MAX_CATALOG_BYTES = 8 * 1024 * 1024;
+/** The most of the buyer's catalog read, whether it declares its length or is sent in pieces. */
+export const MAX_CATALOG_BYTES = 8 * 1024 * 1024;
 
 const usdPerMillion = z.number().finite().nonnegative().max(1_000_000);
 const catalogSchema = z.object({
@@ -92,7 +94,13 @@ export class PriceBook {
         await response.body.dump();
         return;
       }
-      const catalog = catalogSchema.parse(await response.body.json());
+      // A catalog sent in pieces declares no length: the bytes are counted as they come, and
+      // the connection is given up at the limit.
+      const bytes = await readStreamBody(response.body, MAX_CATALOG_BYTES).catch((error) => {
+        response.body.destroy();
+        throw error;
+      });
+      const catalog = catalogSchema.parse(JSON.parse(bytes.toString('utf8')));
       const offers = new Map<string, PricedOffer[]>();
       for (const entry of catalog.data) {
         const priced: PricedOffer[] = [];
