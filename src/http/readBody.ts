@@ -16,17 +16,27 @@ export function readBody(
   if (Number.isFinite(declared) && declared > limitBytes) {
     return Promise.reject(tooLarge(limitBytes, limitName));
   }
-  return readStreamBody(req, limitBytes, limitName);
+  return read(req, limitBytes, limitName);
 }
 
 /**
- * Reads a whole stream that declares no length it can be held to (an HTTP answer sent in chunks,
- * say), refusing with `body_too_large` as soon as the bytes counted exceed `limitBytes`.
+ * Reads a whole answer that may declare no length (an HTTP answer sent in pieces), refusing with
+ * `body_too_large` as soon as the bytes counted exceed `limitBytes`. Unlike a request body, an
+ * answer is destroyed when it fails: no reply has to go out on its connection first.
  */
-export function readStreamBody(
+export async function readStreamBody(stream: Readable, limitBytes: number): Promise<Buffer> {
+  try {
+    return await read(stream, limitBytes, undefined);
+  } catch (error) {
+    stream.destroy();
+    throw error;
+  }
+}
+
+function read(
   stream: Readable,
   limitBytes: number,
-  limitName?: string,
+  limitName: string | undefined,
 ): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     new BodyReader(stream, limitBytes, limitName, resolve, reject);

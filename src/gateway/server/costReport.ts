@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { readStreamBody } from '../../http/index.js';
 import { type MicroUsd, parseUsd } from '../../money/index.js';
 import {
   decodeRequestRecord,
@@ -81,6 +82,9 @@ export interface LookupOptions {
   intervalMs?: number;
 }
 
+/** The most of a request record read from the buyer (a record is a few KiB). */
+const MAX_RECORD_BYTES = 1024 * 1024;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The buyer has no record of the request: it never routed it, so it paid nobody for it. */
@@ -102,7 +106,7 @@ export async function lookupRecord(buyer: Dispatcher, requestId: string): Promis
       headersTimeout: 2000,
       bodyTimeout: 2000,
     });
-    const text = await response.body.text();
+    const text = (await readStreamBody(response.body, MAX_RECORD_BYTES)).toString('utf8');
     if (response.statusCode === 404) {
       return {
         kind: 'unknown',

@@ -55,7 +55,6 @@ export async function listModels(
     const bytes = await readStreamBody(upstream.body, MAX_CATALOG_BYTES);
     catalog = JSON.parse(bytes.toString('utf8')) as typeof catalog;
   } catch (error) {
-    upstream.body.destroy();
     throw new SvcError('buyer_unavailable', { cause: error });
   }
   if (Array.isArray(catalog.data)) {

@@ -96,10 +96,7 @@ export class PriceBook {
       }
       // A catalog sent in pieces declares no length: the bytes are counted as they come, and
       // the connection is given up at the limit.
-      const bytes = await readStreamBody(response.body, MAX_CATALOG_BYTES).catch((error) => {
-        response.body.destroy();
-        throw error;
-      });
+      const bytes = await readStreamBody(response.body, MAX_CATALOG_BYTES);
       const catalog = catalogSchema.parse(JSON.parse(bytes.toString('utf8')));
       const offers = new Map<string, PricedOffer[]>();
       for (const entry of catalog.data) {

@@ -3,6 +3,8 @@
  * the network (sellers, offers, prices, reputation) and wallets (deposit addresses, channels,
  * top-up credits).
  */
+import { SvcError } from '../../../errors/index.js';
+import { readStreamBody } from '../../../http/index.js';
 import { formatUsd } from '../../../money/index.js';
 import type { ConsoleDeps } from './deps.js';
 import type { StaffViewer } from './scope.js';
@@ -25,10 +27,13 @@ async function askBuyer(deps: ConsoleDeps, path: string): Promise<BuyerAnswer> {
       await response.body.dump();
       return { ok: false, reason: `the buyer answered ${response.statusCode} on ${path}` };
     }
-    const text = await response.body.text();
-    if (text.length > MAX_BUYER_BYTES)
-      return { ok: false, reason: 'the buyer answer is too large' };
-    return { ok: true, body: JSON.parse(text) as Record<string, unknown> };
+    // Lists are sent in pieces, with no length declared: the bytes are counted as they come.
+    const bytes = await readStreamBody(response.body, MAX_BUYER_BYTES).catch((error) => {
+      if (error instanceof SvcError && error.code === 'body_too_large') return null;
+      throw error;
+    });
+    if (bytes === null) return { ok: false, reason: 'the buyer answer is too large' };
+    return { ok: true, body: JSON.parse(bytes.toString('utf8')) as Record<string, unknown> };
   } catch (error) {
     return {
       ok: false,
