@@ -24,8 +24,8 @@
  * (`npm run build`, then `bin/svc.js` beside `dist/`; the floors load svc's modules from the same
  * `dist/`); `BENCH_SVC_SOURCES=1` runs the TypeScript sources through tsx instead, for profiles
  * (bench/installed.ts). Portkey runs its compiled JavaScript. Sequential latency and streams are
- * measured round by round, one request to each target per round in rotating order, so every
- * target sees the same machine. Requests/s at 32 concurrent runs each target twice, in order
+ * measured round by round, one request to each target per round in an order shuffled per
+ * round (`roundOrder`), so every target sees the same machine and none always follows another. Requests/s at 32 concurrent runs each target twice, in order
  * then in reverse, and sums. Every figure is printed beside Portkey's, as a ratio.
  * `BENCH_COMPARE_ROUNDS` (default 1000) sets the number of sequential rounds;
  * `BENCH_CPU_PROF_DIR=<dir>` runs seller, buyer and both gateways under `node --cpu-prof`;
@@ -45,7 +45,15 @@ import { sustained, translated } from './compareLanes.js';
 import { messagesBodies, requestBodies, SLOW_USER, UPSTREAM_SCRIPT } from './compareTraffic.js';
 import { startFloor } from './floorPath.js';
 import { fromSources, svcCli, svcModules } from './installed.js';
-import { cpuMsOf, freePort, printFigure, startChild, stats, throughput } from './lib.js';
+import {
+  cpuMsOf,
+  freePort,
+  printFigure,
+  roundOrder,
+  startChild,
+  stats,
+  throughput,
+} from './lib.js';
 import { nodeArgs, startSellerAndBuyer } from './proxyPath.js';
 
 const ALL_TARGETS = [
@@ -80,8 +88,7 @@ const RATE_MS = 2000;
 type PerTarget<T> = Record<Target, T>;
 const perTarget = <T>(make: (target: Target) => T) =>
   Object.fromEntries(TARGETS.map((target) => [target, make(target)])) as PerTarget<T>;
-/** Round `round` visits the targets in a rotated order (no target always first or last). */
-const order = (round: number) => TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length]!);
+const order = (round: number) => roundOrder(TARGETS, round);
 
 async function sequential(clients: PerTarget<Client>, bodies: string[]) {
   const samples = perTarget<number[]>(() => []);

@@ -11,7 +11,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type Client, send } from './compareClient.js';
-import { type Stats, stats } from './lib.js';
+import { roundOrder, type Stats, stats } from './lib.js';
 
 const SUSTAIN_MS = 2_000;
 const MAX_CONCURRENCY = 512;
@@ -72,7 +72,7 @@ export async function sustained(
 
 /**
  * Messages requests to each of `targets` (and chat requests to `direct`), round by round in
- * rotating order; the added p50 and p99 of each over direct.
+ * shuffled order; the added p50 and p99 of each over direct.
  */
 export async function translated(
   direct: Client,
@@ -85,8 +85,7 @@ export async function translated(
   const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
   for (let round = -20; round < rounds; round++) {
     const index = round + 20;
-    for (let i = 0; i < names.length; i++) {
-      const name = names[(i + index) % names.length]!;
+    for (const name of roundOrder(names, index)) {
       const started = performance.now();
       if (name === 'direct') await send(direct, chatBodies[index % chatBodies.length]!);
       else {

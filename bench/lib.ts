@@ -34,6 +34,30 @@ export function stats(durationsMs: number[]): Stats {
 }
 
 /** Runs `fn` `warmup` times unmeasured, then `iterations` times measured, one after another. */
+/**
+ * The order round `round` visits `items` in: a shuffle drawn from the round's number, so runs
+ * repeat, no item is always first or last, and none always follows the same other one. A rotation
+ * did the first two but not the third: what one target's processes do after an answer always
+ * landed on the same next target.
+ */
+export function roundOrder<T>(items: readonly T[], round: number): T[] {
+  const out = [...items];
+  // mulberry32, seeded by the round: small, fast and evenly spread enough for an order.
+  let seed = (round + 0x9e3779b9) >>> 0;
+  const next = () => {
+    seed = (seed + 0x6d2b79f5) >>> 0;
+    let t = seed;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 export async function measure(
   fn: () => unknown | Promise<unknown>,
   { iterations = 1000, warmup = 100 }: { iterations?: number; warmup?: number } = {},
