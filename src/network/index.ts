@@ -80,7 +80,6 @@ export {
   type ReceiptTerms,
   receiptIssuer,
   receiptSchema,
-  signReceipt,
   verifyReceipt,
 } from './receipts.js';
 export {

@@ -8,7 +8,7 @@
 import { type Hex, hexToBytes } from 'viem';
 import { z } from 'zod';
 import type { ApiProtocol } from '../formats/index.js';
-import { isSignedBy, type PeerId, PresignedSigner, signDigest } from '../identity/index.js';
+import { isSignedBy, type PeerId, PresignedSigner } from '../identity/index.js';
 import type { MicroUsd, TokenPriceMicro, TokenUsage } from '../money/index.js';
 import {
   type ReceiptFields,
@@ -65,11 +65,6 @@ export const receiptSchema = z.strictObject({
 /** True when a receipt can name `serviceId` (announced ones always can). */
 export function fitsReceipt(serviceId: string): boolean {
   return serviceId.length <= MAX_RECEIPT_SERVICE_ID && PRINTABLE.test(serviceId);
-}
-
-/** Signs `fields` with `privateKey` (32 bytes: the seller's identity key). */
-export function signReceipt(fields: ReceiptFields, privateKey: Uint8Array): Receipt {
-  return { ...fields, signature: signDigest(hexToBytes(receiptDigest(fields)), privateKey) };
 }
 
 /**
