@@ -10,10 +10,10 @@
  * `roundTrips(n)` measures what a round trip through it really costs: one byte to an echo server
  * behind the same relay and back, `n` times on one connection.
  */
-import { connect } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import type { RelayOrder, RelayReply, RelayWorkerData } from './delayRelayWorker.js';
+import type { RelayedChunk, RelayOrder, RelayReply, RelayWorkerData } from './delayRelayWorker.js';
 
 export interface DelayRelay {
   port: number;
@@ -21,8 +21,14 @@ export interface DelayRelay {
   setDelay(ms: number): Promise<void>;
   /** Destroys every relayed connection at once (no FIN reaches either side in time). */
   cut(): Promise<void>;
-  /** `samples` round trips of one byte through the relay, each in milliseconds. */
-  roundTrips(samples: number): Promise<number[]>;
+  /**
+   * `samples` round trips of one byte through the relay, each in milliseconds, to an echo in the
+   * relay's thread (`farEnd` 'relay': the network alone, as a ping sees it) or in this thread
+   * ('here': the far end wakes up where the seller does, as a request's does).
+   */
+  roundTrips(samples: number, farEnd?: 'relay' | 'here'): Promise<number[]>;
+  /** Starts recording every relayed chunk (`true`) or stops; returns what was recorded till now. */
+  trace(on: boolean): Promise<RelayedChunk[]>;
   close(): Promise<void>;
 }
 
@@ -55,46 +61,69 @@ async function echoRoundTrips(port: number, samples: number): Promise<number[]> 
 
 /** Relays 127.0.0.1:<port> to 127.0.0.1:`targetPort`, `delayMs` each way, from a worker thread. */
 export async function startDelayRelay(targetPort: number, delayMs = 0): Promise<DelayRelay> {
+  const hereSockets = new Set<Socket>();
+  const hereEcho = createServer((socket) => {
+    hereSockets.add(socket);
+    socket.on('close', () => hereSockets.delete(socket));
+    socket.setNoDelay(true);
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk) => socket.write(chunk));
+  });
+  await new Promise<void>((resolve) => hereEcho.listen(0, '127.0.0.1', resolve));
   const worker = new Worker(new URL('./delayRelayWorker.ts', import.meta.url), {
-    workerData: { targetPort, delayMs } satisfies RelayWorkerData,
+    workerData: {
+      targetPort,
+      delayMs,
+      hereEchoPort: (hereEcho.address() as AddressInfo).port,
+    } satisfies RelayWorkerData,
   });
-  const waiting = new Map<number, () => void>();
+  const waiting = new Map<number, (reply: RelayReply) => void>();
   let nextId = 0;
-  const listening = new Promise<{ port: number; echoPort: number }>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.on('message', (reply: RelayReply) => {
-      if (reply.type === 'listening') resolve(reply);
-      else {
-        waiting.get(reply.id)?.();
-        waiting.delete(reply.id);
-      }
-    });
-  });
-  const { port, echoPort } = await listening;
+  const listening = new Promise<{ port: number; echoPort: number; hereEchoPort: number }>(
+    (resolve, reject) => {
+      worker.once('error', reject);
+      worker.on('message', (reply: RelayReply) => {
+        if (reply.type === 'listening') resolve(reply);
+        else {
+          waiting.get(reply.id)?.(reply);
+          waiting.delete(reply.id);
+        }
+      });
+    },
+  );
+  const { port, echoPort, hereEchoPort } = await listening;
   let failure: Error | undefined;
   // A relay that died answers nothing more: what waits for it fails instead of hanging.
   worker.on('error', (error) => {
     failure = error;
   });
   worker.on('exit', () => {
-    for (const done of waiting.values()) done();
+    for (const done of waiting.values()) done({ type: 'done', id: -1 });
     waiting.clear();
   });
   const send = (order: RelayOrder) =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<RelayedChunk[]>((resolve, reject) => {
       if (failure !== undefined) return reject(failure);
       const id = nextId++;
-      waiting.set(id, () => (failure === undefined ? resolve() : reject(failure)));
+      waiting.set(id, (reply) =>
+        failure === undefined
+          ? resolve(reply.type === 'done' ? (reply.trace ?? []) : [])
+          : reject(failure),
+      );
       worker.postMessage({ ...order, id });
     });
   return {
     port,
-    setDelay: (ms) => send({ type: 'delay', ms }),
-    cut: () => send({ type: 'cut' }),
-    roundTrips: (samples) => echoRoundTrips(echoPort, samples),
+    setDelay: async (ms) => void (await send({ type: 'delay', ms })),
+    cut: async () => void (await send({ type: 'cut' })),
+    trace: (on) => send({ type: 'trace', on }),
+    roundTrips: (samples, farEnd = 'relay') =>
+      echoRoundTrips(farEnd === 'relay' ? echoPort : hereEchoPort, samples),
     close: async () => {
       await send({ type: 'close' });
       await worker.terminate();
+      for (const socket of hereSockets) socket.destroy();
+      await new Promise((resolve) => hereEcho.close(resolve));
     },
   };
 }

@@ -1,9 +1,9 @@
 /**
  * Distance (`npm run bench -- distance`): a seller far from its buyer. A userspace relay
  * (bench/delayRelay.ts) adds a set one-way delay between the buyer and the seller, and charges a
- * new connection TCP's handshake round trip; the seller announces the relay's address. For each delay, a streamed chat request through the real buyer
- * (HTTP in, routing, libp2p to the seller, the seller to a local fake upstream) is timed to its
- * first token and to its last byte:
+ * new connection TCP's handshake round trip; the seller announces the relay's address. For each
+ * delay, a streamed chat request through the real buyer (HTTP in, routing, libp2p to the seller,
+ * the seller to a local fake upstream) is timed to its first token and to its last byte:
  *
  * - warm: on an open connection;
  * - new connection: the first request to a seller after its connection was closed (a seller
@@ -17,17 +17,19 @@
  * local set-up of a connection); "RTTs" = (time at the delay − time with none) / RTT, the round
  * trips the path costs, counted twice: against the nominal RTT (twice the delay) and against the
  * RTT measured through the relay (an echo's round trip at the delay − at no delay, p50), since
- * a relay's timers fire late. The relay runs in a worker thread (bench/delayRelay.ts); buyer and
+ * a relay's timers fire late. A warm request's time is also split by the relay's record
+ * (bench/distanceWarm.ts: the buyer before the wire, the seller, the buyer after it), and
+ * measured again right after each distance at 2 ms each way: the processes wait on the network
+ * there too, and their code runs cold after a wait, which the no-delay figures never pay; "beyond
+ * 1 RTT over warm at 2 ms" is what the distance alone adds
+ * (docs/decisions/214-a-warm-request-at-distance.md). The relay runs in a worker thread (bench/delayRelay.ts); buyer and
  * seller share this process, so its CPU time per request (new connection − warm) is the set-up's
  * CPU at both ends, plus the relay's few extra relayed messages: unlike the wall time, it barely
  * moves when other work shares the machine
  * (docs/decisions/210-a-new-connection-with-an-honest-distance.md).
  */
 import { performance } from 'node:perf_hooks';
-import { KEEP_ALIVE, type PeerId as Libp2pPeerId } from '@libp2p/interface';
-import { peerIdFromString } from '@libp2p/peer-id';
-import { request } from 'undici';
-import { type RunningBuyerNode, runBuyerNode } from '../src/buyer/runBuyerNode.js';
+import { runBuyerNode } from '../src/buyer/runBuyerNode.js';
 import { scoreAll } from '../src/buyer/testing/testBuyer.js';
 import { defaultConfig } from '../src/config/index.js';
 import { freePort } from '../src/devnet/index.js';
@@ -37,184 +39,32 @@ import {
   loopbackNetworkConfig,
   randomIdentity,
   startLoopbackNode,
-  type TestIdentity,
-  waitFor,
 } from '../src/network/testing/loopback.js';
-import { type SellerHandle, startSeller } from '../src/seller/index.js';
-import { type FakeUpstream, startFakeUpstream } from '../src/seller/testing/index.js';
+import { startFakeUpstream } from '../src/seller/testing/index.js';
 import { tempDir } from '../src/testing/index.js';
-import { type DelayRelay, startDelayRelay } from './delayRelay.js';
+import { startDelayRelay } from './delayRelay.js';
+import { cutConnection, farSeller, listed, settled } from './distanceSeller.js';
+import {
+  figures,
+  grownLine,
+  IDLE_DELAY_MS,
+  MODEL,
+  type Timing,
+  timed,
+  WARM_SAMPLES,
+  type WarmSplit,
+  warmRun,
+} from './distanceWarm.js';
 import { printFigure, type Stats, stats } from './lib.js';
 
-const MODEL = 'far-model';
 /** The first pass warms the code paths up and is not reported. */
 const DELAYS_MS = (process.env.SVC_DISTANCE_DELAYS ?? '0,0,20').split(',').map(Number);
-/** The tag `@libp2p/kad-dht` puts on its closest peers. */
-const KEEP_ALIVE_KAD = `${KEEP_ALIVE}-kad-dht`;
-const WARM_SAMPLES = 30;
 /**
  * 20, not 10: the local set-up (new connection − warm) is a difference of two p50s, and with 10
  * samples its p50 moved by ±5 ms between runs on a loaded machine (decision 210).
  */
 const COLD_SAMPLES = 20;
 const RESTARTS = 3;
-/** Echo round trips through the relay per delay, for its measured RTT. */
-const ECHO_SAMPLES = 30;
-const BODY = JSON.stringify({
-  model: MODEL,
-  stream: true,
-  messages: [{ role: 'user', content: 'how far away are you?' }],
-});
-
-interface Timing {
-  firstTokenMs: number;
-  lastByteMs: number;
-  /**
-   * CPU time of this process (every thread: the relay's too, as when it shared the buyer's) from
-   * the request until its last byte.
-   */
-  cpuMs: number;
-  status: number;
-}
-
-/** CPU time so far of this process, in milliseconds (per-thread counts are in whole ticks). */
-const cpuMs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
-
-/** POSTs a streamed chat request; times the first chunk with a token and the last byte. */
-async function timed(url: string): Promise<Timing> {
-  const cpuStart = cpuMs();
-  const start = performance.now();
-  const answer = await request(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: BODY,
-  });
-  let firstTokenMs = Number.NaN;
-  for await (const chunk of answer.body) {
-    if (Number.isNaN(firstTokenMs) && (chunk as Buffer).includes('content'))
-      firstTokenMs = performance.now() - start;
-  }
-  const lastByteMs = performance.now() - start;
-  return {
-    firstTokenMs,
-    lastByteMs,
-    cpuMs: cpuMs() - cpuStart,
-    status: answer.statusCode,
-  };
-}
-
-interface CaseFigures {
-  firstToken: Stats;
-  lastByte: Stats;
-  cpu: Stats;
-}
-
-function figures(timings: Timing[]): CaseFigures {
-  const served = timings.filter((t) => t.status === 200);
-  if (served.length < timings.length) throw new Error(`${timings.length - served.length} failed`);
-  return {
-    firstToken: stats(served.map((t) => t.firstTokenMs)),
-    lastByte: stats(served.map((t) => t.lastByteMs)),
-    cpu: stats(served.map((t) => t.cpuMs)),
-  };
-}
-
-function sellerConfig(upstream: FakeUpstream) {
-  return {
-    displayName: 'far seller',
-    uploadLimitBytes: 1024 * 1024,
-    providers: [
-      {
-        type: 'openai-chat' as const,
-        baseUrl: upstream.baseUrl,
-        services: { [MODEL]: { categories: [] } },
-        defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
-        maxConcurrency: 64,
-      },
-    ],
-  };
-}
-
-interface Far {
-  seller: SellerHandle;
-  start(): Promise<SellerHandle>;
-}
-
-/** A seller listening on `port`, announcing only the relay's address. */
-function farSeller(
-  identity: TestIdentity,
-  port: number,
-  relay: DelayRelay,
-  bootstrap: string,
-  upstream: FakeUpstream,
-): Far {
-  const far: Far = {
-    seller: undefined as unknown as SellerHandle,
-    start: async () => {
-      far.seller = await startSeller({
-        identity,
-        network: loopbackNetworkConfig({
-          bootstrap: [bootstrap],
-          listen: [`/ip4/127.0.0.1/tcp/${port}`],
-          announce: [`/ip4/127.0.0.1/tcp/${relay.port}`],
-        }),
-        seller: sellerConfig(upstream),
-      });
-      return far.seller;
-    },
-  };
-  return far;
-}
-
-async function listed(buyer: RunningBuyerNode, peerId: string): Promise<void> {
-  await waitFor(
-    async () => {
-      const body = (await (await fetch(`${buyer.url}/_svc/peers`)).json()) as {
-        peers: { peerId: string; reachable: boolean }[];
-      };
-      return body.peers.some((peer) => peer.peerId === peerId && peer.reachable);
-    },
-    30_000,
-    'seller listed',
-  );
-}
-
-/**
- * Waits until the record fetch that every new connection starts (on identify) is done: cutting
- * the connection under it would fail the fetch, and mark the seller unreachable for a moment.
- */
-async function settled(buyer: RunningBuyerNode, peerId: string): Promise<void> {
-  const connectedAt = Math.max(
-    0,
-    ...buyer.node.libp2p
-      .getConnections(peerIdFromString(buyer.directory.route(peerId)!.libp2pPeerId.toString()))
-      .map((c) => c.timeline.open),
-  );
-  // A record fetched within the last minute is not fetched again (src/network/directory.ts):
-  // then no fetch runs, and 300 ms is longer than any fetch here takes.
-  await waitFor(
-    () =>
-      (buyer.directory.get(peerId)?.lastSeenAt ?? 0) >= connectedAt ||
-      Date.now() - connectedAt > 300,
-    10_000,
-    'record fetched on the new connection',
-  );
-}
-
-/**
- * Closes the buyer's connections to the seller and keeps them closed: the DHT tags its closest
- * peers (in a small network, every seller) keep-alive, and libp2p redials those at once.
- */
-async function cutConnection(buyer: RunningBuyerNode, peer: Libp2pPeerId): Promise<void> {
-  await buyer.node.libp2p.peerStore
-    .merge(peer, { tags: { [KEEP_ALIVE_KAD]: undefined } })
-    .catch(() => undefined);
-  await buyer.node.libp2p.hangUp(peer);
-}
-
 export default async function distanceBench(): Promise<Record<string, unknown>> {
   const stops: (() => Promise<unknown>)[] = [];
   try {
@@ -258,21 +108,39 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
     let local: Record<string, number> | undefined;
     /** The relay's echo round trip p50 with no delay: what the relay costs when it adds none. */
     let localEchoMs: number | undefined;
+    /** The same with the echo in this thread, woken as the seller is by a request. */
+    let localEchoHereMs: number | undefined;
+    /** The warm split with no delay (bench/distanceWarm.ts). */
+    let localSplit: WarmSplit | undefined;
     for (const [pass, delayMs] of DELAYS_MS.entries()) {
-      await relay.setDelay(delayMs);
       const rtt = 2 * delayMs;
-      const echo = stats(await relay.roundTrips(ECHO_SAMPLES));
-      if (rtt === 0) localEchoMs = echo.p50Ms;
-      const measuredRtt = echo.p50Ms - (localEchoMs ?? 0);
       const direct: Timing[] = [];
       for (let i = 0; i < WARM_SAMPLES; i++)
         direct.push(await timed(`${upstream.baseUrl}/chat/completions`));
       const floor = figures(direct);
-      // A connection opened at this delay, then warm requests on it.
+      // The same, each after a wait of one RTT, as the seller's call to its upstream is at this
+      // distance: code that is not svc's, run cold after a wait (bench/distanceWarm.ts).
+      const afterWait: Timing[] = [];
+      for (let i = 0; rtt > 0 && i < WARM_SAMPLES; i++) {
+        await new Promise((resolve) => setTimeout(resolve, rtt));
+        afterWait.push(await timed(`${upstream.baseUrl}/chat/completions`));
+      }
+      const floorAfterWait = rtt > 0 ? figures(afterWait) : undefined;
+      // A connection opened at this delay, then warm requests on it; at a distance, warm ones at
+      // the waiting reference's delay right after, on the same connection.
+      await relay.setDelay(delayMs);
       await cutConnection(buyer, sellerLibp2p());
       await timed(chat);
-      const warm: Timing[] = [];
-      for (let i = 0; i < WARM_SAMPLES; i++) warm.push(await timed(chat));
+      const { echo, echoHere, warm, split } = await warmRun(relay, delayMs, chat);
+      const waiting = rtt > 0 ? await warmRun(relay, IDLE_DELAY_MS, chat) : undefined;
+      await relay.setDelay(delayMs);
+      if (rtt === 0) {
+        localEchoMs = echo.p50Ms;
+        localEchoHereMs = echoHere.p50Ms;
+        localSplit = split;
+      }
+      const measuredRtt = echo.p50Ms - (localEchoMs ?? 0);
+      const wokenRtt = echoHere.p50Ms - (localEchoHereMs ?? 0);
       const cold: Timing[] = [];
       for (let i = 0; i < COLD_SAMPLES; i++) {
         await settled(buyer, sellerId);
@@ -336,7 +204,21 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
         delayMs,
         rttMs: rtt,
         echoThroughRelay: echo,
+        echoWokenHere: echoHere,
         measuredRttMs: measuredRtt,
+        wokenRttMs: wokenRtt,
+        warmSplit: split,
+        ...(floorAfterWait ? { straightToUpstreamAfterOneRttWait: floorAfterWait } : {}),
+        ...(waiting
+          ? {
+              waitingReference: {
+                delayMs: IDLE_DELAY_MS,
+                echoThroughRelay: waiting.echo,
+                warm: figures(waiting.warm),
+                warmSplit: waiting.split,
+              },
+            }
+          : {}),
         relayed,
         ...cases,
         listedAfterRestartMs: stats(listedAfterMs),
@@ -377,16 +259,51 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
                   : '')),
         );
       }
+      const p50 = (figure: Stats) => figure.p50Ms.toFixed(2);
+      console.log(
+        `warm split p50: buyer before the wire ${p50(split.buyerBefore)} ms, seller ` +
+          `${p50(split.seller)} ms, buyer after the wire ${p50(split.buyerAfter)} ms, relay late ` +
+          `${p50(split.relayLate)} ms (${split.split} of ${warm.length} split); echo woken in ` +
+          `this thread p50 ${p50(echoHere)} ms (RTT ${wokenRtt.toFixed(2)} ms)`,
+      );
       if (rtt > 0 && local !== undefined) {
         // The goals in milliseconds: what a case adds over its local cost beyond its round trips.
         const beyond = (name: 'warm' | 'newConnection', trips: number) =>
           cases[name].lastByte.p50Ms - (local?.[name] ?? 0) - trips * measuredRtt;
         printFigure('warm: added beyond 1 measured RTT', beyond('warm', 1), 'ms', '<= 1 ms');
         printFigure(
+          'warm: added beyond 1 RTT woken in this thread',
+          cases.warm.lastByte.p50Ms - (local.warm ?? 0) - wokenRtt,
+          'ms',
+        );
+        if (waiting !== undefined) {
+          // Both sides of the difference wait on the network: what is left is the distance's.
+          const wait = figures(waiting.warm).lastByte.p50Ms;
+          printFigure(
+            `warm: added beyond 1 RTT over warm at ${IDLE_DELAY_MS} ms each way`,
+            cases.warm.lastByte.p50Ms - wait - (echo.p50Ms - waiting.echo.p50Ms),
+            'ms',
+            '<= 1 ms',
+          );
+          console.log(
+            `warm at ${IDLE_DELAY_MS} ms each way: last byte p50 ${wait.toFixed(1)} ms, echo p50 ` +
+              `${waiting.echo.p50Ms.toFixed(2)} ms; its split p50 beyond no delay: ` +
+              grownLine(waiting.split, localSplit),
+          );
+        }
+        console.log(`warm split p50 beyond no delay: ${grownLine(split, localSplit)}`);
+        printFigure(
           'new connection: added beyond 3 measured RTT',
           beyond('newConnection', 3),
           'ms',
           '<= 1 ms',
+        );
+      }
+      if (floorAfterWait !== undefined) {
+        printFigure(
+          'straight to the upstream, each after waiting one RTT, p50',
+          floorAfterWait.lastByte.p50Ms,
+          'ms',
         );
       }
       printFigure('listed again after restart p50', stats(listedAfterMs).p50Ms, 'ms', '<= 1000 ms');
