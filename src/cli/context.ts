@@ -1,7 +1,7 @@
 /** What every command can reach: global options, the data dir, config, identities, a logger. */
 import type { Command } from 'commander';
 import { type LoadedConfig, loadConfig, resolveDataDir } from '../config/index.js';
-import { IdentityStore } from '../identity/index.js';
+import type { IdentityStore } from '../identity/index.js';
 import { createLogger, type Logger, type LogLevel } from '../log/index.js';
 import type { CliIo } from './io.js';
 
@@ -58,7 +58,9 @@ export class CliContext {
     return this.loaded;
   }
 
-  identities(): IdentityStore {
+  /** The identities of the data dir; loads the identity folder (and viem) only when asked. */
+  async identities(): Promise<IdentityStore> {
+    const { IdentityStore } = await import('../identity/index.js');
     return new IdentityStore(this.dataDir, this.io.env);
   }
 

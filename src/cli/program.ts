@@ -3,7 +3,9 @@
  * Groups are imported lazily: a run of one command (`svc buyer start`) loads only the group that
  * defines it, so a long-running buyer does not hold the gateway, chain tools, devnet or x402 code
  * (decision 098). Anything else (`svc --help`, `svc help x`, an unknown command) loads every group,
- * so help, suggestions and errors are exactly as with all groups registered.
+ * so help, suggestions and errors are exactly as with all groups registered. Loading a group is
+ * cheap in turn: its actions load the folders they use when they run
+ * (docs/decisions/215-commands-load-their-code-when-they-run.md).
  */
 import { Command, Option } from 'commander';
 import { LOG_LEVELS } from '../log/index.js';

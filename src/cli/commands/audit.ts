@@ -6,22 +6,18 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
-import {
-  type AuditBundle,
-  AuditStore,
-  bundleOf,
-  MAX_BUNDLE_BYTES,
-  type SellerAudit,
-  verifyBundle,
-} from '../../audit/index.js';
+import type { AuditBundle, AuditStore, SellerAudit } from '../../audit/index.js';
 import { normalizeModelName } from '../../catalog/index.js';
-import { parsePeerId } from '../../identity/index.js';
 import { CliContext } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { printJson, printTable } from '../output.js';
 
-function openStore(ctx: CliContext): AuditStore {
+/** The audit folder, loaded when a command runs (docs/decisions/215-commands-load-their-code-when-they-run.md). */
+const loadAudit = () => import('../../audit/index.js');
+
+async function openStore(ctx: CliContext): Promise<AuditStore> {
+  const { AuditStore } = await loadAudit();
   try {
     return new AuditStore(ctx.dataDir, Date.now, () => {}, { readOnly: true });
   } catch {
@@ -31,7 +27,8 @@ function openStore(ctx: CliContext): AuditStore {
   }
 }
 
-function peerOf(text: string): string {
+async function peerOf(text: string): Promise<string> {
+  const { parsePeerId } = await import('../../identity/index.js');
   try {
     return parsePeerId(text);
   } catch {
@@ -87,10 +84,10 @@ export function registerAuditCommands(program: Command, io: CliIo): void {
       'after',
       "\nAPART is how far the seller's answer stood from the other sellers' (positive: further than\ntheirs from each other). RECEIPTS counts the answers whose signed receipt the buyer checked.\n\nExamples:\n  svc audit show 0x2c7536e3605d9c16a7a3d7b1898e529396a65c23\n  svc audit show 2c7536e3605d9c16a7a3d7b1898e529396a65c23 --model svc-demo-smart --json",
     )
-    .action((peer: string, flags: { model?: string }, command: Command) => {
+    .action(async (peer: string, flags: { model?: string }, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const peerId = peerOf(peer);
-      const store = openStore(ctx);
+      const peerId = await peerOf(peer);
+      const store = await openStore(ctx);
       try {
         const found = standings(store, peerId, flags.model);
         if (ctx.json) {
@@ -120,10 +117,10 @@ export function registerAuditCommands(program: Command, io: CliIo): void {
       'after',
       '\nExample:\n  svc audit export 0x2c75…5c23 > bundle.json && svc audit verify bundle.json',
     )
-    .action((peer: string, flags: { model?: string }, command: Command) => {
+    .action(async (peer: string, flags: { model?: string }, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const peerId = peerOf(peer);
-      const store = openStore(ctx);
+      const peerId = await peerOf(peer);
+      const store = await openStore(ctx);
       try {
         const found = standings(store, peerId, flags.model);
         if (found.length === 0) {
@@ -135,6 +132,7 @@ export function registerAuditCommands(program: Command, io: CliIo): void {
           );
         }
         const { standing } = found[0]!;
+        const { bundleOf } = await loadAudit();
         printJson(io, bundleOf(peerId, standing, Date.now()));
       } finally {
         store.close();
@@ -150,8 +148,9 @@ export function registerAuditCommands(program: Command, io: CliIo): void {
       'after',
       '\nExits 0 when everything holds, 1 otherwise. Needs no network, no buyer and no data directory.',
     )
-    .action((file: string, _flags: unknown, command: Command) => {
+    .action(async (file: string, _flags: unknown, command: Command) => {
       const ctx = CliContext.of(command, io);
+      const { MAX_BUNDLE_BYTES, verifyBundle } = await loadAudit();
       let size: number;
       try {
         size = statSync(file).size;

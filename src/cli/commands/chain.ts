@@ -3,18 +3,16 @@
  * faucet, and the payments contract on Base.
  */
 import type { Command } from 'commander';
-import { formatEther, parseEther } from 'viem';
-import { connectChain, readDeployment, runFaucet, startLocalChain } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
 import { formatUsd, parseUsd } from '../../money/index.js';
 import { CliContext } from '../context.js';
+import { DEPLOY_ETH_USD } from '../defaults.js';
 import type { CliIo } from '../io.js';
 import { parseIntOption, parsePort } from '../options.js';
 import { printJson } from '../output.js';
 import { waitForShutdown } from '../shutdown.js';
-import { parseAddressArgument } from './chainAddress.js';
-import { registerChainDeploy } from './chainDeploy.js';
-import { registerChainVerify } from './chainVerify.js';
+import type { DeployFlags } from './chainDeploy.js';
+import type { VerifyFlags } from './chainVerify.js';
 
 export function registerChainCommands(program: Command, io: CliIo): void {
   const chain = program
@@ -46,6 +44,7 @@ function registerChainStart(chain: Command, io: CliIo): void {
     )
     .action(async (options: { port: string; state?: string; grace: string }, command: Command) => {
       const ctx = CliContext.of(command, io);
+      const { startLocalChain } = await import('../../chain/index.js');
       const local = await startLocalChain({
         port: parsePort(options.port),
         stateFile: options.state,
@@ -82,7 +81,9 @@ function registerChainFaucet(chain: Command, io: CliIo): void {
     .action(
       async (addressText: string, options: { usdc: string; eth: string }, command: Command) => {
         const ctx = CliContext.of(command, io);
-        const address = parseAddressArgument(addressText);
+        const [{ connectChain, readDeployment, runFaucet }, { formatEther, parseEther }] =
+          await Promise.all([import('../../chain/index.js'), import('viem')]);
+        const address = await parseAddressArgument(addressText);
         const config = ctx.loadConfig().config.chain;
         if (config.network !== 'local') {
           throw new SvcError('invalid_argument', {
@@ -119,4 +120,55 @@ function registerChainFaucet(chain: Command, io: CliIo): void {
         else io.stdout(`sent ${result.usdc} USDC and ${result.eth} ETH to ${address}\n`);
       },
     );
+}
+
+/** Accepts a 0x address or a peer id (see chainAddress.ts). */
+async function parseAddressArgument(text: string) {
+  return (await import('./chainAddress.js')).parseAddressArgument(text);
+}
+
+/** Registers `svc chain deploy`. */
+function registerChainDeploy(chain: Command, io: CliIo): void {
+  chain
+    .command('deploy')
+    .description(
+      "deploy the payments contract to Base or Base Sepolia against Circle's USDC (never a test token)",
+    )
+    .requiredOption('--network <network>', 'base-sepolia, base, or an RPC URL of either')
+    .requiredOption('--identity <name>', 'identity whose wallet deploys and pays the gas')
+    .option('--usdc <address>', "USDC token address (default: Circle's USDC on that network)")
+    .option('--dry-run', 'print the transaction and its cost; send nothing')
+    .option('--confirmations <n>', 'blocks to wait for after the deployment block', '2')
+    .option('--eth-usd <price>', 'ETH price in USD that costs are shown at', DEPLOY_ETH_USD)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  svc chain deploy --network base-sepolia --identity deployer --dry-run\n  svc chain deploy --network base-sepolia --identity deployer\n  svc chain deploy --network https://base-sepolia.example/rpc --identity deployer --eth-usd 2500\n\nThe deployed code is checked against this version before anything is written; the\ndeployment goes to <data-dir>/chain/<network>/deployment.json, and the command prints the\n`svc config set` lines for buyers and sellers. Then check it any time with `svc chain verify`.',
+    )
+    .action(async (flags: DeployFlags, command: Command) => {
+      const { runDeploy } = await import('./chainDeploy.js');
+      await runDeploy(CliContext.of(command, io), io, flags);
+    });
+}
+
+/** Registers `svc chain verify`. */
+function registerChainVerify(chain: Command, io: CliIo): void {
+  chain
+    .command('verify')
+    .description(
+      "check that a deployed contract is this version's SvcPayments: code, USDC, grace period, EIP-712 domain",
+    )
+    .argument('<address>', 'the payments contract address (0x...)')
+    .option(
+      '--network <network>',
+      'base-sepolia, base, or an RPC URL of either (default: the configured chain)',
+    )
+    .option('--usdc <address>', "the USDC it must use (default: Circle's, or chain.usdcAddress)")
+    .addHelpText(
+      'after',
+      "\nExamples:\n  svc chain verify 0xabc...123 --network base-sepolia\n  svc chain verify 0xabc...123            # against the configured chain\n\nExits 1 naming what differs. Buyers and sellers run the same check when they start and\nrefuse to start against a contract that is not this version's.",
+    )
+    .action(async (addressText: string, flags: VerifyFlags, command: Command) => {
+      const { runVerify } = await import('./chainVerify.js');
+      await runVerify(CliContext.of(command, io), io, addressText, flags);
+    });
 }

@@ -1,9 +1,10 @@
-/** `svc chain deploy`: the payments contract on Base or Base Sepolia (docs/decisions/176). */
-import type { Command } from 'commander';
+/**
+ * What `svc chain deploy` does: the payments contract on Base or Base Sepolia (docs/decisions/176).
+ * Loaded when the command runs; chain.ts registers it.
+ */
 import { type Address, formatEther } from 'viem';
 import {
   type BaseTarget,
-  DEFAULT_ETH_USD,
   type DeploymentPlan,
   describeGasPrice,
   describeWei,
@@ -16,13 +17,13 @@ import {
 import { SvcError } from '../../errors/index.js';
 import { MoneyFormatError, parseUsd } from '../../money/index.js';
 import { checkPaymentsContract, paymentsContractMismatch } from '../../payments/index.js';
-import { CliContext } from '../context.js';
+import type { CliContext } from '../context.js';
 import type { CliIo } from '../io.js';
 import { parseIntOption } from '../options.js';
 import { printJson } from '../output.js';
 import { parseContractAddress } from './chainAddress.js';
 
-interface DeployFlags {
+export interface DeployFlags {
   network: string;
   identity: string;
   usdc?: string;
@@ -82,12 +83,12 @@ function configLines(target: BaseTarget, paymentsAddress: Address, usdcGiven: bo
   ];
 }
 
-async function runDeploy(ctx: CliContext, io: CliIo, flags: DeployFlags): Promise<void> {
+export async function runDeploy(ctx: CliContext, io: CliIo, flags: DeployFlags): Promise<void> {
   const ethUsd = parseEthUsd(flags.ethUsd);
   const confirmations = parseIntOption(flags.confirmations, '--confirmations', 1, 64);
   const usdc = parseContractAddress(flags.usdc);
   const config = ctx.loadConfig().config.chain;
-  const account = ctx.identities().load(flags.identity).account;
+  const account = (await ctx.identities()).load(flags.identity).account;
   const target = await resolveBaseTarget(flags.network, config, usdc);
   const plan = await planPaymentsDeployment(target, account.address);
   if (flags.dryRun) {
@@ -136,26 +137,4 @@ async function runDeploy(ctx: CliContext, io: CliIo, flags: DeployFlags): Promis
       `  written       ${path}\n` +
       `buyers and sellers configure it with:\n${lines.map((line) => `  ${line}\n`).join('')}`,
   );
-}
-
-/** Registers `svc chain deploy`. */
-export function registerChainDeploy(chain: Command, io: CliIo): void {
-  chain
-    .command('deploy')
-    .description(
-      "deploy the payments contract to Base or Base Sepolia against Circle's USDC (never a test token)",
-    )
-    .requiredOption('--network <network>', 'base-sepolia, base, or an RPC URL of either')
-    .requiredOption('--identity <name>', 'identity whose wallet deploys and pays the gas')
-    .option('--usdc <address>', "USDC token address (default: Circle's USDC on that network)")
-    .option('--dry-run', 'print the transaction and its cost; send nothing')
-    .option('--confirmations <n>', 'blocks to wait for after the deployment block', '2')
-    .option('--eth-usd <price>', 'ETH price in USD that costs are shown at', DEFAULT_ETH_USD)
-    .addHelpText(
-      'after',
-      '\nExamples:\n  svc chain deploy --network base-sepolia --identity deployer --dry-run\n  svc chain deploy --network base-sepolia --identity deployer\n  svc chain deploy --network https://base-sepolia.example/rpc --identity deployer --eth-usd 2500\n\nThe deployed code is checked against this version before anything is written; the\ndeployment goes to <data-dir>/chain/<network>/deployment.json, and the command prints the\n`svc config set` lines for buyers and sellers. Then check it any time with `svc chain verify`.',
-    )
-    .action(async (flags: DeployFlags, command: Command) => {
-      await runDeploy(CliContext.of(command, io), io, flags);
-    });
 }

@@ -1,5 +1,4 @@
 /** `svc chain verify`: is the contract at an address this version's SvcPayments? (docs/decisions/176) */
-import type { Command } from 'commander';
 import type { Address } from 'viem';
 import { connectChain, PaymentsContract, resolveBaseTarget } from '../../chain/index.js';
 import { errorFirstLine, SvcError } from '../../errors/index.js';
@@ -8,12 +7,12 @@ import {
   type PaymentsContractCheck,
   paymentsContractMismatch,
 } from '../../payments/index.js';
-import { CliContext } from '../context.js';
+import type { CliContext } from '../context.js';
 import type { CliIo } from '../io.js';
 import { printJson } from '../output.js';
 import { parseContractAddress } from './chainAddress.js';
 
-interface VerifyFlags {
+export interface VerifyFlags {
   network?: string;
   usdc?: string;
 }
@@ -90,7 +89,12 @@ function report(check: PaymentsContractCheck, label: string): string {
   );
 }
 
-async function runVerify(ctx: CliContext, io: CliIo, addressText: string, flags: VerifyFlags) {
+export async function runVerify(
+  ctx: CliContext,
+  io: CliIo,
+  addressText: string,
+  flags: VerifyFlags,
+) {
   const address = parseContractAddress(addressText);
   const { contract, label } = await contractToCheck(ctx, address, flags);
   let check: PaymentsContractCheck;
@@ -106,26 +110,4 @@ async function runVerify(ctx: CliContext, io: CliIo, addressText: string, flags:
   else io.stdout(report(check, label));
   if (check.differences.length > 0) throw paymentsContractMismatch(check);
   if (!ctx.json) io.stdout("verified: this version's SvcPayments\n");
-}
-
-/** Registers `svc chain verify`. */
-export function registerChainVerify(chain: Command, io: CliIo): void {
-  chain
-    .command('verify')
-    .description(
-      "check that a deployed contract is this version's SvcPayments: code, USDC, grace period, EIP-712 domain",
-    )
-    .argument('<address>', 'the payments contract address (0x...)')
-    .option(
-      '--network <network>',
-      'base-sepolia, base, or an RPC URL of either (default: the configured chain)',
-    )
-    .option('--usdc <address>', "the USDC it must use (default: Circle's, or chain.usdcAddress)")
-    .addHelpText(
-      'after',
-      "\nExamples:\n  svc chain verify 0xabc...123 --network base-sepolia\n  svc chain verify 0xabc...123            # against the configured chain\n\nExits 1 naming what differs. Buyers and sellers run the same check when they start and\nrefuse to start against a contract that is not this version's.",
-    )
-    .action(async (addressText: string, flags: VerifyFlags, command: Command) => {
-      await runVerify(CliContext.of(command, io), io, addressText, flags);
-    });
 }

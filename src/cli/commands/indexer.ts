@@ -1,10 +1,8 @@
 /** `svc indexer start`: the public snapshot of the network, `GET /stats` (docs/guide/indexer.md). */
 import type { Command } from 'commander';
-import { connectChain } from '../../chain/index.js';
 import { SvcError } from '../../errors/index.js';
-import { INDEXER_PORT } from '../../indexer/index.js';
-import { startIndexerNode } from '../../node/index.js';
 import { CliContext } from '../context.js';
+import { INDEXER_PORT } from '../defaults.js';
 import type { CliIo } from '../io.js';
 import { printJson } from '../output.js';
 import { waitForShutdown } from '../shutdown.js';
@@ -65,6 +63,10 @@ export function registerIndexerCommands(program: Command, io: CliIo): void {
       const refreshSeconds = wholeNumber(flags.refreshSeconds, '--refresh-seconds', 1, 86_400);
       const rateLimitPerSecond = wholeNumber(flags.rateLimit, '--rate-limit', 0, 1_000_000);
       const confirmations = wholeNumber(flags.confirmations, '--confirmations', 0, 1000);
+      const [{ connectChain }, { startIndexerNode }] = await Promise.all([
+        import('../../chain/index.js'),
+        import('../../node/index.js'),
+      ]);
       const chain = connectChain(config.chain, ctx.dataDir);
       const running = await startIndexerNode({
         network: config.network,

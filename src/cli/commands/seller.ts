@@ -6,8 +6,6 @@ import {
   validateConfig,
   writeConfigFile,
 } from '../../config/index.js';
-import { describeReachability, formatReachability } from '../../network/index.js';
-import { configuredChain, startPaidSeller } from '../../node/index.js';
 import { CliContext } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import type { CliIo } from '../io.js';
@@ -203,10 +201,12 @@ function registerSellerStart(seller: Command, io: CliIo): void {
           ...(port !== undefined ? { listen: [`/ip4/0.0.0.0/tcp/${port}`] } : {}),
           ...(flags.bootstrap ? { bootstrap: flags.bootstrap } : {}),
         };
-        const identities = ctx.identities();
+        const identities = await ctx.identities();
         const identity = flags.identity
           ? identities.load(flags.identity)
           : identities.loadDefault();
+        const [{ describeReachability, formatReachability }, { configuredChain, startPaidSeller }] =
+          await Promise.all([import('../../network/index.js'), import('../../node/index.js')]);
         const chain = configuredChain(config.chain, ctx.dataDir);
         const handle = await startPaidSeller({
           identity,

@@ -11,8 +11,6 @@ import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveDataDir } from '../../config/index.js';
-import { runningDevBuyerDir } from '../../devnet/index.js';
-import { RouteStateStore } from '../../routing/index.js';
 import { CliContext, type GlobalOptions } from '../context.js';
 import { CliError } from '../errors.js';
 import type { CliIo } from '../io.js';
@@ -158,6 +156,7 @@ async function resolveTarget(
       `no buyer answers at ${baseUrl}: start one with \`svc buyer start\` (or \`svc up\`) first`,
     );
   }
+  const { RouteStateStore } = await import('../../routing/index.js');
   const route = new RouteStateStore(ctx.dataDir).read().defaultRoute;
   return {
     baseUrl,
@@ -212,7 +211,9 @@ export async function launchTool(argv: readonly string[], io: CliIo): Promise<nu
   // Typed without a data directory while `svc up` runs: the local network's buyer (decision 127).
   const devDir =
     options.dataDir === undefined && io.env.SVC_DATA_DIR === undefined
-      ? runningDevBuyerDir(resolveDataDir(undefined, io.env))
+      ? (await import('../../devnet/index.js')).runningDevBuyerDir(
+          resolveDataDir(undefined, io.env),
+        )
       : undefined;
   const ctx = new CliContext(io, devDir ? { ...options, dataDir: devDir } : options);
   const resolved = await resolveTarget(ctx, launcher);

@@ -1,14 +1,8 @@
 /** `svc tunnel relay`: a public HTTPS endpoint for gateways behind NAT (docs/guide/gateway.md "Public URL for a gateway (tunnel)"). */
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { parsePeerId } from '../../identity/index.js';
-import { startTunnelRelayNode } from '../../node/index.js';
-import {
-  DEFAULT_TUNNEL_BODY_LIMIT_BYTES,
-  DEFAULT_TUNNEL_STREAMS_PER_GATEWAY,
-  loadOrCreateKey,
-} from '../../tunnel/index.js';
 import { CliContext } from '../context.js';
+import { TUNNEL_BODY_LIMIT_BYTES, TUNNEL_STREAMS_PER_GATEWAY } from '../defaults.js';
 import { CliError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { waitForShutdown } from '../shutdown.js';
@@ -60,17 +54,12 @@ export function registerTunnelCommands(program: Command, io: CliIo): void {
       collect,
       [],
     )
-    .option(
-      '--max-body-bytes <n>',
-      'largest request body',
-      positiveInt,
-      DEFAULT_TUNNEL_BODY_LIMIT_BYTES,
-    )
+    .option('--max-body-bytes <n>', 'largest request body', positiveInt, TUNNEL_BODY_LIMIT_BYTES)
     .option(
       '--max-streams <n>',
       'requests open at once per gateway',
       positiveInt,
-      DEFAULT_TUNNEL_STREAMS_PER_GATEWAY,
+      TUNNEL_STREAMS_PER_GATEWAY,
     )
     .addHelpText(
       'after',
@@ -79,6 +68,11 @@ export function registerTunnelCommands(program: Command, io: CliIo): void {
     .action(async (flags: RelayFlags, command: Command) => {
       const ctx = CliContext.of(command, io);
       const { config } = ctx.loadConfig({});
+      const [{ parsePeerId }, { startTunnelRelayNode }, { loadOrCreateKey }] = await Promise.all([
+        import('../../identity/index.js'),
+        import('../../node/index.js'),
+        import('../../tunnel/index.js'),
+      ]);
       let allow: string[];
       try {
         allow = flags.allow.map(parsePeerId);

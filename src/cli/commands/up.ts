@@ -1,12 +1,16 @@
 /** `svc up`, `svc down`, `svc status`: run the whole network locally. */
 import { type Command, Option } from 'commander';
-import { DEFAULT_DEV_PORTS, devnetStatus, startDevnet, stopDevnet } from '../../devnet/index.js';
+import type { DevPorts, startDevnet } from '../../devnet/index.js';
 import { CliContext } from '../context.js';
+import { UP_PORTS } from '../defaults.js';
 import { CliError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { parseIntOption, parsePort } from '../options.js';
 import { printJson, printTable } from '../output.js';
 import { waitForShutdown } from '../shutdown.js';
+
+/** The devnet folder, loaded by the command that runs (see defaults.ts). */
+const loadDevnet = () => import('../../devnet/index.js');
 
 function port(value: string): number {
   return parsePort(value, 'port', 1);
@@ -20,13 +24,13 @@ function port(value: string): number {
 function portOption(
   flag: string,
   description: string,
-  component: keyof typeof DEFAULT_DEV_PORTS,
+  component: keyof DevPorts,
   variable: string,
 ): Option {
   return new Option(`${flag} <port>`, description)
     .argParser(port)
     .env(variable)
-    .default(DEFAULT_DEV_PORTS[component]);
+    .default(UP_PORTS[component]);
 }
 
 function count(value: string): number {
@@ -88,6 +92,7 @@ function registerUpUp(program: Command, io: CliIo): void {
     .action(async (flags: UpFlags, command: Command) => {
       const ctx = CliContext.of(command, io);
       const print = (line: string) => io.stdout(`${line}\n`);
+      const { startDevnet } = await loadDevnet();
       let network: Awaited<ReturnType<typeof startDevnet>>;
       try {
         network = await startDevnet({
@@ -125,6 +130,7 @@ function registerUpDown(program: Command, io: CliIo): void {
       const ctx = CliContext.of(command, io);
       // With --json, stdout is the JSON alone.
       const print = ctx.json ? () => {} : (line: string) => io.stdout(`${line}\n`);
+      const { stopDevnet } = await loadDevnet();
       const stopped = await stopDevnet(ctx.dataDir, print);
       if (ctx.json) printJson(io, { stopped });
       else io.stdout(stopped.length ? 'local network stopped\n' : 'no local network is running\n');
@@ -138,6 +144,7 @@ function registerUpStatus(program: Command, io: CliIo): void {
     .description('show what `svc up` runs: each component, its pid and health')
     .action(async (_options, command: Command) => {
       const ctx = CliContext.of(command, io);
+      const { devnetStatus } = await loadDevnet();
       const status = await devnetStatus(ctx.dataDir);
       if (ctx.json) return printJson(io, status);
       if (!status.state)

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Hex } from 'viem';
 import { SvcError } from '../../../errors/index.js';
 import { formatUsd } from '../../../money/index.js';
-import { type BuyerChannelRow, readStoredChannels } from '../../../payments/index.js';
+import type { BuyerChannelRow } from '../../../payments/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
@@ -63,6 +63,7 @@ function registerChannelsList(channels: Command, io: CliIo): void {
     .action(async (options: { all?: boolean }, command: Command) => {
       const ctx = CliContext.of(command, io);
       // Listing needs no chain: it reads the buyer's own records.
+      const { readStoredChannels } = await import('../../../payments/index.js');
       const rows = readStoredChannels(ctx.dataDir).filter(
         (row) => options.all || row.status !== 'closed',
       );
@@ -108,7 +109,7 @@ function registerChannelsClose(channels: Command, io: CliIo): void {
     .addHelpText('after', '\nExamples:\n  svc buyer channels close 0x3f...9a')
     .action(async (id: string, _options, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const { payments, chain } = openPayments(ctx);
+      const { payments, chain } = await openPayments(ctx);
       try {
         const row = await payments.channels
           .requestClose(parseChannelId(id))
@@ -135,7 +136,7 @@ function registerChannelsReclaim(channels: Command, io: CliIo): void {
     .addHelpText('after', '\nExamples:\n  svc buyer channels reclaim 0x3f...9a')
     .action(async (id: string, _options, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const { payments, chain } = openPayments(ctx);
+      const { payments, chain } = await openPayments(ctx);
       try {
         const row = await payments.channels
           .reclaim(parseChannelId(id))

@@ -1,11 +1,12 @@
 /** `svc buyer connection set|clear|show`: the session pin, which survives restarts. */
 import type { Command } from 'commander';
 import { SvcError } from '../../../errors/index.js';
-import { isPeerId, parsePeerId } from '../../../identity/index.js';
-import { RouteStateStore } from '../../../routing/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson } from '../../output.js';
+
+/** The routing folder, loaded by the command that runs (decision 215). */
+const loadRouting = () => import('../../../routing/index.js');
 
 export function registerConnectionCommands(buyer: Command, io: CliIo): void {
   const connection = buyer
@@ -22,8 +23,12 @@ export function registerConnectionCommands(buyer: Command, io: CliIo): void {
     .command('set')
     .description('pin requests to one seller until cleared (kept across restarts)')
     .requiredOption('--peer <peer_id>', 'seller peer id: 40 hex characters, with or without 0x')
-    .action((options: { peer: string }, command: Command) => {
+    .action(async (options: { peer: string }, command: Command) => {
       const ctx = CliContext.of(command, io);
+      const [{ isPeerId, parsePeerId }, { RouteStateStore }] = await Promise.all([
+        import('../../../identity/index.js'),
+        loadRouting(),
+      ]);
       if (!isPeerId(options.peer.trim())) {
         throw new SvcError('invalid_argument', {
           message: `"${options.peer}" is not a peer id: expected 40 hex characters, with or without 0x. Run \`svc network browse\` to find one.`,
@@ -38,8 +43,9 @@ export function registerConnectionCommands(buyer: Command, io: CliIo): void {
   connection
     .command('clear')
     .description('remove the session pin (automatic routing again)')
-    .action((_options, command: Command) => {
+    .action(async (_options, command: Command) => {
       const ctx = CliContext.of(command, io);
+      const { RouteStateStore } = await loadRouting();
       new RouteStateStore(ctx.dataDir).update(({ sessionPin: _, ...rest }) => rest);
       if (ctx.json) printJson(io, { sessionPin: null });
       else io.stdout('session pin cleared; requests are routed automatically\n');
@@ -48,8 +54,9 @@ export function registerConnectionCommands(buyer: Command, io: CliIo): void {
   connection
     .command('show')
     .description('print the session pin')
-    .action((_options, command: Command) => {
+    .action(async (_options, command: Command) => {
       const ctx = CliContext.of(command, io);
+      const { RouteStateStore } = await loadRouting();
       const { sessionPin } = new RouteStateStore(ctx.dataDir).read();
       if (ctx.json) printJson(io, { sessionPin: sessionPin ?? null });
       else

@@ -2,14 +2,13 @@
 import { createRequire } from 'node:module';
 import type { Command } from 'commander';
 import { SvcError } from '../../../errors/index.js';
-import { DEFAULT_IDENTITY } from '../../../identity/index.js';
 import { silentLogger } from '../../../log/index.js';
 import { formatUsd } from '../../../money/index.js';
-import { DepositSweeper, type SweepPlan } from '../../../payments/index.js';
+import type { SweepPlan } from '../../../payments/index.js';
 import { CliContext } from '../../context.js';
+import { DEFAULT_IDENTITY_NAME } from '../../defaults.js';
 import type { CliIo } from '../../io.js';
 import { printJson } from '../../output.js';
-import { readBalance, tryConnect } from './balances.js';
 
 interface QrTerminal {
   generate(text: string, options: { small: boolean }, callback: (qr: string) => void): void;
@@ -47,7 +46,7 @@ export function registerDepositCommand(buyer: Command, io: CliIo): void {
   buyer
     .command('deposit')
     .description('show the address to fund with USDC, the wallet balance and deposited credits')
-    .option('--identity <name>', 'which wallet to fund', DEFAULT_IDENTITY)
+    .option('--identity <name>', 'which wallet to fund', DEFAULT_IDENTITY_NAME)
     .option('--qr', 'print the QR code even when output is not a terminal')
     .option(
       '--now',
@@ -60,8 +59,12 @@ export function registerDepositCommand(buyer: Command, io: CliIo): void {
     .action(
       async (options: { identity: string; now?: boolean; qr?: boolean }, command: Command) => {
         const ctx = CliContext.of(command, io);
-        const identities = ctx.identities();
+        const identities = await ctx.identities();
         const identity = identities.load(options.identity);
+        const [{ DepositSweeper }, { readBalance, tryConnect }] = await Promise.all([
+          import('../../../payments/index.js'),
+          import('./balances.js'),
+        ]);
         const address = identity.account.address;
         const config = ctx.loadConfig().config.chain;
         const relayerIdentity = config.payments.relayerIdentity;

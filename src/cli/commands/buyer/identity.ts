@@ -4,7 +4,6 @@ import type { IdentityListing } from '../../../identity/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
-import { readBalances } from './balances.js';
 
 export function registerIdentityCommands(buyer: Command, io: CliIo): void {
   const identity = buyer
@@ -27,9 +26,9 @@ export function registerIdentityCommands(buyer: Command, io: CliIo): void {
       'after',
       '\nExamples:\n  svc buyer identity create team-a\n  svc buyer identity create ops --key-from env:OPS_WALLET_KEY',
     )
-    .action((name: string, options: { keyFrom?: string }, command: Command) => {
+    .action(async (name: string, options: { keyFrom?: string }, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const record = ctx.identities().create(name, { keyFrom: options.keyFrom });
+      const record = (await ctx.identities()).create(name, { keyFrom: options.keyFrom });
       if (ctx.json) printJson(io, record);
       else {
         io.stdout(
@@ -45,8 +44,10 @@ export function registerIdentityCommands(buyer: Command, io: CliIo): void {
     .option('--balances', 'also show wallet USDC and deposited credits')
     .action(async (options: { balances?: boolean }, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const listings = ctx.identities().list();
-      const balances = options.balances ? await readBalances(ctx, listings) : undefined;
+      const listings = (await ctx.identities()).list();
+      const balances = options.balances
+        ? await (await import('./balances.js')).readBalances(ctx, listings)
+        : undefined;
       if (ctx.json) {
         printJson(
           io,
@@ -72,9 +73,9 @@ export function registerIdentityCommands(buyer: Command, io: CliIo): void {
     .command('remove')
     .description('stop using an identity; its files move to identities/archive/ (never deleted)')
     .argument('<name>')
-    .action((name: string, _options, command: Command) => {
+    .action(async (name: string, _options, command: Command) => {
       const ctx = CliContext.of(command, io);
-      const archive = ctx.identities().remove(name);
+      const archive = (await ctx.identities()).remove(name);
       if (ctx.json) printJson(io, { name, archivedTo: archive });
       else io.stdout(`removed identity ${name}; archived to ${archive}\n`);
     });

@@ -2,22 +2,18 @@
 import type { Command } from 'commander';
 import { errorMessage } from '../../../errors/index.js';
 import { formatUsd } from '../../../money/index.js';
-import {
-  type MeteringEntry,
-  openBuyerPayments,
-  readStoredChannels,
-  toMeteringEntry,
-} from '../../../payments/index.js';
+import type { MeteringEntry } from '../../../payments/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 
 /** Opens the buyer's payment state for a command (no timers); close it with `payments.stop()`. */
-export function openPayments(ctx: CliContext) {
+export async function openPayments(ctx: CliContext) {
+  const { openBuyerPayments } = await import('../../../payments/index.js');
   return openBuyerPayments({
     dataDir: ctx.dataDir,
     chainConfig: ctx.loadConfig().config.chain,
-    identities: ctx.identities(),
+    identities: await ctx.identities(),
     logger: ctx.logger,
   });
 }
@@ -37,14 +33,16 @@ export function registerMeteringCommand(buyer: Command, io: CliIo): void {
       const ctx = CliContext.of(command, io);
       let entries: MeteringEntry[];
       let note: string | undefined;
-      let opened: ReturnType<typeof openPayments> | undefined;
+      let opened: Awaited<ReturnType<typeof openPayments>> | undefined;
       try {
-        opened = openPayments(ctx);
+        opened = await openPayments(ctx);
       } catch (error) {
         note = `${errorMessage(error)} Settled amounts as last seen.`;
       }
-      if (!opened) entries = readStoredChannels(ctx.dataDir).map(toMeteringEntry);
-      else {
+      if (!opened) {
+        const { readStoredChannels, toMeteringEntry } = await import('../../../payments/index.js');
+        entries = readStoredChannels(ctx.dataDir).map(toMeteringEntry);
+      } else {
         const { payments, chain } = opened;
         try {
           entries = await payments.channels.metering({ refresh: !options.offline });

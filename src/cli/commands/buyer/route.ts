@@ -1,10 +1,12 @@
 /** `svc buyer route set|clear|show`: the default route that model "svc" follows. */
 import type { Command } from 'commander';
 import { SvcError } from '../../../errors/index.js';
-import { DEFAULT_ROUTE_MODEL, parsePinnedModel, RouteStateStore } from '../../../routing/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { printJson } from '../../output.js';
+
+/** The routing folder, loaded by the command that runs (decision 215). */
+const loadRouting = () => import('../../../routing/index.js');
 
 export function registerRouteCommands(buyer: Command, io: CliIo): void {
   const route = buyer
@@ -21,8 +23,9 @@ export function registerRouteCommands(buyer: Command, io: CliIo): void {
     .command('set')
     .description('set the default route to a model (automatic routing) or <peer_id>@<service_id>')
     .argument('<target>', 'model name, or <peer_id>@<service_id> to pin one seller')
-    .action((target: string, _options, command: Command) => {
+    .action(async (target: string, _options, command: Command) => {
       const ctx = CliContext.of(command, io);
+      const { DEFAULT_ROUTE_MODEL, parsePinnedModel, RouteStateStore } = await loadRouting();
       const value = target.trim();
       if (!value || value === DEFAULT_ROUTE_MODEL) {
         throw new SvcError('invalid_argument', {
@@ -45,8 +48,9 @@ export function registerRouteCommands(buyer: Command, io: CliIo): void {
   route
     .command('clear')
     .description('remove the default route (model "svc" then answers 400 no_default_route)')
-    .action((_options, command: Command) => {
+    .action(async (_options, command: Command) => {
       const ctx = CliContext.of(command, io);
+      const { RouteStateStore } = await loadRouting();
       new RouteStateStore(ctx.dataDir).update(({ defaultRoute: _, ...rest }) => rest);
       if (ctx.json) printJson(io, { defaultRoute: null });
       else io.stdout('default route cleared\n');
@@ -55,8 +59,9 @@ export function registerRouteCommands(buyer: Command, io: CliIo): void {
   route
     .command('show')
     .description('print the default route')
-    .action((_options, command: Command) => {
+    .action(async (_options, command: Command) => {
       const ctx = CliContext.of(command, io);
+      const { RouteStateStore } = await loadRouting();
       const { defaultRoute } = new RouteStateStore(ctx.dataDir).read();
       if (ctx.json) printJson(io, { defaultRoute: defaultRoute ?? null });
       else

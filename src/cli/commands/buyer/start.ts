@@ -1,6 +1,5 @@
 /** `svc buyer start`: the local buyer proxy on 127.0.0.1. */
 import type { Command } from 'commander';
-import { configuredChain, startPaidBuyerNode } from '../../../node/index.js';
 import { CliContext } from '../../context.js';
 import type { CliIo } from '../../io.js';
 import { parsePort } from '../../options.js';
@@ -26,8 +25,9 @@ export function registerStartCommand(buyer: Command, io: CliIo): void {
         flags['buyer.port'] = parsePort(options.port);
       }
       const { config } = ctx.loadConfig(flags);
-      const identities = ctx.identities();
+      const identities = await ctx.identities();
       const identity = identities.loadDefault();
+      const { configuredChain, startPaidBuyerNode } = await import('../../../node/index.js');
       const chain = configuredChain(config.chain, ctx.dataDir);
       const running = await startPaidBuyerNode({
         config,

@@ -1,6 +1,6 @@
 /** `svc gateway console login [member]`: a one-time sign-in link to the web console. */
 import type { Command } from 'commander';
-import { createLoginLink, LOGIN_LINK_MS } from '../../../gateway/index.js';
+import { LOGIN_LINK_MINUTES } from '../../defaults.js';
 import type { CliIo } from '../../io.js';
 import { printJson } from '../../output.js';
 import { withStore } from './shared.js';
@@ -17,7 +17,7 @@ export function registerConsoleCommands(gateway: Command, io: CliIo): void {
   consoleCommand
     .command('login')
     .description(
-      `print a one-time sign-in link (valid ${LOGIN_LINK_MS / 60_000} min): as a member, or as the operator (admin) without one`,
+      `print a one-time sign-in link (valid ${LOGIN_LINK_MINUTES} min): as a member, or as the operator (admin) without one`,
     )
     .argument('[member]', 'member name (owners and org admins get admin pages; others their own)')
     .option('--url <url>', 'the gateway as the browser reaches it (default from config)')
@@ -26,9 +26,9 @@ export function registerConsoleCommands(gateway: Command, io: CliIo): void {
       '\nExamples:\n  svc gateway console login            # operator: every page\n  svc gateway console login ann --url https://gw.example.com',
     )
     .action(async (member: string | undefined, options: { url?: string }, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
+      await withStore(command, io, async (store, ctx, gateway) => {
         const { host, port } = ctx.loadConfig().config.gateway;
-        const link = await createLoginLink(store, member ?? null, Date.now());
+        const link = await gateway.createLoginLink(store, member ?? null, Date.now());
         const url = `${consoleBase(options.url, host, port)}/console/login?token=${link.token}`;
         const expiresAt = new Date(link.expiresAt).toISOString();
         if (ctx.json) return printJson(io, { url, subject: link.subject, expiresAt });

@@ -1,27 +1,16 @@
 /** `svc gateway key create|list|show|limits|rotate|revoke|topup`. */
 import type { Command } from 'commander';
 import { SvcError } from '../../../errors/index.js';
-import {
-  createKey,
-  effectiveKeyLimits,
-  type GatewayStore,
-  type KeyRecord,
-  keyState,
-  keyView,
-  PERIODS,
-  parseExpiresInDays,
-  parseExpiry,
-  parseModelList,
-  rotateKey,
-} from '../../../gateway/index.js';
-import { DEFAULT_IDENTITY } from '../../../identity/index.js';
+import type { GatewayStore, KeyRecord } from '../../../gateway/index.js';
 import { formatUsd } from '../../../money/index.js';
 import type { CliContext } from '../../context.js';
+import { LIMIT_PERIODS } from '../../defaults.js';
 import { CliError, usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import {
   addLimitOptions,
+  type GatewayModule,
   limitsFromOptions,
   limitsJson,
   limitText,
@@ -43,8 +32,9 @@ interface CreateOptions {
 }
 
 /** The wallet address of a named identity in this data dir ('' when it is not here). */
-function walletOf(ctx: CliContext, identity: string): string {
-  const identities = ctx.identities();
+async function walletOf(ctx: CliContext, identity: string): Promise<string> {
+  const identities = await ctx.identities();
+  const { DEFAULT_IDENTITY } = await import('../../../identity/index.js');
   if (identity === DEFAULT_IDENTITY) return identities.loadDefault().record.address;
   return identities.list().find((l) => l.name === identity)?.address ?? '';
 }
@@ -55,11 +45,11 @@ async function requireKey(store: GatewayStore, id: string): Promise<KeyRecord> {
   return key;
 }
 
-function keyJson(key: KeyRecord, now: number) {
+function keyJson(gateway: GatewayModule, key: KeyRecord, now: number) {
   return {
     id: key.id,
     label: key.label,
-    state: keyState(key, now),
+    state: gateway.keyState(key, now),
     workspaceId: key.workspaceId,
     memberId: key.memberId,
     identity: key.identity,
@@ -68,7 +58,7 @@ function keyJson(key: KeyRecord, now: number) {
     topupEnabled: key.topupEnabled,
     createdAt: new Date(key.createdAt).toISOString(),
     expiresAt: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
-    limits: limitsJson(effectiveKeyLimits(key.adminLimits, key.ownerLimits)),
+    limits: limitsJson(gateway.effectiveKeyLimits(key.adminLimits, key.ownerLimits)),
     adminLimits: limitsJson(key.adminLimits),
     ownerLimits: limitsJson(key.ownerLimits),
     policy: key.policy,
@@ -107,25 +97,25 @@ function registerKeyCreate(key: Command, io: CliIo): void {
       '\nExamples:\n  svc gateway key create --label ci --weekly-limit 5\n  svc gateway key create --label app --new-identity --allow-topup --models gpt-4o,claude-sonnet-4',
     )
     .action(async (options: CreateOptions, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
+      await withStore(command, io, async (store, ctx, gateway) => {
         const now = Date.now();
         if (options.newIdentity && options.identity)
           throw usageError('give --new-identity or --identity, not both');
         if (options.expires && options.expiresInDays)
           throw usageError('give --expires or --expires-in-days, not both');
         const expiresAt = options.expires
-          ? parseExpiry(options.expires, now)
+          ? gateway.parseExpiry(options.expires, now)
           : options.expiresInDays
-            ? parseExpiresInDays(options.expiresInDays, now)
+            ? gateway.parseExpiresInDays(options.expiresInDays, now)
             : null;
-        const created = await createKey(
+        const created = await gateway.createKey(
           store,
-          ctx.identities(),
+          await ctx.identities(),
           {
             label: options.label,
             workspace: options.workspace,
             member: options.member,
-            limits: limitsFromOptions(options),
+            limits: limitsFromOptions(gateway, options),
             expiresAt,
             identity: options.newIdentity
               ? { kind: 'new' }
@@ -133,17 +123,19 @@ function registerKeyCreate(key: Command, io: CliIo): void {
                 ? { kind: 'existing', name: options.identity }
                 : undefined,
             allowTopup: options.allowTopup,
-            models: options.models ? parseModelList(options.models) : null,
+            models: options.models ? gateway.parseModelList(options.models) : null,
           },
           now,
         );
         if (ctx.json) {
-          printJson(io, { ...keyJson(created.key, now), secret: created.secret });
+          printJson(io, { ...keyJson(gateway, created.key, now), secret: created.secret });
           return;
         }
         io.stdout(`created key ${created.key.id} (${created.key.label})\n`);
         io.stdout(`  secret     ${created.secret}\n`);
-        io.stdout(`  identity   ${created.key.identity}  ${walletOf(ctx, created.key.identity)}\n`);
+        io.stdout(
+          `  identity   ${created.key.identity}  ${await walletOf(ctx, created.key.identity)}\n`,
+        );
         io.stdout('The secret is shown only now: store it safely.\n');
       });
     });
@@ -156,7 +148,7 @@ function registerKeyList(key: Command, io: CliIo): void {
     .description('list keys')
     .option('--workspace <name>', 'only keys of this workspace')
     .action(async (options: { workspace?: string }, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
+      await withStore(command, io, async (store, ctx, gateway) => {
         const now = Date.now();
         const workspaces = await store.listWorkspaces();
         const byId = new Map(workspaces.map((w) => [w.id, w.name]));
@@ -169,19 +161,19 @@ function registerKeyList(key: Command, io: CliIo): void {
         if (ctx.json)
           return printJson(
             io,
-            keys.map((k) => keyJson(k, now)),
+            keys.map((k) => keyJson(gateway, k, now)),
           );
         printTable(
           io,
           ['ID', 'LABEL', 'WORKSPACE', 'STATE', 'DAILY', 'WEEKLY', 'MONTHLY', 'TOTAL', 'EXPIRES'],
           keys.map((k) => {
-            const limits = effectiveKeyLimits(k.adminLimits, k.ownerLimits);
+            const limits = gateway.effectiveKeyLimits(k.adminLimits, k.ownerLimits);
             return [
               k.id,
               k.label,
               byId.get(k.workspaceId) ?? k.workspaceId,
-              keyState(k, now),
-              ...PERIODS.map((p) => limitText(limits[p])),
+              gateway.keyState(k, now),
+              ...LIMIT_PERIODS.map((p) => limitText(limits[p])),
               timeText(k.expiresAt),
             ];
           }),
@@ -197,21 +189,21 @@ function registerKeyShow(key: Command, io: CliIo): void {
     .description('one key: state, limits and usage (the GET /v1/key view)')
     .argument('<keyId>')
     .action(async (id: string, _options, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
+      await withStore(command, io, async (store, ctx, gateway) => {
         const now = Date.now();
         const record = await requireKey(store, id);
-        const address = walletOf(ctx, record.identity);
-        const view = await keyView(store, record, address, now);
-        const details = { ...keyJson(record, now), view: view.data };
+        const address = await walletOf(ctx, record.identity);
+        const view = await gateway.keyView(store, record, address, now);
+        const details = { ...keyJson(gateway, record, now), view: view.data };
         if (ctx.json) return printJson(io, details);
-        io.stdout(`${record.id}  ${record.label}  (${keyState(record, now)})\n`);
+        io.stdout(`${record.id}  ${record.label}  (${gateway.keyState(record, now)})\n`);
         io.stdout(
           `  identity  ${record.identity}${record.ownIdentity ? ' (own)' : ''}  ${address}\n`,
         );
         io.stdout(
           `  usage     ${view.data.usage.requests} requests, ${view.data.usage.spent_usd} USD\n`,
         );
-        for (const period of PERIODS) {
+        for (const period of LIMIT_PERIODS) {
           const limit = view.data.limits[period];
           io.stdout(
             `  ${period.padEnd(8)}  limit ${limit.limit_usd ?? '-'}  spent ${limit.spent_usd}  left ${limit.remaining_usd ?? '-'}\n`,
@@ -237,8 +229,8 @@ function registerKeyLimits(key: Command, io: CliIo): void {
       '\nExamples:\n  svc gateway key limits key_abc --daily-limit 2 --total-limit none',
     )
     .action(async (id: string, options: Record<string, unknown>, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
-        const limits = limitsFromOptions(options);
+      await withStore(command, io, async (store, ctx, gateway) => {
+        const limits = limitsFromOptions(gateway, options);
         if (Object.keys(limits).length === 0)
           throw new CliError(
             'give at least one of --daily-limit, --weekly-limit, --monthly-limit, --total-limit',
@@ -246,12 +238,14 @@ function registerKeyLimits(key: Command, io: CliIo): void {
         await requireKey(store, id);
         await store.setKeyLimits(id, options.owner ? 'owner' : 'admin', limits);
         const record = await requireKey(store, id);
-        const effective = effectiveKeyLimits(record.adminLimits, record.ownerLimits);
+        const effective = gateway.effectiveKeyLimits(record.adminLimits, record.ownerLimits);
         const spend = await store.periodSpend('key', id, Date.now());
-        const below = PERIODS.filter((p) => effective[p] !== null && spend[p] >= effective[p]!);
+        const below = LIMIT_PERIODS.filter(
+          (p) => effective[p] !== null && spend[p] >= effective[p]!,
+        );
         if (ctx.json) return printJson(io, { id, limits: limitsJson(effective), exhausted: below });
         io.stdout(
-          `limits of ${id}: ${PERIODS.map((p) => `${p} ${limitText(effective[p])}`).join(', ')}\n`,
+          `limits of ${id}: ${LIMIT_PERIODS.map((p) => `${p} ${limitText(effective[p])}`).join(', ')}\n`,
         );
         for (const period of below) {
           io.stdout(
@@ -269,8 +263,8 @@ function registerKeyRotate(key: Command, io: CliIo): void {
     .description('issue a new secret; the old one stops working at once')
     .argument('<keyId>')
     .action(async (id: string, _options, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
-        const { secret } = await rotateKey(store, id);
+      await withStore(command, io, async (store, ctx, gateway) => {
+        const { secret } = await gateway.rotateKey(store, id);
         if (ctx.json) return printJson(io, { id, secret });
         io.stdout(
           `rotated ${id}\n  secret  ${secret}\nThe secret is shown only now: store it safely.\n`,

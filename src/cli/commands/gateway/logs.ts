@@ -1,7 +1,6 @@
 /** `svc gateway logs` and `svc gateway usage`: the request log and summaries of it. */
 import type { Command } from 'commander';
 import type { GatewayStore, LogFilter, UsageDimension } from '../../../gateway/index.js';
-import { logRowJson, logsToCsv } from '../../../gateway/index.js';
 import { formatUsd } from '../../../money/index.js';
 import { CliError, usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
@@ -63,10 +62,10 @@ export function registerLogCommands(gateway: Command, io: CliIo): void {
       '\nExamples:\n  svc gateway logs --since 24h\n  svc gateway logs --key key_abc --csv > requests.csv',
     )
     .action(async (flags: FilterFlags & { csv?: boolean }, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
+      await withStore(command, io, async (store, ctx, gateway) => {
         const records = await store.queryLogs(await filterOf(store, flags));
-        if (flags.csv && !ctx.json) return io.stdout(logsToCsv(records));
-        const rows = records.map(logRowJson);
+        if (flags.csv && !ctx.json) return io.stdout(gateway.logsToCsv(records));
+        const rows = records.map(gateway.logRowJson);
         if (ctx.json) return printJson(io, rows);
         printTable(
           io,

@@ -1,13 +1,7 @@
 /** `svc gateway member add|list|disable|limits`: members, roles, key quotas and member budgets. */
 import type { Command } from 'commander';
-import {
-  addMember,
-  type GatewayStore,
-  type MemberRecord,
-  PERIODS,
-  parseCount,
-} from '../../../gateway/index.js';
-
+import type { GatewayStore, MemberRecord } from '../../../gateway/index.js';
+import { LIMIT_PERIODS } from '../../defaults.js';
 import { CliError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
@@ -50,8 +44,8 @@ function registerMemberAdd(member: Command, io: CliIo): void {
         options: { workspace: string; role: string; orgRole?: string; keyQuota?: string },
         command: Command,
       ) => {
-        await withStore(command, io, async (store, ctx) => {
-          const updated = await addMember(
+        await withStore(command, io, async (store, ctx, gateway) => {
+          const updated = await gateway.addMember(
             store,
             {
               name,
@@ -61,7 +55,7 @@ function registerMemberAdd(member: Command, io: CliIo): void {
               keyQuota:
                 options.keyQuota === undefined
                   ? undefined
-                  : parseCount('--key-quota', options.keyQuota),
+                  : gateway.parseCount('--key-quota', options.keyQuota),
             },
             Date.now(),
           );
@@ -107,7 +101,7 @@ function registerMemberList(member: Command, io: CliIo): void {
               .join(','),
             m.keyQuota === null ? '-' : String(m.keyQuota),
             m.disabled ? 'disabled' : 'active',
-            ...PERIODS.map((p) => limitText(m.limits[p])),
+            ...LIMIT_PERIODS.map((p) => limitText(m.limits[p])),
           ]),
         );
       });
@@ -144,11 +138,14 @@ function registerMemberLimits(member: Command, io: CliIo): void {
       '\nExamples:\n  svc gateway member limits ann --weekly-limit 20 --key-quota 3',
     )
     .action(async (name: string, options: Record<string, unknown>, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
+      await withStore(command, io, async (store, ctx, gateway) => {
         const record = await requireMember(store, name);
-        await store.setMemberLimits(record.id, limitsFromOptions(options));
+        await store.setMemberLimits(record.id, limitsFromOptions(gateway, options));
         if (typeof options.keyQuota === 'string')
-          await store.setMemberQuota(record.id, parseCount('--key-quota', options.keyQuota));
+          await store.setMemberQuota(
+            record.id,
+            gateway.parseCount('--key-quota', options.keyQuota),
+          );
         const updated = (await store.getMember(record.id))!;
         if (ctx.json)
           return printJson(io, {
@@ -157,7 +154,7 @@ function registerMemberLimits(member: Command, io: CliIo): void {
             limits: limitsJson(updated.limits),
           });
         io.stdout(
-          `limits of ${name}: ${PERIODS.map((p) => `${p} ${limitText(updated.limits[p])}`).join(', ')}; key quota ${updated.keyQuota ?? '-'}\n`,
+          `limits of ${name}: ${LIMIT_PERIODS.map((p) => `${p} ${limitText(updated.limits[p])}`).join(', ')}; key quota ${updated.keyQuota ?? '-'}\n`,
         );
       });
     });

@@ -1,11 +1,11 @@
 /** `svc gateway policy set|show` per scope, and `svc gateway preset create|list|remove`. */
 import type { Command } from 'commander';
-import { type GatewayStore, type RoutingPolicy, requireWorkspace } from '../../../gateway/index.js';
+import type { GatewayStore, RoutingPolicy } from '../../../gateway/index.js';
 import { CliError, usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import { addPolicyOptions, type PolicyFlags, policyFromFlags } from './policyFlags.js';
-import { withStore } from './shared.js';
+import { type GatewayModule, withStore } from './shared.js';
 
 interface ScopeFlags {
   workspace?: string;
@@ -19,12 +19,16 @@ interface Scope {
   write(policy: RoutingPolicy | null): Promise<void>;
 }
 
-async function scopeOf(store: GatewayStore, flags: ScopeFlags): Promise<Scope> {
+async function scopeOf(
+  gateway: GatewayModule,
+  store: GatewayStore,
+  flags: ScopeFlags,
+): Promise<Scope> {
   const given = [flags.workspace, flags.member, flags.key].filter(Boolean);
   if (given.length !== 1)
     throw usageError('give exactly one of --workspace <name>, --member <name>, --key <keyId>');
   if (flags.workspace) {
-    const ws = await requireWorkspace(store, flags.workspace, Date.now());
+    const ws = await gateway.requireWorkspace(store, flags.workspace, Date.now());
     return {
       label: `workspace ${ws.name}`,
       read: async () => (await store.getWorkspace(ws.id))?.policy ?? null,
@@ -74,9 +78,9 @@ export function registerPolicyCommands(gateway: Command, io: CliIo): void {
       '\nExamples:\n  svc gateway policy set --workspace Default --min-trust 70 --max-output-price 15\n  svc gateway policy set --key key_abc --models gpt-4o --block-sellers 0xabc...',
     )
     .action(async (flags: ScopeFlags & PolicyFlags & { clear?: boolean }, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
-        const scope = await scopeOf(store, flags);
-        const next = flags.clear ? null : policyFromFlags(flags);
+      await withStore(command, io, async (store, ctx, gateway) => {
+        const scope = await scopeOf(gateway, store, flags);
+        const next = flags.clear ? null : policyFromFlags(gateway, flags);
         await scope.write(next);
         if (ctx.json) return printJson(io, { scope: scope.label, policy: next });
         io.stdout(`policy of ${scope.label}: ${next ? JSON.stringify(next) : 'none'}\n`);
@@ -85,8 +89,8 @@ export function registerPolicyCommands(gateway: Command, io: CliIo): void {
 
   scopeOptions(policy.command('show').description('show the policy of one scope')).action(
     async (flags: ScopeFlags, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
-        const scope = await scopeOf(store, flags);
+      await withStore(command, io, async (store, ctx, gateway) => {
+        const scope = await scopeOf(gateway, store, flags);
         const current = await scope.read();
         if (ctx.json) return printJson(io, { scope: scope.label, policy: current });
         io.stdout(
@@ -120,15 +124,15 @@ export function registerPolicyCommands(gateway: Command, io: CliIo): void {
       ) => {
         if (!/^[A-Za-z0-9._-]+$/.test(name))
           throw usageError('preset names use letters, digits, ".", "_" and "-"');
-        await withStore(command, io, async (store, ctx) => {
+        await withStore(command, io, async (store, ctx, gateway) => {
           const owner = flags.workspace
-            ? (await requireWorkspace(store, flags.workspace, Date.now())).id
+            ? (await gateway.requireWorkspace(store, flags.workspace, Date.now())).id
             : '';
           const record = {
             name,
             owner,
             model: flags.model ?? null,
-            policy: policyFromFlags(flags),
+            policy: policyFromFlags(gateway, flags),
             createdAt: Date.now(),
           };
           await store.upsertPreset(record);
@@ -166,9 +170,9 @@ export function registerPolicyCommands(gateway: Command, io: CliIo): void {
     .argument('<name>')
     .option('--workspace <name>', 'the workspace owning it')
     .action(async (name: string, flags: { workspace?: string }, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
+      await withStore(command, io, async (store, ctx, gateway) => {
         const owner = flags.workspace
-          ? (await requireWorkspace(store, flags.workspace, Date.now())).id
+          ? (await gateway.requireWorkspace(store, flags.workspace, Date.now())).id
           : '';
         const removed = await store.removePreset(name, owner);
         if (!removed) throw new CliError(`no preset named "${name}"`);

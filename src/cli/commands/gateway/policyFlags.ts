@@ -1,8 +1,9 @@
 /** Routing-policy flags shared by `policy set` and `preset create`. */
 import type { Command } from 'commander';
-import { type RoutingPolicy, routingPolicySchema } from '../../../gateway/index.js';
+import type { RoutingPolicy } from '../../../gateway/index.js';
 import { CliError } from '../../errors.js';
 import { parseNumberOption } from '../../options.js';
+import type { GatewayModule } from './shared.js';
 
 export interface PolicyFlags {
   allowSellers?: string;
@@ -44,7 +45,7 @@ function number(flag: string, text: string | undefined): number | undefined {
 }
 
 /** Builds and validates a policy from the flags. */
-export function policyFromFlags(flags: PolicyFlags): RoutingPolicy {
+export function policyFromFlags(gateway: GatewayModule, flags: PolicyFlags): RoutingPolicy {
   const maxPricing = {
     inputUsdPerMillion: number('--max-input-price', flags.maxInputPrice),
     outputUsdPerMillion: number('--max-output-price', flags.maxOutputPrice),
@@ -61,7 +62,7 @@ export function policyFromFlags(flags: PolicyFlags): RoutingPolicy {
     sort: flags.sort,
   };
   const cleaned = Object.fromEntries(Object.entries(candidate).filter(([, v]) => v !== undefined));
-  const parsed = routingPolicySchema.safeParse(cleaned);
+  const parsed = gateway.routingPolicySchema.safeParse(cleaned);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new CliError(

@@ -1,7 +1,6 @@
 /** `svc gateway start`: runs the gateway until interrupted. */
 import type { Command } from 'commander';
-import { type GatewayNode, startGatewayNode } from '../../../node/index.js';
-import { topupsFromConfig } from '../../../x402/index.js';
+import type { GatewayNode } from '../../../node/index.js';
 import { CliContext } from '../../context.js';
 import { usageError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
@@ -84,6 +83,10 @@ export function registerStartCommand(gateway: Command, io: CliIo): void {
       if (options.topupMaxUsd) flags['gateway.topupMaxUsd'] = options.topupMaxUsd;
       if (options.trustedProxy) flags['gateway.trustedProxies'] = options.trustedProxy;
       const { config } = ctx.loadConfig(flags);
+      const [{ startGatewayNode }, { topupsFromConfig }] = await Promise.all([
+        import('../../../node/index.js'),
+        import('../../../x402/index.js'),
+      ]);
       const node = await startGatewayNode({
         config,
         dataDir: ctx.dataDir,

@@ -1,11 +1,6 @@
 /** `svc gateway workspace create|list|limits`: each workspace pays from exactly one identity. */
 import type { Command } from 'commander';
-import {
-  createNamedWorkspace,
-  defaultWorkspace,
-  PERIODS,
-  requireWorkspace,
-} from '../../../gateway/index.js';
+import { LIMIT_PERIODS } from '../../defaults.js';
 import type { CliIo } from '../../io.js';
 import { printJson, printTable } from '../../output.js';
 import { addLimitOptions, limitsFromOptions, limitsJson, limitText, withStore } from './shared.js';
@@ -37,10 +32,10 @@ function registerWorkspaceCreate(workspace: Command, io: CliIo): void {
         options: { identity?: string; newIdentity?: boolean },
         command: Command,
       ) => {
-        await withStore(command, io, async (store, ctx) => {
-          const created = await createNamedWorkspace(
+        await withStore(command, io, async (store, ctx, gateway) => {
+          const created = await gateway.createNamedWorkspace(
             store,
-            ctx.identities(),
+            await ctx.identities(),
             { name, identity: options.identity, newIdentity: options.newIdentity },
             Date.now(),
           );
@@ -60,8 +55,8 @@ function registerWorkspaceList(workspace: Command, io: CliIo): void {
     .command('list')
     .description('list workspaces')
     .action(async (_options, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
-        await defaultWorkspace(store, Date.now());
+      await withStore(command, io, async (store, ctx, gateway) => {
+        await gateway.defaultWorkspace(store, Date.now());
         const all = await store.listWorkspaces();
         if (ctx.json)
           return printJson(
@@ -75,7 +70,12 @@ function registerWorkspaceList(workspace: Command, io: CliIo): void {
         printTable(
           io,
           ['NAME', 'ID', 'IDENTITY', 'DAILY', 'WEEKLY', 'MONTHLY', 'TOTAL'],
-          all.map((w) => [w.name, w.id, w.identity, ...PERIODS.map((p) => limitText(w.limits[p]))]),
+          all.map((w) => [
+            w.name,
+            w.id,
+            w.identity,
+            ...LIMIT_PERIODS.map((p) => limitText(w.limits[p])),
+          ]),
         );
       });
     });
@@ -88,14 +88,14 @@ function registerWorkspaceLimits(workspace: Command, io: CliIo): void {
   )
     .addHelpText('after', '\nExamples:\n  svc gateway workspace limits Default --monthly-limit 100')
     .action(async (name: string, options: Record<string, unknown>, command: Command) => {
-      await withStore(command, io, async (store, ctx) => {
-        const found = await requireWorkspace(store, name, Date.now());
-        const limits = limitsFromOptions(options);
+      await withStore(command, io, async (store, ctx, gateway) => {
+        const found = await gateway.requireWorkspace(store, name, Date.now());
+        const limits = limitsFromOptions(gateway, options);
         await store.setWorkspaceLimits(found.id, limits);
         const updated = (await store.getWorkspace(found.id))!;
         if (ctx.json) return printJson(io, { name, limits: limitsJson(updated.limits) });
         io.stdout(
-          `limits of ${name}: ${PERIODS.map((p) => `${p} ${limitText(updated.limits[p])}`).join(', ')}\n`,
+          `limits of ${name}: ${LIMIT_PERIODS.map((p) => `${p} ${limitText(updated.limits[p])}`).join(', ')}\n`,
         );
       });
     });

@@ -1,20 +1,13 @@
 /** `svc network browse|peer|bootstrap`: look at the network and run a bootstrap node. */
 import { type Command, Option } from 'commander';
-import {
-  BROWSE_SORTS,
-  type BrowseSort,
-  browsePeers,
-  collectPeers,
-  peersFromIndexer,
-} from '../../../network/index.js';
-import { startBootstrapNode } from '../../../node/index.js';
+import type { BrowseSort } from '../../../network/index.js';
 import { CliContext } from '../../context.js';
+import { BROWSE_ORDERS } from '../../defaults.js';
 import { CliError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
 import { parseIntOption } from '../../options.js';
 import { printJson } from '../../output.js';
 import { waitForShutdown } from '../../shutdown.js';
-import { printBrowse, printPeer } from './format.js';
 import { registerNetworkStatus } from './status.js';
 
 function positiveInt(text: string): number {
@@ -51,7 +44,7 @@ function registerNetworkBrowse(network: Command, io: CliIo): void {
     )
     .option('--services', 'one row per service instead of one per peer')
     .option('--service <text>', 'only peers offering a service whose id contains <text>')
-    .addOption(new Option('--sort <key>', 'order of peers').choices(BROWSE_SORTS).default('score'))
+    .addOption(new Option('--sort <key>', 'order of peers').choices(BROWSE_ORDERS).default('score'))
     .option(
       '--tag <tag>',
       'only services in this category (repeatable)',
@@ -69,6 +62,10 @@ function registerNetworkBrowse(network: Command, io: CliIo): void {
     .action(async (flags: BrowseFlags, command: Command) => {
       const ctx = CliContext.of(command, io);
       const { config } = ctx.loadConfig();
+      const [{ browsePeers, collectPeers, peersFromIndexer }, { printBrowse }] = await Promise.all([
+        import('../../../network/index.js'),
+        import('./format.js'),
+      ]);
       const collected =
         flags.indexer !== undefined
           ? await peersFromIndexer(flags.indexer)
@@ -116,6 +113,10 @@ function registerNetworkPeer(network: Command, io: CliIo): void {
           );
         const peerId = match[1]!.toLowerCase();
         const { config } = ctx.loadConfig();
+        const [{ browsePeers, collectPeers }, { printPeer }] = await Promise.all([
+          import('../../../network/index.js'),
+          import('./format.js'),
+        ]);
         const collected = await collectPeers({
           network: config.network,
           buyerPort: config.buyer.port,
@@ -168,7 +169,8 @@ function registerNetworkBootstrap(network: Command, io: CliIo): void {
         const listen =
           flags.listen ??
           (flags.port !== undefined ? [`/ip4/0.0.0.0/tcp/${flags.port}`] : config.network.listen);
-        const identity = ctx.identities().loadDefault();
+        const identity = (await ctx.identities()).loadDefault();
+        const { startBootstrapNode } = await import('../../../node/index.js');
         const node = await startBootstrapNode({
           identity,
           logger: ctx.logger,

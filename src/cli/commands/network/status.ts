@@ -1,6 +1,6 @@
 /** `svc network status`: how the running buyer's node is reachable and what it sees. */
 import type { Command } from 'commander';
-import { formatReachability, type Reachability } from '../../../network/index.js';
+import type { Reachability } from '../../../network/index.js';
 import { CliContext } from '../../context.js';
 import { CliError } from '../../errors.js';
 import type { CliIo } from '../../io.js';
@@ -42,6 +42,7 @@ export function registerNetworkStatus(network: Command, io: CliIo): void {
       io.stdout(
         `sellers: ${status.reachablePeerCount ?? 0} reachable of ${status.peerCount ?? 0} known\n`,
       );
+      const { formatReachability } = await import('../../../network/index.js');
       const reachableAs = status.network?.reachableAs;
       io.stdout(`reachable as: ${reachableAs ? formatReachability(reachableAs) : 'unknown'}\n`);
       if (reachableAs && reachableAs.relayedConnections > 0) {
