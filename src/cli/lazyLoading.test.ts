@@ -72,4 +72,15 @@ describe('what a command loads', () => {
     expect(keys.loaded.some((url) => url.includes('/src/gateway/store/'))).toBe(true);
     expect(keys.loaded.some((url) => url.includes('/node_modules/viem/'))).toBe(true);
   });
+
+  it('lists keys without the network: the gateway server loads only when a gateway starts', async () => {
+    const keys = await svc(['gateway', 'key', 'list']);
+    expect(keys.stdout).toMatch(/^ID\s+LABEL/);
+    const network = keys.loaded.filter((url) =>
+      /\/node_modules\/(?:libp2p|@libp2p\/[^/]+)\/|\/src\/(?:network|routing)\/|startGateway/.test(
+        url,
+      ),
+    );
+    expect(network.slice(0, 5)).toEqual([]);
+  });
 });

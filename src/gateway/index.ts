@@ -25,6 +25,9 @@ export { createLoginLink, LOGIN_LINK_MS } from './console/index.js';
 export { keyState } from './keys/keyState.js';
 export { encodeBuyerPolicy, mergePolicies, narrow } from './policy/mergePolicies.js';
 export { type RoutingPolicy, routingPolicySchema } from './policy/types.js';
+
+import type { RunningGateway, StartGatewayOptions } from './server/startGateway.js';
+
 export { controlSecretPath, ensureControlSecret } from './server/controlSecret.js';
 export {
   type ClientOrigin,
@@ -32,11 +35,7 @@ export {
   TUNNEL_TOKEN_HEADER,
 } from './server/forwarded.js';
 export { keyView } from './server/keyView.js';
-export {
-  type RunningGateway,
-  type StartGatewayOptions,
-  startGateway,
-} from './server/startGateway.js';
+export type { RunningGateway, StartGatewayOptions } from './server/startGateway.js';
 export { type CreateStoreOptions, createStore } from './store/createStore.js';
 // The SQL seam and its two drivers, for other long-running services that keep state the same way.
 export { PostgresDb } from './store/postgres/PostgresDb.js';
@@ -52,3 +51,13 @@ export {
 export { SqliteDb } from './store/sqlite/SqliteDb.js';
 export type * from './store/types.js';
 export { LEVELS, NO_LIMITS, PERIODS } from './store/types.js';
+
+/**
+ * Starts a gateway. Its server, and the network, routing and x402 code it brings, load on the
+ * first call: a command that only reads or writes the store (`svc gateway key list`) stays light
+ * (docs/decisions/215-commands-load-their-code-when-they-run.md).
+ */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const { startGateway: start } = await import('./server/startGateway.js');
+  return start(options);
+}
