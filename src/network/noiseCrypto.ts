@@ -93,9 +93,15 @@ const decrypt: Decrypt = (ciphertext, nonce, ad, k, dst) => {
 
 const NO_INFO = new Uint8Array(0);
 
-/** HKDF-SHA-256 with the chaining key `ck` as salt and three 32-byte outputs (Noise's HKDF). */
+/**
+ * HKDF-SHA-256 with the chaining key `ck` as salt and three 32-byte outputs (Noise's HKDF). The
+ * input key goes in as a KeyObject: given bytes, `hkdfSync` first asks whether they are a
+ * KeyObject, and Node answers that by catching an exception it throws for every non-KeyObject,
+ * stack trace included (as much CPU as the derivation itself, eight times per connection;
+ * docs/decisions/213-what-a-new-connection-still-costs.md).
+ */
 const getHKDF: ICryptoInterface['getHKDF'] = (ck, ikm) => {
-  const okm = new Uint8Array(hkdfSync('sha256', ikm, ck, NO_INFO, 96));
+  const okm = new Uint8Array(hkdfSync('sha256', createSecretKey(ikm), ck, NO_INFO, 96));
   return [okm.subarray(0, 32), okm.subarray(32, 64), okm.subarray(64, 96)];
 };
 

@@ -56,7 +56,7 @@ describe('Noise X25519 with kept key objects', () => {
   it('hands out each key pair once, also those made ahead, each a true pair', async () => {
     keyAgreement.generateX25519KeyPair();
     // Long enough for the pairs made ahead to be ready.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, 400));
     const pairs = Array.from({ length: 12 }, () => keyAgreement.generateX25519KeyPair());
     expect(new Set(pairs.map((pair) => hex(pair.publicKey))).size).toBe(pairs.length);
     expect(new Set(pairs.map((pair) => hex(pair.privateKey))).size).toBe(pairs.length);

@@ -10,8 +10,8 @@
  * same as the library's (docs/decisions/194-a-new-connection-without-repeated-work.md).
  *
  * Each handshake makes an ephemeral key pair (~0.15 ms: generation and export); a few are made
- * ahead, a moment after one is taken, and each is handed out once, so a handshake finds its key
- * ready (docs/decisions/199-ephemeral-keys-made-ahead.md).
+ * ahead, once the request that follows the handshake which took one is done, and each is handed
+ * out once, so a handshake finds its key ready (docs/decisions/199-ephemeral-keys-made-ahead.md).
  */
 import {
   createPrivateKey,
@@ -78,8 +78,15 @@ type KeyPair = ReturnType<ICryptoInterface['generateX25519KeyPair']>;
 
 /** Key pairs made ahead; each is handed out once. */
 const SPARE_PAIRS = 4;
-/** How long after a pair is taken the next is made: after the handshake that took it. */
-const MAKE_AHEAD_AFTER_MS = 20;
+/**
+ * How long after a pair is taken the first one to replace it is made: after the first request on
+ * the connection whose handshake took it. That request runs 10–40 ms locally on a loaded machine;
+ * a pair made 20 ms after the take (~0.15 ms of CPU) landed inside it
+ * (docs/decisions/213-what-a-new-connection-still-costs.md).
+ */
+const REFILL_AFTER_MS = 250;
+/** Between two pairs of one refill: one per timer turn, never a burst of key generation. */
+const NEXT_PAIR_AFTER_MS = 20;
 const spare: KeyPair[] = [];
 let making: NodeJS.Timeout | undefined;
 
@@ -88,7 +95,7 @@ function makeAhead(): void {
   making = undefined;
   if (spare.length < SPARE_PAIRS) spare.push(newKeyPair());
   if (spare.length < SPARE_PAIRS) {
-    making = setTimeout(makeAhead, MAKE_AHEAD_AFTER_MS);
+    making = setTimeout(makeAhead, NEXT_PAIR_AFTER_MS);
     making.unref();
   }
 }
@@ -97,7 +104,7 @@ function makeAhead(): void {
 function generateX25519KeyPair(): KeyPair {
   const pair = spare.pop() ?? newKeyPair();
   if (making === undefined) {
-    making = setTimeout(makeAhead, MAKE_AHEAD_AFTER_MS);
+    making = setTimeout(makeAhead, REFILL_AFTER_MS);
     making.unref();
   }
   return pair;
