@@ -6,9 +6,9 @@
  * (docs/decisions/212-gateway-time-before-forwarding.md).
  */
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonInPieces, poolTo } from '../../testing/index.js';
 import { MAX_CATALOG_BYTES, PriceBook } from './priceBook.js';
 
 const PEER = 'ab'.repeat(20);
@@ -23,45 +23,25 @@ const server = createServer((req, res) => {
   if (req.url !== '/v1/models') return void res.writeHead(404).end();
   catalogReads += 1;
   if (failing) return void res.writeHead(503).end();
-  if (chunkedPadding > 0) return void chunkedCatalog(res, price, chunkedPadding);
+  if (chunkedPadding > 0) return void jsonInPieces(res, catalogOf(price), chunkedPadding);
   const answer = catalogAnswer(res, price);
   if (held) held.push(answer);
   else answer();
 });
 let pool: Pool;
 
-function catalogAnswer(res: ServerResponse, inputUsdPerMillion: number): () => void {
-  const body = JSON.stringify({
-    data: [
-      {
-        id: 'model-a',
-        peers: [{ peerId: PEER, prices: { inputUsdPerMillion, outputUsdPerMillion: 2 } }],
-      },
-    ],
-  });
-  return () => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-}
-
-/** A valid catalog written in 64 KiB pieces, so it declares no length, padded past `padding`. */
-function chunkedCatalog(res: ServerResponse, inputUsdPerMillion: number, padding: number): void {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  const data = [
+const catalogOf = (inputUsdPerMillion: number) => ({
+  data: [
     {
       id: 'model-a',
       peers: [{ peerId: PEER, prices: { inputUsdPerMillion, outputUsdPerMillion: 2 } }],
     },
-  ];
-  res.write(`{"data":${JSON.stringify(data)},"padding":"`);
-  const piece = 'x'.repeat(64 * 1024);
-  let left = padding;
-  const more = (): void => {
-    while (left > 0) {
-      left -= piece.length;
-      if (!res.write(piece)) return void res.once('drain', more);
-    }
-    res.end('"}');
-  };
-  more();
+  ],
+});
+
+function catalogAnswer(res: ServerResponse, inputUsdPerMillion: number): () => void {
+  const body = JSON.stringify(catalogOf(inputUsdPerMillion));
+  return () => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
 }
 
 function release(): void {
@@ -70,14 +50,11 @@ function release(): void {
   for (const answer of waiting) answer();
 }
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  pool = new Pool(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  ({ pool, close } = await poolTo(server));
 });
-afterAll(async () => {
-  await pool.close();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => close());
 
 const inputPrice = async (book: PriceBook) =>
   (await book.offersOf('model-a'))?.[0]?.price.inputMicroPerMillion;

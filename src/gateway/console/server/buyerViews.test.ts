@@ -2,10 +2,10 @@
  * The console's network page reads the buyer's peer list, which the buyer sends in pieces with no
  * length declared: it is read up to its limit by the bytes counted, not by a declared length.
  */
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Pool } from 'undici';
+import { createServer } from 'node:http';
+import type { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonInPieces, poolTo } from '../../../testing/index.js';
 import { networkPage } from './buyerViews.js';
 import type { ConsoleDeps } from './deps.js';
 
@@ -13,36 +13,17 @@ import type { ConsoleDeps } from './deps.js';
 let padding = 0;
 const server = createServer((req, res) => {
   if (req.url === '/_svc/status') return void res.end(JSON.stringify({ peerCount: 1 }));
-  if (req.url === '/_svc/peers') return void peersInPieces(res, padding);
+  if (req.url === '/_svc/peers')
+    return void jsonInPieces(res, { peers: [{ peerId: 'ab'.repeat(20) }] }, padding);
   res.writeHead(404).end();
 });
 let pool: Pool;
 
-/** One peer, then a padding field, written in 64 KiB pieces: no Content-Length. */
-function peersInPieces(res: ServerResponse, bytes: number): void {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.write(`{"peers":[{"peerId":"${'ab'.repeat(20)}"}],"padding":"`);
-  const piece = 'x'.repeat(64 * 1024);
-  let left = bytes;
-  const more = (): void => {
-    while (left > 0) {
-      left -= piece.length;
-      if (res.destroyed) return;
-      if (!res.write(piece)) return void res.once('drain', more);
-    }
-    res.end('"}');
-  };
-  more();
-}
-
+let close: () => Promise<void>;
 beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  pool = new Pool(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  ({ pool, close } = await poolTo(server));
 });
-afterAll(async () => {
-  await pool.close();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => close());
 
 const deps = () => ({ buyer: pool }) as unknown as ConsoleDeps;
 
