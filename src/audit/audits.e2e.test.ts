@@ -9,13 +9,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningBuyerNode, runBuyerNode } from '../buyer/runBuyerNode.js';
-import { waitForDiscovery } from '../buyer/testing/discovery.js';
-import { scoreAll } from '../buyer/testing/testBuyer.js';
+import type { RunningBuyerNode } from '../buyer/runBuyerNode.js';
+import { startUnpaidBuyer } from '../buyer/testing/discovery.js';
 import { normalizeModelName } from '../catalog/index.js';
 import { runCli } from '../cli/testing/runCli.js';
 import { defaultConfig, type SellerConfig } from '../config/index.js';
-import { silentLogger } from '../log/index.js';
 import type { SvcNode } from '../network/index.js';
 import {
   loopbackNetworkConfig,
@@ -103,34 +101,17 @@ describe('audits on a loopback network', () => {
       await start(honestSeller()),
     ];
     const config = defaultConfig();
-    buyer = await runBuyerNode({
-      config: {
-        ...config,
-        network,
-        buyer: {
-          ...config.buyer,
-          // Every answer is followed by a probe, spent freely, sent within a fraction of a second.
-          audit: {
-            enabled: true,
-            sampleRate: 1,
-            dailyBudgetUsd: 10,
-            maxShareOfSpend: 100,
-            maxDelayMs: 200,
-          },
-        },
+    buyer = await startUnpaidBuyer(network, dataDir, 4, {
+      ...config.buyer,
+      // Every answer is followed by a probe, spent freely, sent within a fraction of a second.
+      audit: {
+        enabled: true,
+        sampleRate: 1,
+        dailyBudgetUsd: 10,
+        maxShareOfSpend: 100,
+        maxDelayMs: 200,
       },
-      dataDir,
-      identity: randomIdentity(),
-      logger: silentLogger(),
-      port: 0,
-      payments: 'unpaid-dev',
-      reputation: scoreAll(80),
     });
-    await waitForDiscovery(
-      buyer,
-      () => buyer.directory.list().filter((peer) => peer.reachable).length === 4,
-      'four sellers discovered',
-    );
     openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
   }, 90_000);
 

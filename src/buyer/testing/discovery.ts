@@ -28,15 +28,17 @@ export function waitForDiscovery<T>(
 
 /**
  * A free-of-charge buyer (`unpaid-dev`, every seller scored 80) on the loopback `network` in
- * `dataDir`, on a free port, returned once it sees `sellers` reachable sellers.
+ * `dataDir`, on a free port, returned once it sees `sellers` reachable sellers. `buyer` replaces
+ * the default buyer settings (an audit test's, say).
  */
 export async function startUnpaidBuyer(
   network: SvcConfig['network'],
   dataDir: string,
   sellers: number,
+  buyer: SvcConfig['buyer'] = defaultConfig().buyer,
 ): Promise<RunningBuyerNode> {
-  const buyer = await runBuyerNode({
-    config: { ...defaultConfig(), network },
+  const node = await runBuyerNode({
+    config: { ...defaultConfig(), network, buyer },
     dataDir,
     identity: randomIdentity(),
     logger: silentLogger(),
@@ -45,9 +47,9 @@ export async function startUnpaidBuyer(
     reputation: scoreAll(80),
   });
   await waitForDiscovery(
-    buyer,
-    () => buyer.directory.list().filter((peer) => peer.reachable).length >= sellers,
+    node,
+    () => node.directory.list().filter((peer) => peer.reachable).length >= sellers,
     `${sellers} seller${sellers === 1 ? '' : 's'} discovered`,
   );
-  return buyer;
+  return node;
 }
