@@ -25,26 +25,23 @@
  * `dist/`); `BENCH_SVC_SOURCES=1` runs the TypeScript sources through tsx instead, for profiles
  * (bench/installed.ts). Portkey runs its compiled JavaScript. Sequential latency and streams are
  * measured round by round, one request to each target per round in an order shuffled per
- * round (`roundOrder`), so every target sees the same machine and none always follows another. Requests/s at 32 concurrent runs each target twice, in order
- * then in reverse, and sums. Every figure is printed beside Portkey's, as a ratio.
+ * round (`roundOrder`), so every target sees the same machine and none always follows another.
+ * Requests/s at 32 concurrent runs each target twice, in order then in reverse, and sums. Every figure is printed beside Portkey's, as a ratio.
  * `BENCH_COMPARE_ROUNDS` (default 1000) sets the number of sequential rounds;
  * `BENCH_CPU_PROF_DIR=<dir>` runs seller, buyer and both gateways under `node --cpu-prof`;
- * `BENCH_NODE_ARGS_<SELLER|BUYER|GATEWAY|EMBEDDED>` adds node flags to one of them (bench/proxyPath.ts).
+ * `BENCH_NODE_ARGS_<SELLER|BUYER|GATEWAY|EMBEDDED>` adds node flags to one of them
+ * (bench/svcProcesses.ts). Portkey is started by bench/portkey.ts.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { createKey, createStore } from '../src/gateway/index.js';
-import { startGatewayProcess } from '../src/gateway/testing/index.js';
-import { IdentityStore } from '../src/identity/index.js';
 import { type Client, send, sendStream } from './compareClient.js';
 import { sustained, translated } from './compareLanes.js';
 import { messagesBodies, requestBodies, SLOW_USER, UPSTREAM_SCRIPT } from './compareTraffic.js';
 import { startFloor } from './floorPath.js';
-import { fromSources, svcCli, svcModules } from './installed.js';
+import { fromSources, svcModules } from './installed.js';
 import {
   cpuMsOf,
   freePort,
@@ -54,7 +51,8 @@ import {
   stats,
   throughput,
 } from './lib.js';
-import { nodeArgs, startSellerAndBuyer } from './proxyPath.js';
+import { startPortkey } from './portkey.js';
+import { startEmbedded, startRemoteGateway, startSellerAndBuyer } from './svcProcesses.js';
 
 const ALL_TARGETS = [
   'direct',
@@ -161,64 +159,6 @@ function line(label: string, value: number, portkey: number, unit: string, goal 
   return ratio;
 }
 
-/**
- * Portkey 1.15.2 on Node answers every OpenAI-provider stream with 500 "Something went wrong"
- * (TypeError: immutable: it appends headers to the fetch Response's immutable Headers; Portkey's
- * issues #1389 and #1550). This preload gives streamed upstream answers a mutable copy of their
- * headers, as Portkey's own fix does; JSON answers are untouched.
- */
-const PORTKEY_STREAM_FIX = `data:text/javascript,${encodeURIComponent(`
-const fetch0 = globalThis.fetch;
-globalThis.fetch = async (...args) => {
-  const r = await fetch0(...args);
-  if (!(r.headers.get('content-type') ?? '').startsWith('text/event-stream')) return r;
-  return new Response(r.body, { status: r.status, statusText: r.statusText, headers: new Headers(r.headers) });
-};`)}`;
-
-/** Portkey's gateway from node_modules, on its default routes, headless (no UI, no network). */
-async function startPortkey(stops: Array<() => Promise<void>>, port: number) {
-  const require = createRequire(import.meta.url);
-  const root = dirname(require.resolve('@portkey-ai/gateway/package.json'));
-  const portkey = await startChild(
-    [
-      '--import',
-      PORTKEY_STREAM_FIX,
-      join(root, 'build/start-server.js'),
-      `--port=${port}`,
-      '--headless',
-    ],
-    (output) => (output.includes('Ready for connections') ? true : undefined),
-    { env: { ...process.env, NODE_ENV: 'production' } },
-  );
-  stops.unshift(() => portkey.stop());
-  return portkey.pid;
-}
-
-/**
- * `svc gateway start` with its own buyer, in a data directory of its own configured as the
- * buyer's (same seller to bootstrap from), and a key with limits as the other gateway's.
- */
-async function startEmbedded(root: string, buyerDir: string, stops: Array<() => Promise<void>>) {
-  const dataDir = join(root, 'embedded');
-  mkdirSync(dataDir, { recursive: true });
-  copyFileSync(join(buyerDir, 'config.json'), join(dataDir, 'config.json'));
-  const store = await createStore({ dataDir });
-  const key = await createKey(
-    store,
-    new IdentityStore(dataDir, {}),
-    { label: 'bench', limits: { total: 1_000_000_000_000n } },
-    Date.now(),
-  );
-  await store.close();
-  const gateway = await startGatewayProcess({
-    dataDir,
-    nodeArgs: nodeArgs('embedded'),
-    cli: svcCli(root),
-  });
-  stops.unshift(() => gateway.stop());
-  return { url: gateway.url, pid: gateway.pid, secret: key.secret };
-}
-
 export default async function bench(): Promise<Record<string, unknown>> {
   const root = mkdtempSync(join(tmpdir(), 'svc-bench-compare-'));
   const stops: Array<() => Promise<void>> = [];
@@ -237,24 +177,9 @@ export default async function bench(): Promise<Record<string, unknown>> {
       upstreamUrl,
       stops,
     );
-    // As `svc up` deploys it: the gateway shares the buyer's data directory (control secret).
-    const store = await createStore({ dataDir: buyerDir });
-    const key = await createKey(
-      store,
-      new IdentityStore(buyerDir, {}),
-      { label: 'bench', limits: { total: 1_000_000_000_000n } },
-      Date.now(),
-    );
-    await store.close();
     const floor = WITH_FLOOR ? await startFloor(upstreamUrl, stops, svcModules(root)) : undefined;
     const embedded = await startEmbedded(root, buyerDir, stops);
-    const gateway = await startGatewayProcess({
-      dataDir: buyerDir,
-      buyerUrl,
-      nodeArgs: nodeArgs('gateway'),
-      cli: svcCli(root),
-    });
-    stops.unshift(() => gateway.stop());
+    const gateway = await startRemoteGateway(root, { buyerDir, buyerUrl }, stops);
     const pool = (url: string) => {
       const made = new Pool(url, { connections: 64 });
       pools.push(made);
@@ -282,7 +207,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
       gateway: {
         pool: pool(gateway.url),
         path,
-        headers: { authorization: `Bearer ${key.secret}` },
+        headers: { authorization: `Bearer ${gateway.secret}` },
       },
       embedded: {
         pool: pool(embedded.url),
@@ -309,7 +234,7 @@ export default async function bench(): Promise<Record<string, unknown>> {
     if (process.env.BENCH_COMPARE_HOLD) {
       // Poking the running setup by hand (profiling, strace): print it and wait.
       console.log(
-        JSON.stringify({ upstreamUrl, buyerUrl, gatewayUrl: gateway.url, key: key.secret }),
+        JSON.stringify({ upstreamUrl, buyerUrl, gatewayUrl: gateway.url, key: gateway.secret }),
       );
       await new Promise((resolve) =>
         setTimeout(resolve, Number(process.env.BENCH_COMPARE_HOLD) * 1000),

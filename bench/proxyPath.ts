@@ -9,11 +9,9 @@
  * - `oneProcess`: upstream, seller node, buyer and load generator in this one process (one
  *   core), plus the buyer over the in-memory network (the buyer's own share).
  *
- * `BENCH_CPU_PROF_DIR=<dir>` runs the seller and buyer processes under `node --cpu-prof`;
- * `BENCH_NODE_ARGS_SELLER` (`_BUYER`, `_GATEWAY`) adds node flags to that process, space-separated
- * (e.g. `--import <preload>` to count garbage collections, or a V8 flag to try).
+ * The seller and buyer processes, and the node flags a run adds to them, are bench/svcProcesses.ts.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -31,7 +29,6 @@ import {
   waitFor,
 } from '../src/network/testing/loopback.js';
 import { startSeller } from '../src/seller/index.js';
-import { svcCli } from './installed.js';
 import {
   cpuMsOf,
   measure,
@@ -42,23 +39,7 @@ import {
   stats,
   throughput,
 } from './lib.js';
-
-/** The seller both setups run: one free chat-completions service relayed to the fake upstream. */
-function benchSeller(upstreamUrl: string) {
-  return {
-    displayName: 'bench seller',
-    uploadLimitBytes: 1024 * 1024,
-    providers: [
-      {
-        type: 'openai-chat' as const,
-        baseUrl: `${upstreamUrl}/v1`,
-        services: { 'gpt-4o': { categories: [] } },
-        defaultPricing: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
-        maxConcurrency: 64,
-      },
-    ],
-  };
-}
+import { benchSeller, startSellerAndBuyer } from './svcProcesses.js';
 
 const PROSE =
   'The buyer proxy routes each request to the cheapest eligible seller, fails over when a seller breaks, and reports who served it. ';
@@ -236,83 +217,6 @@ async function comparePaths(
     await direct.close();
     await viaBuyer.close();
   }
-}
-
-export function nodeArgs(name: string): string[] {
-  const dir = process.env.BENCH_CPU_PROF_DIR;
-  const extra = process.env[`BENCH_NODE_ARGS_${name.toUpperCase()}`]?.split(' ').filter(Boolean);
-  return [
-    ...(dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
-    ...(extra ?? []),
-  ];
-}
-
-/** The CLI's `--json` answer: a pretty-printed object (log lines are single-line JSON). */
-function jsonOutput<T>(output: string): T | undefined {
-  const match = /^\{\n[\s\S]*?^\}$/m.exec(output);
-  if (!match) return undefined;
-  try {
-    return JSON.parse(match[0]) as T;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * `svc seller start` then `svc buyer start`, each its own process, under `root`: compiled, as
- * installed, unless `BENCH_SVC_SOURCES=1` (bench/installed.ts).
- */
-export async function startSellerAndBuyer(
-  root: string,
-  upstreamUrl: string,
-  stops: Array<() => Promise<void>>,
-  buyerConfig: Record<string, unknown> = {},
-): Promise<{ sellerPid: number; buyerPid: number; buyerUrl: string; buyerDir: string }> {
-  const network = {
-    listen: ['/ip4/127.0.0.1/tcp/0'],
-    dhtProtocol: '/svc/kad/1.0.0',
-  };
-  const cli = svcCli(root);
-  const sellerDir = join(root, 'seller');
-  const buyerDir = join(root, 'buyer');
-  mkdirSync(sellerDir, { recursive: true });
-  mkdirSync(buyerDir, { recursive: true });
-  writeFileSync(
-    join(sellerDir, 'config.json'),
-    JSON.stringify({
-      network,
-      seller: benchSeller(upstreamUrl),
-    }),
-  );
-  const seller = await startChild(
-    [...nodeArgs('seller'), ...cli, '--data-dir', sellerDir, '--json', 'seller', 'start'],
-    (output) => jsonOutput<{ multiaddrs: string[] }>(output),
-  );
-  stops.unshift(() => seller.stop());
-  writeFileSync(
-    join(buyerDir, 'config.json'),
-    JSON.stringify({
-      ...buyerConfig,
-      network: { ...network, bootstrap: [seller.ready.multiaddrs[0]] },
-      buyer: { routingPreferences: { minTrustScore: 0 } },
-    }),
-  );
-  const buyer = await startChild(
-    [
-      ...nodeArgs('buyer'),
-      ...cli,
-      '--data-dir',
-      buyerDir,
-      '--json',
-      'buyer',
-      'start',
-      '--port',
-      '0',
-    ],
-    (output) => jsonOutput<{ url: string }>(output),
-  );
-  stops.unshift(() => buyer.stop());
-  return { sellerPid: seller.pid, buyerPid: buyer.pid, buyerUrl: buyer.ready.url, buyerDir };
 }
 
 /** Fake upstream, seller and buyer each in their own process (as deployed). */

@@ -1,4 +1,4 @@
-/** Invariants of TestUSDC and SvcPayments on a real anvil chain. */
+/** Invariants of SvcPayments on a real anvil chain (TestUSDC: testUsdc.test.ts). */
 import {
   type Address,
   type Hex,
@@ -20,7 +20,7 @@ import {
   VOUCHER_TYPES,
   voucherDigest,
 } from '../payments/index.js';
-import { SvcPaymentsAbi, TestUSDCAbi } from './index.js';
+import { SvcPaymentsAbi } from './index.js';
 
 let chain: LocalChain;
 let domain: PaymentsDomain;
@@ -338,103 +338,5 @@ describe('SvcPayments', () => {
     await submit();
     expect(await chain.contract.creditsOf(buyer.address)).toBe(700_000n);
     await expect(submit()).rejects.toThrow(/authorization is used/);
-  });
-});
-
-describe('TestUSDC', () => {
-  it('implements EIP-3009 transferWithAuthorization with the "USD Coin" v2 domain and EIP-2612 permit', async () => {
-    const owner = await wallet(1_000_000n);
-    const spender = await wallet();
-    const usdcDomain = {
-      name: 'USD Coin',
-      version: '2',
-      chainId: domain.chainId,
-      verifyingContract: chain.deployment.usdcAddress,
-    } as const;
-    const nonce = keccak256(stringToHex('n1'));
-    const validBefore = await deadline();
-    const message = {
-      from: owner.address,
-      to: spender.address,
-      value: 250_000n,
-      validAfter: 0n,
-      validBefore,
-      nonce,
-    };
-    const signature = await owner.signTypedData({
-      domain: usdcDomain,
-      types: {
-        TransferWithAuthorization: [
-          { name: 'from', type: 'address' },
-          { name: 'to', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'validAfter', type: 'uint256' },
-          { name: 'validBefore', type: 'uint256' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
-      primaryType: 'TransferWithAuthorization',
-      message,
-    });
-    const relay = chain.clients.senderFor(spender);
-    const args = [
-      owner.address,
-      spender.address,
-      250_000n,
-      0n,
-      validBefore,
-      nonce,
-      signature,
-    ] as const;
-    await relay.write({
-      address: chain.deployment.usdcAddress,
-      abi: TestUSDCAbi,
-      functionName: 'transferWithAuthorization',
-      args,
-    });
-    expect(await chain.contract.usdcBalanceOf(spender.address)).toBe(250_000n);
-    await expect(
-      relay.write({
-        address: chain.deployment.usdcAddress,
-        abi: TestUSDCAbi,
-        functionName: 'transferWithAuthorization',
-        args,
-      }),
-    ).rejects.toThrow(/authorization is used/);
-
-    const permitSignature = await owner.signTypedData({
-      domain: usdcDomain,
-      types: {
-        Permit: [
-          { name: 'owner', type: 'address' },
-          { name: 'spender', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'nonce', type: 'uint256' },
-          { name: 'deadline', type: 'uint256' },
-        ],
-      },
-      primaryType: 'Permit',
-      message: {
-        owner: owner.address,
-        spender: spender.address,
-        value: 5n,
-        nonce: 0n,
-        deadline: validBefore,
-      },
-    });
-    const { v, r, s } = parseSignature(permitSignature);
-    await relay.write({
-      address: chain.deployment.usdcAddress,
-      abi: TestUSDCAbi,
-      functionName: 'permit',
-      args: [owner.address, spender.address, 5n, validBefore, Number(v), r, s],
-    });
-    const allowance = await chain.clients.publicClient.readContract({
-      address: chain.deployment.usdcAddress,
-      abi: TestUSDCAbi,
-      functionName: 'allowance',
-      args: [owner.address, spender.address],
-    });
-    expect(allowance).toBe(5n);
   });
 });
