@@ -83,4 +83,19 @@ describe('what a command loads', () => {
     );
     expect(network.slice(0, 5)).toEqual([]);
   });
+
+  it('shows the default route and the session pin without the network (the failover rules need no transport)', async () => {
+    for (const argv of [
+      ['buyer', 'route', 'show'],
+      ['buyer', 'connection', 'show'],
+    ]) {
+      const run = await svc(argv);
+      expect(run.stdout).toMatch(/^no (default route set|session pin)/i);
+      expect(run.loaded.some((url) => url.includes('/src/routing/'))).toBe(true);
+      const network = run.loaded.filter((url) =>
+        /\/node_modules\/(?:libp2p|@libp2p\/[^/]+)\/|\/src\/network\//.test(url),
+      );
+      expect(network.slice(0, 5)).toEqual([]);
+    }
+  });
 });

@@ -5,7 +5,8 @@
  * `skip`: the offer cannot take this request (it would cost more than the request's cost cap),
  * so the next one is tried without sending anything and without counting against the seller.
  */
-import { TransportError } from '../network/index.js';
+// Type only: the rules need no transport code (`svc buyer route …` loads routing without libp2p).
+import type { TransportError } from '../network/index.js';
 
 export type FailoverAction = 'next' | 'same' | 'stop' | 'skip';
 
@@ -20,8 +21,9 @@ export function actionForStatus(status: number): FailoverAction {
 }
 
 /** The action after a transport failure: only failures before the response head move on. */
-export function actionForTransportError(error: unknown): FailoverAction {
-  if (!(error instanceof TransportError)) return 'stop';
+export function actionForTransportError(
+  error: Pick<TransportError, 'failure' | 'beforeHead'>,
+): FailoverAction {
   if (!error.beforeHead) return 'stop';
   switch (error.failure) {
     case 'unreachable':
