@@ -210,7 +210,9 @@ describe('svc claude / codex / opencode', () => {
         stdio: 'ignore',
       },
     );
-    for (let i = 0; i < 200 && !existsSync(join(dir, 'codex.ready')); i++) {
+    // svc and the fake tool start under tsx: ~1 s alone, over 10 s on a loaded 2-core machine.
+    const until = Date.now() + 60_000;
+    while (Date.now() < until && !existsSync(join(dir, 'codex.ready'))) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(existsSync(join(dir, 'codex.ready'))).toBe(true);
@@ -218,7 +220,7 @@ describe('svc claude / codex / opencode', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     // The fake tool has no SIGTERM trap: it dies of it, and svc reports 128 + 15.
     expect(code).toBe(143);
-  });
+  }, 90_000);
 
   it('says how to start a buyer when none answers, and how to install a missing tool', async () => {
     const noBuyer = await runCli(['claude'], env({ SVC_BUYER_PORT: String(await freePort()) }));
