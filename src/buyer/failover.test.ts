@@ -6,6 +6,7 @@ import { hang, type MemoryNetwork, sseReply } from './testing/memoryNetwork.js';
 import { type ErrorBody, readJson } from './testing/readJson.js';
 import {
   anthropicMessage,
+  chatChunk,
   chatCompletion,
   chatStream,
   openAiError,
@@ -191,24 +192,53 @@ describe('failover', () => {
     void anthropicMessage;
   });
 
-  it('does not fail over once streaming has started', async () => {
+  it('does not fail over once streaming has started: its first content was delivered', async () => {
     network.setScript(first, (c) => {
       const reply = chatStream(c, ['a', 'b']);
       const events = reply.body as AsyncIterable<string>;
       async function* broken() {
+        let sent = 0;
         for await (const event of events) {
           yield event;
-          throw new Error('connection lost');
+          // The role-only chunk, then the first content, then the seller dies.
+          if (++sent === 2) throw new Error('connection lost');
         }
       }
       return { ...reply, body: broken() };
     });
     const response = await chat({ stream: true });
     expect(response.status).toBe(200);
+    expect(response.headers.get('x-svc-peer-id')).toBe(first);
     const text = await response.text();
-    expect(text).toContain('chat.completion.chunk');
+    expect(text).toContain('"content":"a"');
+    expect(text).toContain(`data: {"error":{"message":"Seller ${first} failed mid-stream`);
     expect(text).toContain(': svc-usage');
     expect(network.callsTo(second)).toHaveLength(0);
+  });
+
+  it('fails over a stream that failed before its first content, unseen by the client', async () => {
+    network.setScript(first, (c) => {
+      const reply = chatStream(c, ['a', 'b']);
+      const events = reply.body as AsyncIterable<string>;
+      async function* broken() {
+        for await (const event of events) {
+          // Only the role-only chunk, then the seller dies.
+          yield event;
+          throw new Error('connection lost');
+        }
+      }
+      return { ...reply, body: broken() };
+    });
+    network.setScript(second, (c) => chatStream(c, ['from ', 'second']));
+    const chunks: string[] = [];
+    const { data: stream, response } = await openai.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .withResponse();
+    for await (const chunk of stream) chunks.push(chunk.choices[0]?.delta.content ?? '');
+    expect(chunks.join('')).toBe('from second');
+    expect(response.headers.get('x-svc-peer-id')).toBe(second);
+    expect(response.headers.get('x-svc-attempts')).toBe(`${first}@gpt-4o:reset`);
+    expect(t.buyer.service.health.totalFailures(first)).toBe(1);
   });
 });
 
@@ -238,7 +268,7 @@ describe('client cancel', () => {
   it('cancels the seller stream when the client goes away mid-stream', async () => {
     network.setScript(first, (c) =>
       sseReply(
-        Array.from({ length: 200 }, (_, i) => `data: {"i":${i}}\n\n`),
+        Array.from({ length: 200 }, (_, i) => chatChunk({ content: `${i} ` })),
         { delayMs: 20, signal: c.signal },
       ),
     );
