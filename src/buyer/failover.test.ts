@@ -242,6 +242,88 @@ describe('failover', () => {
   });
 });
 
+describe('a stream that fails before its first content', () => {
+  const role = chatChunk({ role: 'assistant', content: '' });
+  const endings: Record<string, { events: string[]; label: string }> = {
+    'a malformed event': { events: [role, 'data: {"choices": [\n\n'], label: 'malformed' },
+    'an end without content or final event': { events: [role], label: 'cut' },
+    'an error event of a server error': {
+      events: [role, 'data: {"error":{"message":"upstream exploded","type":"server_error"}}\n\n'],
+      label: 'error_event',
+    },
+  };
+
+  it.each(Object.keys(endings))('fails over %s, unseen by the client', async (ending) => {
+    const { events, label } = endings[ending]!;
+    network.setScript(first, (c) => sseReply(events, { signal: c.signal }));
+    network.setScript(second, (c) => chatStream(c, ['whole']));
+    const response = await chat({ stream: true });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-svc-peer-id')).toBe(second);
+    expect(response.headers.get('x-svc-attempts')).toBe(`${first}@gpt-4o:${label}`);
+    const text = await response.text();
+    expect(text).toContain('"content":"whole"');
+    expect(text).not.toContain('error');
+  });
+
+  it('does not fail over an error event the request is at fault for (400)', async () => {
+    const claude = network.addSeller(
+      {
+        peerId: 'claude',
+        services: [{ id: 'claude-x', protocols: ['anthropic-messages'], pricing: price(0) }],
+      },
+      (c) =>
+        sseReply(
+          [
+            'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":3,"output_tokens":1}}}\n\n',
+            'event: error\ndata: {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}\n\n',
+          ],
+          { signal: c.signal },
+        ),
+    );
+    const other = network.addSeller(
+      {
+        peerId: 'other',
+        services: [{ id: 'claude-x', protocols: ['anthropic-messages'], pricing: price(0.5) }],
+      },
+      (c) => chatCompletion(c, 'never'),
+    );
+    const anthropic = new Anthropic({ apiKey: 'x', baseURL: t.url, maxRetries: 0 });
+    const error = await anthropic.messages
+      .create({
+        model: 'claude-x',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'too long' }],
+        stream: true,
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(400);
+    expect((error as InstanceType<typeof Anthropic.APIError>).message).toContain(
+      'prompt is too long',
+    );
+    expect(network.callsTo(claude)).toHaveLength(1);
+    expect(network.callsTo(other)).toHaveLength(0);
+  });
+
+  it('commits a preamble past its byte bound as it is: a failure after it is mid-stream', async () => {
+    const padding = `: ${'x'.repeat(1024)}\n\n`;
+    network.setScript(first, () => {
+      async function* body() {
+        yield chatChunk({ role: 'assistant', content: '' });
+        for (let i = 0; i < 300; i++) yield padding;
+        throw new Error('connection lost');
+      }
+      return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: body() };
+    });
+    const response = await chat({ stream: true });
+    expect(response.headers.get('x-svc-peer-id')).toBe(first);
+    const text = await response.text();
+    expect(text).toContain(`data: {"error":{"message":"Seller ${first} failed mid-stream`);
+    expect(network.callsTo(second)).toHaveLength(0);
+  });
+});
+
 describe('client cancel', () => {
   it('cancels the seller when the client disconnects before the head, without failover', async () => {
     network.setScript(first, hang);

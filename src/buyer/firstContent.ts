@@ -20,7 +20,7 @@ import type { SellerTap } from './sellerTap.js';
  * twice (`response.created`, `response.in_progress`), tens of KB for a coding agent. Past this
  * the stream is committed as it is.
  */
-export const MAX_HELD_BYTES = 256 * 1024;
+const MAX_HELD_BYTES = 256 * 1024;
 
 /** Resolves when the hold's bound passes or the client goes away (the listener itself). */
 class HoldEnd {
