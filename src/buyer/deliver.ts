@@ -15,6 +15,7 @@ import type { Delivery } from './delivery.js';
 import { finishRequest } from './finishRequest.js';
 import { checkReceipt, checkUnpaidReceipt } from './receiptCheck.js';
 import type { ResponsesState } from './responsesState.js';
+import type { AttemptFailure } from './sellerFailure.js';
 import { textOf } from './tokenCount.js';
 import { usageFromBody } from './usage.js';
 
@@ -106,13 +107,17 @@ async function deliverWhole(
   responses?.remember(candidate, json);
 }
 
-/** Delivers a successful seller response (whole or streamed). */
+/**
+ * Delivers a successful seller response (whole or streamed); the failed attempt when a stream
+ * failed before its first content (nothing reached the client: the next seller may answer).
+ */
 export async function deliver(
   ctx: ProxyContext,
   delivery: Delivery,
   affinityKey: string | undefined,
   responses?: ResponsesState,
-): Promise<void> {
-  if (delivery.ok.whole) return deliverWhole(ctx, delivery, affinityKey, responses);
-  return deliverStream(ctx, delivery, affinityKey, responses);
+): Promise<AttemptFailure | undefined> {
+  if (!delivery.ok.whole) return deliverStream(ctx, delivery, affinityKey, responses);
+  await deliverWhole(ctx, delivery, affinityKey, responses);
+  return undefined;
 }

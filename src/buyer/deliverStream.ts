@@ -1,7 +1,9 @@
 /**
- * Delivers a streamed answer: the seller's events (translated when the formats differ) written
+ * Delivers a streamed answer: the client's head held with the seller's preamble until the first
+ * content (src/buyer/firstContent.ts; a seller that fails before it is a failed attempt, and the
+ * next seller may answer), then the seller's events (translated when the formats differ) written
  * with backpressure, then the closing usage comment (src/protocol/usageComment.ts). A seller that
- * fails after the first byte (reset, timeout, malformed event, no final event) ends the stream
+ * fails after the first content (reset, timeout, malformed event, no final event) ends the stream
  * with the client format's error event and the request is recorded as failed, at the cost of
  * what was delivered (docs/decisions/110-truthful-stream-failures.md). A seller that goes past the
  * request's cost cap is cut the same way, with `max_cost_reached` (src/buyer/costCap.ts). The
@@ -15,93 +17,19 @@ import { formatUsd } from '../money/index.js';
 import { encodeUsageComment } from '../protocol/index.js';
 import type { RouteCandidate } from '../routing/index.js';
 import { rememberSeller, sellerHeaders, servedBy, settleUsage, trailerOf } from './answerParts.js';
-import type { AttemptOk } from './attempt.js';
 import { commitCost, journalOpen } from './commitCost.js';
 import { type ProxyContext, ZERO_USAGE } from './context.js';
 import { CostCap } from './costCap.js';
 import type { Delivery } from './delivery.js';
 import { finishRequest } from './finishRequest.js';
+import { holdUntilContent } from './firstContent.js';
 import { checkReceipt, checkUnpaidReceipt } from './receiptCheck.js';
 import type { ResponsesState } from './responsesState.js';
-import { isDoneChunk, streamErrorBytes, streamFailureOf } from './streamFailure.js';
+import type { AttemptFailure } from './sellerFailure.js';
+import { SellerTap } from './sellerTap.js';
+import { isDoneChunk, streamErrorBytes } from './streamFailure.js';
 import { ProgressJournal } from './streamProgress.js';
-import { FinalResponseCatcher, StreamUsageScanner } from './usage.js';
-
-/**
- * The seller's events as they pass: scanned for usage and outcome, a thrown failure kept. A chunk
- * is scanned when the next one is asked for (after it was written) or when the outcome is read, so
- * the scan never sits between the seller's bytes and the client
- * (docs/decisions/145-request-path-pass-through.md).
- */
-class SellerTap implements AsyncIterable<Uint8Array> {
-  private readonly tapScanner: StreamUsageScanner;
-  thrown: unknown;
-  /** The seller's body ended (cleanly or not). */
-  done = false;
-  private readonly events: AsyncIterator<Uint8Array>;
-  private unscanned: Uint8Array | undefined;
-
-  private readonly peerId: string;
-
-  constructor(ok: AttemptOk, candidate: RouteCandidate) {
-    this.peerId = candidate.offer.peerId;
-    this.tapScanner = new StreamUsageScanner(candidate.sellerProtocol);
-    this.events = ok.response.body[Symbol.asyncIterator]();
-  }
-
-  /** The scanner, having seen every chunk handed on so far. */
-  get scanner(): StreamUsageScanner {
-    this.scanHandedOn();
-    return this.tapScanner;
-  }
-
-  private scanHandedOn(): void {
-    if (this.unscanned === undefined) return;
-    this.tapScanner.push(this.unscanned);
-    this.unscanned = undefined;
-  }
-
-  async next(): Promise<IteratorResult<Uint8Array>> {
-    try {
-      this.scanHandedOn();
-      const step = await this.events.next();
-      if (step.done) this.done = true;
-      else this.unscanned = step.value;
-      return step;
-    } catch (error) {
-      this.done = true;
-      this.thrown ??= error;
-      // The translator renders what it is given: the seller's failure, not an internal error.
-      throw streamFailureOf(this.peerId, error, 'open') ?? error;
-    }
-  }
-
-  /** Reads what the translator left (a usage chunk, `[DONE]`) so the seller's body is never cut. */
-  async drain(): Promise<void> {
-    try {
-      for (let step = await this.next(); !step.done; step = await this.next()) {
-        // scanned in next()
-      }
-    } catch {
-      // kept in `thrown`
-    }
-  }
-
-  /** The failure of the seller's stream so far (a body that ended without a final event too). */
-  failure(): SvcError | undefined {
-    const { verdict } = this.scanner;
-    if (verdict === 'open' && !this.done) return undefined;
-    return streamFailureOf(this.peerId, this.thrown, verdict);
-  }
-
-  async close(): Promise<void> {
-    await this.events.return?.().catch(() => undefined);
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
-    return { next: () => this.next() };
-  }
-}
+import { FinalResponseCatcher } from './usage.js';
 
 /** What watches a stream as it is written to the client. */
 interface StreamWatch {
@@ -172,15 +100,33 @@ function capError(cap: CostCap): SvcError {
   return new SvcError('max_cost_reached', { details: { maxCostUsd: cap.maxCostUsd } });
 }
 
-/** Delivers a streamed answer. */
+/**
+ * A seller whose stream failed before any content: stopped, its payment freed (it delivered
+ * nothing, so it bills nothing: src/formats/failedAnswer.ts). Its failure is recorded by the
+ * caller, like one before the head.
+ */
+async function abandon(ctx: ProxyContext, { ok }: Delivery, tap: SellerTap): Promise<void> {
+  ok.controller.abort(new Error('failed before its first content'));
+  ok.detach();
+  await tap.close();
+  if (ok.paid) ctx.service.deps.payments.release?.(ctx.request.id);
+}
+
+/** Delivers a streamed answer; the failed attempt when the seller failed before any content. */
 export async function deliverStream(
   ctx: ProxyContext,
   delivery: Delivery,
   affinityKey: string | undefined,
   responses: ResponsesState | undefined,
-): Promise<void> {
+): Promise<AttemptFailure | undefined> {
   const { res, service } = ctx;
   const { candidate, ok } = delivery;
+  const tap = new SellerTap(ok, candidate);
+  const failedAttempt = await holdUntilContent(ctx, candidate.offer.peerId, tap);
+  if (failedAttempt) {
+    await abandon(ctx, delivery, tap);
+    return failedAttempt;
+  }
   const trailer = trailerOf(ok);
   res.writeHead(ok.response.status, {
     'content-type': ok.response.headers['content-type'] ?? 'text/event-stream',
@@ -216,7 +162,6 @@ export async function deliverStream(
           () => cap.outputTokens,
         )
       : undefined;
-  const tap = new SellerTap(ok, candidate);
   // A translated responses stream is kept as the client saw it (its ids are the translator's).
   const translated = candidate.sellerProtocol !== ctx.request.route.protocol;
   const catcher = responses?.keeps && translated ? new FinalResponseCatcher() : undefined;
@@ -253,6 +198,7 @@ export async function deliverStream(
   const nothingDelivered = isFailedAnswer({
     outputTokens: usage.outputTokens,
     finished: scanner.verdict === 'ended',
+    ...(scanner.readsContent ? { content: scanner.contentStarted } : {}),
   });
   const cost = await commitCost(ctx, delivery, {
     usage,
@@ -278,6 +224,7 @@ export async function deliverStream(
       responses.remember(candidate, final === undefined ? undefined : responseOfEvent(final));
     }
   }
+  return undefined;
 }
 
 /** The response object of a responses stream's final event, or undefined. */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ApiProtocol } from '../network/index.js';
 import type { BuyerPayments, CompleteInput } from './payments.js';
 import { jsonReply, type SellerScript, sseReply } from './testing/memoryNetwork.js';
 import { chatChunk } from './testing/sellerReplies.js';
@@ -41,13 +42,19 @@ function emptyAnswer(finish: string | null) {
   });
 }
 
-async function buyerWith(script: SellerScript) {
+async function buyerWith(script: SellerScript, protocol: ApiProtocol = 'openai-chat-completions') {
   const spy = spyPayments();
   t = await startTestBuyer({ payments: spy.payments });
   t.network.addSeller(
     {
       peerId: 'seller',
-      services: [{ id: 'm', pricing: { inputUsdPerMillion: 10, outputUsdPerMillion: 10 } }],
+      services: [
+        {
+          id: protocol === 'anthropic-messages' ? 'claude' : 'm',
+          protocols: [protocol],
+          pricing: { inputUsdPerMillion: 10, outputUsdPerMillion: 10 },
+        },
+      ],
     },
     script,
   );
@@ -87,7 +94,7 @@ describe('failed answers cost nothing', () => {
     await expect.poll(() => spy.completed.length).toBe(1);
   });
 
-  it('a stream that failed before any content: no voucher, cost 0', async () => {
+  it('a stream that failed before any content: an error before the head, no voucher', async () => {
     const spy = await buyerWith((call) =>
       sseReply(
         [chunk({ role: 'assistant', content: '' }), 'data: {"error":{"message":"boom"}}\n\n'],
@@ -97,7 +104,39 @@ describe('failed answers cost nothing', () => {
       ),
     );
     const response = await post(true);
-    expect(streamCost(await response.text())).toBe('0.000000');
+    // Nothing reached the client: the seller's error event is its answer, as an error status.
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as { error: { message: string } };
+    expect(body.error.message).toMatch(/error event before any content: boom/);
+    expect(response.headers.get('x-svc-attempts')).toMatch(/@m:error_event$/);
+    await expect.poll(() => spy.released.length).toBe(1);
+    expect(spy.completed).toEqual([]);
+  });
+
+  it('a stream cut in its preamble pays nothing, though its preamble reported output tokens', async () => {
+    const spy = await buyerWith(
+      (call) =>
+        sseReply(
+          [
+            'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":50,"output_tokens":1}}}\n\n',
+            'event: ping\ndata: {"type":"ping"}\n\n',
+          ],
+          { signal: call.signal },
+        ),
+      'anthropic-messages',
+    );
+    const response = await fetch(`${t!.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude',
+        max_tokens: 10,
+        stream: true,
+        messages: [{ role: 'user', content: 'hello' }],
+      }),
+    });
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as { error: { type: string } }).error.type).toBe('api_error');
     await expect.poll(() => spy.released.length).toBe(1);
     expect(spy.completed).toEqual([]);
   });

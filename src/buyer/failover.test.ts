@@ -6,6 +6,7 @@ import { hang, type MemoryNetwork, sseReply } from './testing/memoryNetwork.js';
 import { type ErrorBody, readJson } from './testing/readJson.js';
 import {
   anthropicMessage,
+  chatChunk,
   chatCompletion,
   chatStream,
   openAiError,
@@ -191,23 +192,134 @@ describe('failover', () => {
     void anthropicMessage;
   });
 
-  it('does not fail over once streaming has started', async () => {
+  it('does not fail over once streaming has started: its first content was delivered', async () => {
     network.setScript(first, (c) => {
       const reply = chatStream(c, ['a', 'b']);
       const events = reply.body as AsyncIterable<string>;
       async function* broken() {
+        let sent = 0;
         for await (const event of events) {
           yield event;
-          throw new Error('connection lost');
+          // The role-only chunk, then the first content, then the seller dies.
+          if (++sent === 2) throw new Error('connection lost');
         }
       }
       return { ...reply, body: broken() };
     });
     const response = await chat({ stream: true });
     expect(response.status).toBe(200);
+    expect(response.headers.get('x-svc-peer-id')).toBe(first);
     const text = await response.text();
-    expect(text).toContain('chat.completion.chunk');
+    expect(text).toContain('"content":"a"');
+    expect(text).toContain(`data: {"error":{"message":"Seller ${first} failed mid-stream`);
     expect(text).toContain(': svc-usage');
+    expect(network.callsTo(second)).toHaveLength(0);
+  });
+
+  it('fails over a stream that failed before its first content, unseen by the client', async () => {
+    network.setScript(first, (c) => {
+      const reply = chatStream(c, ['a', 'b']);
+      const events = reply.body as AsyncIterable<string>;
+      async function* broken() {
+        for await (const event of events) {
+          // Only the role-only chunk, then the seller dies.
+          yield event;
+          throw new Error('connection lost');
+        }
+      }
+      return { ...reply, body: broken() };
+    });
+    network.setScript(second, (c) => chatStream(c, ['from ', 'second']));
+    const chunks: string[] = [];
+    const { data: stream, response } = await openai.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .withResponse();
+    for await (const chunk of stream) chunks.push(chunk.choices[0]?.delta.content ?? '');
+    expect(chunks.join('')).toBe('from second');
+    expect(response.headers.get('x-svc-peer-id')).toBe(second);
+    expect(response.headers.get('x-svc-attempts')).toBe(`${first}@gpt-4o:reset`);
+    expect(t.buyer.service.health.totalFailures(first)).toBe(1);
+  });
+});
+
+describe('a stream that fails before its first content', () => {
+  const role = chatChunk({ role: 'assistant', content: '' });
+  const endings: Record<string, { events: string[]; label: string }> = {
+    'a malformed event': { events: [role, 'data: {"choices": [\n\n'], label: 'malformed' },
+    'an end without content or final event': { events: [role], label: 'cut' },
+    'an error event of a server error': {
+      events: [role, 'data: {"error":{"message":"upstream exploded","type":"server_error"}}\n\n'],
+      label: 'error_event',
+    },
+  };
+
+  it.each(Object.keys(endings))('fails over %s, unseen by the client', async (ending) => {
+    const { events, label } = endings[ending]!;
+    network.setScript(first, (c) => sseReply(events, { signal: c.signal }));
+    network.setScript(second, (c) => chatStream(c, ['whole']));
+    const response = await chat({ stream: true });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-svc-peer-id')).toBe(second);
+    expect(response.headers.get('x-svc-attempts')).toBe(`${first}@gpt-4o:${label}`);
+    const text = await response.text();
+    expect(text).toContain('"content":"whole"');
+    expect(text).not.toContain('error');
+  });
+
+  it('does not fail over an error event the request is at fault for (400)', async () => {
+    const claude = network.addSeller(
+      {
+        peerId: 'claude',
+        services: [{ id: 'claude-x', protocols: ['anthropic-messages'], pricing: price(0) }],
+      },
+      (c) =>
+        sseReply(
+          [
+            'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":3,"output_tokens":1}}}\n\n',
+            'event: error\ndata: {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}\n\n',
+          ],
+          { signal: c.signal },
+        ),
+    );
+    const other = network.addSeller(
+      {
+        peerId: 'other',
+        services: [{ id: 'claude-x', protocols: ['anthropic-messages'], pricing: price(0.5) }],
+      },
+      (c) => chatCompletion(c, 'never'),
+    );
+    const anthropic = new Anthropic({ apiKey: 'x', baseURL: t.url, maxRetries: 0 });
+    const error = await anthropic.messages
+      .create({
+        model: 'claude-x',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'too long' }],
+        stream: true,
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(400);
+    expect((error as InstanceType<typeof Anthropic.APIError>).message).toContain(
+      'prompt is too long',
+    );
+    expect(network.callsTo(claude)).toHaveLength(1);
+    expect(network.callsTo(other)).toHaveLength(0);
+  });
+
+  it('commits a preamble past its byte bound as it is: a failure after it is mid-stream', async () => {
+    const padding = `: ${'x'.repeat(1024)}\n\n`;
+    network.setScript(first, () => {
+      async function* body() {
+        yield chatChunk({ role: 'assistant', content: '' });
+        for (let i = 0; i < 300; i++) yield padding;
+        throw new Error('connection lost');
+      }
+      return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: body() };
+    });
+    const response = await chat({ stream: true });
+    expect(response.headers.get('x-svc-peer-id')).toBe(first);
+    const text = await response.text();
+    expect(text).toContain(`data: {"error":{"message":"Seller ${first} failed mid-stream`);
     expect(network.callsTo(second)).toHaveLength(0);
   });
 });
@@ -238,7 +350,7 @@ describe('client cancel', () => {
   it('cancels the seller stream when the client goes away mid-stream', async () => {
     network.setScript(first, (c) =>
       sseReply(
-        Array.from({ length: 200 }, (_, i) => `data: {"i":${i}}\n\n`),
+        Array.from({ length: 200 }, (_, i) => chatChunk({ content: `${i} ` })),
         { delayMs: 20, signal: c.signal },
       ),
     );

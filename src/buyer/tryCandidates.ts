@@ -1,8 +1,9 @@
 /**
  * Failover over a route plan, the same for text and media (docs/decisions/052-failover.md): a 429
  * is first retried on the same seller (Retry-After honoured), retryable failures move to the next
- * ranked candidate (never for pins), health and metrics record each failure. Ends with the
- * answer delivered, or the request failed / cancelled.
+ * ranked candidate (never for pins), health and metrics record each failure; a stream that failed
+ * before its first content counts as a failure before the head. Ends with the answer delivered,
+ * or the request failed / cancelled.
  */
 import { SvcError } from '../errors/index.js';
 import { MAX_TOKENS_THAT_FIT } from '../protocol/index.js';
@@ -29,7 +30,8 @@ import { LOCK_EXHAUSTED } from './sellerFailure.js';
 export type BuildCall = (
   candidate: RouteCandidate,
 ) => SellerCall | AttemptFailure | Promise<SellerCall | AttemptFailure>;
-export type Deliver = (delivery: Delivery) => Promise<void>;
+/** Delivers an answer; the failed attempt when a stream failed before its first content. */
+export type Deliver = (delivery: Delivery) => Promise<AttemptFailure | undefined>;
 
 /** Spare candidates a plan keeps for sellers that cannot be reached (`spareCandidates`). */
 export const SPARE_CANDIDATES = 3;
@@ -118,11 +120,14 @@ async function firstAnswer(
     for (let tries = 1; ; tries++) {
       if (ctx.clientAbort.signal.aborted) return last ?? skipped;
       const sentAt = clock();
-      const outcome = await attempt(candidate);
-      if (outcome.kind === 'ok') {
-        await deliver({ candidate, ok: outcome, sentAt, headAt: clock() });
-        return 'delivered';
-      }
+      const answer = await attempt(candidate);
+      // A stream that failed before its first content reached nobody: it fails like one before
+      // its head (docs/decisions/217-a-stream-starts-with-its-first-content.md).
+      const outcome =
+        answer.kind === 'ok'
+          ? await deliver({ candidate, ok: answer, sentAt, headAt: clock() })
+          : answer;
+      if (outcome === undefined) return 'delivered';
       if (outcome.action === 'skip') {
         // Never sent: not a try (no x-svc-attempts entry, nothing against the seller).
         if (!skipped || tokensThatFit(outcome) > tokensThatFit(skipped)) skipped = outcome;

@@ -9,6 +9,7 @@ import {
   formatOfProtocol,
   SseDecoder,
   type SseEvent,
+  type StreamError,
   type StreamUsageAccumulator,
   usageOf,
 } from '../formats/index.js';
@@ -98,6 +99,21 @@ export class StreamUsageScanner {
         }
       }
     }
+  }
+
+  /** True when the events' format is known (only then can the preamble be told from content). */
+  get readsContent(): boolean {
+    return this.accumulator !== undefined;
+  }
+
+  /** Content (text, reasoning, a tool call) came before any failure (src/formats/usage.ts). */
+  get contentStarted(): boolean {
+    return this.accumulator?.content ?? false;
+  }
+
+  /** The seller's own error event, as its format says it (status, code, message). */
+  get streamError(): StreamError | undefined {
+    return this.accumulator?.error;
   }
 
   /** The usage the seller reported, or undefined when it reported none. */

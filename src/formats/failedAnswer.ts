@@ -1,6 +1,6 @@
 /**
  * Nothing is paid for a failed answer (docs/decisions/152-nothing-paid-for-failed-answers.md):
- * an answer with no output tokens that never reached its finish (no finish reason, or a stream
+ * an answer that delivered nothing and never reached its finish (no finish reason, or a stream
  * cut or failed before any content) bills nothing at all — no voucher, no gateway charge. The
  * buyer and the seller apply this same rule to the same answer, so their ledgers agree.
  */
@@ -29,7 +29,17 @@ export function wholeAnswerFinished(protocol: string, body: unknown): boolean {
   }
 }
 
-/** True when the answer is billed nothing: no output tokens and no finish. */
-export function isFailedAnswer(answer: { outputTokens: number; finished: boolean }): boolean {
-  return answer.outputTokens === 0 && !answer.finished;
+/**
+ * True when the answer is billed nothing: no finish, and nothing delivered — for a whole answer no
+ * output tokens, for a stream (`content` given) no content before it failed, whatever output count
+ * its preamble reported (Anthropic's `message_start` carries one): the buyer fails such a stream
+ * over to another seller (docs/decisions/217-a-stream-starts-with-its-first-content.md).
+ */
+export function isFailedAnswer(answer: {
+  outputTokens: number;
+  finished: boolean;
+  content?: boolean;
+}): boolean {
+  if (answer.finished) return false;
+  return answer.content === undefined ? answer.outputTokens === 0 : !answer.content;
 }

@@ -7,7 +7,7 @@ import type { Usage } from './model.js';
 import { usageOfResponses } from './responses/response.js';
 import type { SseEvent } from './sse.js';
 import { createStreamParser } from './stream/codecs.js';
-import type { StreamError } from './stream/parts.js';
+import type { StreamError, StreamPart } from './stream/parts.js';
 import type { ApiFormat } from './types.js';
 
 export interface UsageOptions {
@@ -76,6 +76,18 @@ export interface StreamUsageAccumulator {
   readonly reported: boolean;
   /** The first failure in the stream: a malformed event or an error event (nothing is read after it). */
   readonly error: StreamError | undefined;
+  /**
+   * True once the stream carried content before any failure: text, reasoning or a tool call. The
+   * events before it (a role-only chunk, `message_start`, `ping`, `response.created`, an empty
+   * block) are its preamble: a stream that fails in its preamble delivered nothing.
+   */
+  readonly content: boolean;
+}
+
+/** A part the client reads as the answer itself (a delta with text, or a named tool call). */
+function isContent(part: StreamPart): boolean {
+  if (part.type === 'block_delta') return part.text.length > 0;
+  return part.type === 'block_start' && part.kind === 'tool_call';
 }
 
 /** A fresh usage accumulator for a stream of `format` (feed it the seller's events). */
@@ -87,6 +99,7 @@ export function createStreamUsageAccumulator(
   let last: Usage | undefined;
   let complete = false;
   let error: StreamError | undefined;
+  let content = false;
   return {
     push(event) {
       if (event.comment !== undefined) return;
@@ -94,6 +107,7 @@ export function createStreamUsageAccumulator(
         if (part.type === 'usage') last = part.usage;
         else if (part.type === 'done') complete = true;
         else if (part.type === 'error') error ??= part.error;
+        else if (!content && error === undefined && isContent(part)) content = true;
       }
     },
     usage() {
@@ -109,6 +123,9 @@ export function createStreamUsageAccumulator(
     },
     get error() {
       return error;
+    },
+    get content() {
+      return content;
     },
   };
 }

@@ -66,7 +66,12 @@ async function finishTrailer(
   let trailer: SellerTrailer = {};
   // A failed answer bills nothing; the buyer applies the same rule (src/formats/failedAnswer.ts).
   const failed =
-    !result.usage || isFailedAnswer({ outputTokens: result.usage.outputTokens, finished });
+    !result.usage ||
+    isFailedAnswer({
+      outputTokens: result.usage.outputTokens,
+      finished,
+      ...(result.content === undefined ? {} : { content: result.content }),
+    });
   if (result.usage && !failed) trailer = await admission.bill(result.usage);
   else await admission.billNothing();
   const error = bodyError?.message ?? result.error;

@@ -38,7 +38,7 @@ describe('usage meter', () => {
       fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
         const meter = new UsageMeter(protocol, true);
         for (const chunk of splitInto(bytes, cuts)) meter.push(chunk);
-        expect(meter.finish()).toEqual({ usage, complete: true });
+        expect(meter.finish()).toEqual({ usage, complete: true, content: true });
       }),
       { numRuns: 60 },
     );
@@ -72,7 +72,32 @@ describe('usage meter', () => {
           : JSON.stringify(responseJson(withReasoning));
     const meter = new UsageMeter(protocol, stream);
     meter.push(encoder.encode(body));
-    expect(meter.finish()).toEqual({ usage: reasoning, complete: true });
+    expect(meter.finish()).toEqual({
+      usage: reasoning,
+      complete: true,
+      ...(stream ? { content: true } : {}),
+    });
+  });
+
+  it('tells a stream cut in its preamble (nothing delivered) from one cut after its first content', () => {
+    const events = messageSse(spec);
+    // message_start (reporting usage) and content_block_start: no content yet.
+    const preamble = new UsageMeter('anthropic-messages', true);
+    for (const event of events.slice(0, 2)) preamble.push(encoder.encode(event));
+    expect(preamble.finish()).toMatchObject({ complete: false, content: false });
+    const started = new UsageMeter('anthropic-messages', true);
+    for (const event of events.slice(0, 3)) started.push(encoder.encode(event));
+    expect(started.finish()).toMatchObject({ complete: false, content: true });
+    // Content after the stream's first failure was never the answer.
+    const afterError = new UsageMeter('anthropic-messages', true);
+    afterError.push(encoder.encode(events[0]!));
+    afterError.push(
+      encoder.encode(
+        'event: error\ndata: {"type":"error","error":{"type":"overloaded_error"}}\n\n',
+      ),
+    );
+    for (const event of events.slice(1)) afterError.push(encoder.encode(event));
+    expect(afterError.finish()).toMatchObject({ complete: false, content: false });
   });
 
   it('reports a cut stream and malformed JSON instead of claiming completion', () => {
@@ -86,7 +111,7 @@ describe('usage meter', () => {
     const chatWithoutUsage = new UsageMeter('openai-chat-completions', true);
     for (const event of chatCompletionSse(spec, { includeUsage: false }))
       chatWithoutUsage.push(encoder.encode(event));
-    expect(chatWithoutUsage.finish()).toEqual({ complete: true });
+    expect(chatWithoutUsage.finish()).toEqual({ complete: true, content: true });
     const garbage = new UsageMeter('openai-chat-completions', false);
     garbage.push(encoder.encode('{"choices": ['));
     expect(garbage.finish()).toEqual({

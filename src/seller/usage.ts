@@ -21,6 +21,8 @@ export interface MeterResult {
   complete: boolean;
   /** Why it is not complete (malformed JSON, cut stream, error event). */
   error?: string;
+  /** A stream only: content came before any failure (src/formats/failedAnswer.ts). */
+  content?: boolean;
 }
 
 /** Longest upstream text quoted in a failure reason (the trailer carries it to the buyer). */
@@ -77,7 +79,10 @@ export class UsageMeter {
       return { ...(usage ? { usage } : {}), complete: true };
     }
     for (const event of this.decoder.push(this.text.decode())) this.accumulator.push(event);
-    const usage = this.accumulator.reported ? { usage: this.accumulator.usage() } : {};
+    const { content } = this.accumulator;
+    const usage = this.accumulator.reported
+      ? { usage: this.accumulator.usage(), content }
+      : { content };
     const failure = this.accumulator.error;
     if (failure !== undefined) {
       const reason =

@@ -179,6 +179,9 @@ async function serve(ctx: ProxyContext, sent: Omit<MediaRequest, 'units'>): Prom
     ctx,
     plan,
     (candidate) => mediaCall(ctx, request, candidate),
-    (delivery) => deliverMedia(ctx, request, jobs, delivery),
+    async (delivery) => {
+      await deliverMedia(ctx, request, jobs, delivery);
+      return undefined;
+    },
   );
 }

@@ -73,6 +73,12 @@ export const buyerSchema = z.strictObject({
    * Non-streaming heads arrive after the whole completion, so this is generous.
    */
   sellerHeadTimeoutSeconds: z.number().positive().default(120),
+  /**
+   * Most a streamed answer's head is held while the seller sends only its preamble (a role-only
+   * chunk, `message_start`, pings): a seller failing before its first content is failed over
+   * unseen; past this the stream is committed as it is. 0: never held (decision 217).
+   */
+  headHoldSeconds: z.number().min(0).max(60).default(10),
   /** Ranked sellers tried for one request (1 = no failover). */
   maxAttempts: z.number().int().min(1).max(10).default(3),
   /** A 429 is retried on the same seller when its Retry-After is at most this long. */

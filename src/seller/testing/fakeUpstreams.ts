@@ -2,7 +2,8 @@
  * The one fake model vendor for tests: a local HTTP server speaking the OpenAI chat
  * completions, OpenAI responses, Anthropic messages and OpenAI images wire formats, streaming
  * and not, with usage (cached tokens included), and a queued video API (`…/video/queue`,
- * `…/video/retrieve`). Faults can be injected (5xx, 429, 400, malformed JSON, cut SSE, hangs),
+ * `…/video/retrieve`). Faults can be injected (5xx, 429, 400, malformed JSON, cut SSE, hangs, a
+ * stream that resets or sends an error event after its preamble, before any content),
  * a test can script the exact answer (`replay`), and every request is recorded with its
  * headers, body and whether the client hung up before the answer ended (how tests see a cancel
  * arrive).
@@ -23,8 +24,12 @@ export type FakeFault =
   | 'broken-sse'
   /** Never answers (until the client goes away). */
   | 'hang'
-  /** Sends the head and first event, then stalls. */
-  | 'hang-after-first-chunk';
+  /** Sends the head, the preamble and the first content event, then stalls. */
+  | 'hang-after-first-chunk'
+  /** Streams send the head and the preamble before any content, then cut the connection. */
+  | 'reset-before-content'
+  /** Streams send the head and the preamble, then the vendor's in-stream error event. */
+  | 'error-before-content';
 
 export interface FakeUpstreamOptions {
   /** Assistant text of every answer. */
@@ -40,7 +45,30 @@ export interface FakeUpstreamOptions {
   replay?: Replay;
   /** Video jobs answer `in_progress` this many polls before the video (default 1). */
   videoPollsUntilDone?: number;
+  /**
+   * With a `…-before-content` fault: after the preamble, keep-alives (Anthropic `ping` events, an
+   * SSE comment for the others) every 50 ms until this settles, then the fault.
+   */
+  keepAliveUntil?: Promise<unknown>;
 }
+
+/**
+ * Events a vendor sends before its first content, counted in the streams src/seller/answer.ts
+ * renders: chat's role-only chunk; responses' `response.created`, `response.in_progress`,
+ * `response.output_item.added`, `response.content_part.added`; messages' `message_start` and
+ * `content_block_start` (then a `ping`, as Anthropic sends).
+ */
+const PREAMBLE_EVENTS = { chat: 1, responses: 4, messages: 2 } as const;
+const ANTHROPIC_PING = 'event: ping\ndata: {"type": "ping"}\n\n';
+
+/** Each vendor's error event inside a 200 stream, as it sends one. */
+const STREAM_ERROR_EVENT = {
+  chat: 'data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}\n\n',
+  responses:
+    'event: error\ndata: {"type":"error","code":"server_error","message":"The server had an error while processing your request.","param":null,"sequence_number":4}\n\n',
+  messages:
+    'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+} as const;
 
 /** A scripted answer: a JSON body with its status, or these SSE events. */
 export type Replay =
@@ -240,6 +268,31 @@ export async function startFakeUpstream(initial: FakeUpstreamOptions = {}): Prom
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
     });
+    if (fault === 'reset-before-content' || fault === 'error-before-content') {
+      for (const event of events.slice(0, PREAMBLE_EVENTS[format])) res.write(event);
+      if (format === 'messages') res.write(ANTHROPIC_PING);
+      const { keepAliveUntil } = options;
+      if (keepAliveUntil) {
+        let settled = false;
+        void keepAliveUntil.finally(() => {
+          settled = true;
+        });
+        while (!settled && !res.destroyed) {
+          res.write(format === 'messages' ? ANTHROPIC_PING : ': keep-alive\n\n');
+          await sleep(50);
+        }
+      }
+      if (res.destroyed) return;
+      if (fault === 'error-before-content') {
+        res.end(STREAM_ERROR_EVENT[format]);
+        return;
+      }
+      // Let the preamble reach the client, then cut the connection.
+      await new Promise((resolve) => res.write('', resolve));
+      await sleep(20);
+      res.destroy();
+      return;
+    }
     for (const [index, event] of events.entries()) {
       if (res.destroyed) return;
       if (fault === 'broken-sse' && index === 3) {
@@ -256,7 +309,7 @@ export async function startFakeUpstream(initial: FakeUpstreamOptions = {}): Prom
         continue;
       }
       res.write(event);
-      if (fault === 'hang-after-first-chunk' && index === 0) return;
+      if (fault === 'hang-after-first-chunk' && index === PREAMBLE_EVENTS[format]) return;
       if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
     }
     res.end();
