@@ -168,6 +168,8 @@ function libp2pInit(
     // libp2p's default admits 5 inbound connections per second per remote IP and resets the rest:
     // a bootstrap node or seller behind one address (a NAT, a datacenter, loopback) then refuses
     // a newcomer for tens of seconds (decision 012). Servers accept bursts; the total stays capped.
+    // A ping's adaptive timeout capped below two of the monitor's 10 s intervals (see `ping`).
+    connectionMonitor: { pingTimeout: { maxTimeout: 19_000 } },
     connectionManager: {
       maxConnections: 300,
       inboundConnectionThreshold: INBOUND_PER_SECOND_PER_HOST,
@@ -176,7 +178,13 @@ function libp2pInit(
     services: {
       // Run on each connection by identifyAfterOpen, a moment after it opens.
       identify: identify({ runOnConnectionOpen: false }),
-      ping: ping(),
+      // libp2p's connection monitor pings every connection every 10 s (its pings time out after
+      // 5–60 s, adapted to the link) and aborts the connection when one fails. With one outbound
+      // ping stream allowed, a ping still in flight made the next fail on the limit, and a slow
+      // but live connection was aborted with its requests. Two may be in flight; each times out
+      // within two intervals (`connectionMonitor`), so a third never starts; a listener accepts
+      // two (the ping spec's SHOULD).
+      ping: ping({ maxOutboundStreams: 2 }),
       // Every role serves `/svc/peers/1`, bootstrap nodes above all.
       peerExchange: peerExchange(),
       dht: kadDHT({
