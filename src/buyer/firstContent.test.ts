@@ -111,6 +111,16 @@ beforeEach(async () => {
   });
 });
 
+/** A streamed chat completion through the buyer: the text received and the response's head. */
+async function streamedChat(model: string, tag: string) {
+  const { data: stream, response } = await openai.chat.completions
+    .create({ model, messages: [{ role: 'user', content: prompt(tag) }], stream: true })
+    .withResponse();
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+  return { text, response };
+}
+
 /** The request the failing upstream saw last, once it is over. */
 async function lastFailingCall() {
   const call = failing.requests.at(-1)!;
@@ -121,15 +131,7 @@ async function lastFailingCall() {
 describe('a seller that fails before its first content is failed over unseen', () => {
   it('chat client, chat sellers, a reset after the role-only chunk', async () => {
     failing.configure({ fault: 'reset-before-content' });
-    const { data: stream, response } = await openai.chat.completions
-      .create({
-        model: 'chat-fc',
-        messages: [{ role: 'user', content: prompt('reset') }],
-        stream: true,
-      })
-      .withResponse();
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    const { text, response } = await streamedChat('chat-fc', 'reset');
     expect(text).toBe(SECOND_TEXT);
     expect(response.headers.get('x-svc-peer-id')).toBe(secondId);
     expect(response.headers.get('x-svc-attempts')).toMatch(
@@ -208,15 +210,7 @@ describe('a seller that fails before its first content is failed over unseen', (
 
   it('translated: a chat client served by messages sellers, the first resetting after its ping', async () => {
     failing.configure({ fault: 'reset-before-content' });
-    const { data: stream, response } = await openai.chat.completions
-      .create({
-        model: 'claude-fc',
-        messages: [{ role: 'user', content: prompt('translated to messages') }],
-        stream: true,
-      })
-      .withResponse();
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    const { text, response } = await streamedChat('claude-fc', 'translated to messages');
     expect(text).toBe(SECOND_TEXT);
     expect(response.headers.get('x-svc-peer-id')).toBe(secondId);
     expect(response.headers.get('x-svc-attempts')).toMatch(
