@@ -139,6 +139,25 @@ describe('a dial by route', () => {
     expect(buyer!.libp2p.getConnections(seller!.libp2pPeerId)).toHaveLength(1);
   });
 
+  it('goes on for a caller still waiting when another gives up', async () => {
+    const [seller] = await start(1);
+    const [buyer] = await start(1, 'client');
+    const impatient = new AbortController();
+
+    const first = buyer!.libp2p.services.routeDialer.dial(
+      seller!.libp2pPeerId,
+      [bareAddress(seller!)],
+      impatient.signal,
+    );
+    const second = dial(buyer!, seller!, [bareAddress(seller!)]);
+    impatient.abort(new Error('the client went away'));
+
+    await expect(first).rejects.toThrow('the client went away');
+    const connection = await second;
+    expect(connection?.remotePeer.equals(seller!.libp2pPeerId)).toBe(true);
+    expect(connection?.status).toBe('open');
+  });
+
   it('keeps the connection manager’s limit: past it, a connection is closed', async () => {
     const sellers = await start(3);
     const [buyer] = await start(1, 'client');

@@ -70,11 +70,38 @@ function withPeerId(peer: PeerId, addresses: readonly Multiaddr[]): Multiaddr[] 
   return out;
 }
 
+/** One dial in flight to a peer, shared by every caller that asked for it meanwhile. */
+interface Shared {
+  connection: Promise<Connection>;
+  /** Aborts the dial once every caller's signal has aborted (or the node stops). */
+  controller: AbortController;
+  waiting: number;
+}
+
+/** `promise`, or the rejection of `signal` when that aborts first. */
+function orAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 /** Dials peers by the addresses a caller holds (see above); one per node, as a libp2p service. */
 export class RouteDialer implements Startable {
   readonly [Symbol.toStringTag] = 'svc/route-dialer';
   private readonly components: RouteDialerComponents;
-  private readonly inFlight = new Map<string, Promise<Connection>>();
+  private readonly inFlight = new Map<string, Shared>();
   private shutDown = new AbortController();
   private running = false;
 
@@ -96,7 +123,8 @@ export class RouteDialer implements Startable {
    * A new connection to `peer` at one of `addresses` (tried in order), or undefined when this
    * path does not apply (no address, an address that is not direct TCP, too many dials at once,
    * the node stopped): then dial with `libp2p.dial`. Throws `RouteDialRefused` when the gater
-   * refuses the peer or every address, or no address is this peer's and dialable.
+   * refuses the peer or every address, or no address is this peer's and dialable. A caller
+   * whose `signal` aborts stops waiting; the dial goes on while another caller still waits.
    */
   dial(
     peer: PeerId,
@@ -105,16 +133,37 @@ export class RouteDialer implements Startable {
   ): Promise<Connection> | undefined {
     if (!this.running || addresses.length === 0) return undefined;
     const key = peer.toString();
-    const joined = this.inFlight.get(key);
-    if (joined !== undefined) return joined;
-    if (this.inFlight.size >= MAX_PARALLEL) return undefined;
-    const targets = withPeerId(peer, addresses);
-    if (targets === undefined) return undefined;
-    const attempt = this.attempt(peer, targets, signal).finally(() => {
-      if (this.inFlight.get(key) === attempt) this.inFlight.delete(key);
-    });
-    this.inFlight.set(key, attempt);
-    return attempt;
+    let shared = this.inFlight.get(key);
+    // A dial every caller gave up on is ending: a new caller starts its own.
+    if (shared?.controller.signal.aborted === true) shared = undefined;
+    if (shared === undefined) {
+      if (this.inFlight.size >= MAX_PARALLEL) return undefined;
+      const targets = withPeerId(peer, addresses);
+      if (targets === undefined) return undefined;
+      const controller = new AbortController();
+      const started: Shared = {
+        controller,
+        waiting: 0,
+        connection: this.attempt(peer, targets, controller.signal).finally(() => {
+          if (this.inFlight.get(key) === started) this.inFlight.delete(key);
+        }),
+      };
+      // Awaited by each caller through `orAbort`; never left unhandled when all have gone.
+      started.connection.catch(() => undefined);
+      this.inFlight.set(key, started);
+      shared = started;
+    }
+    const joined = shared;
+    joined.waiting++;
+    const leave = () => {
+      joined.waiting--;
+      if (joined.waiting === 0) joined.controller.abort(signal.reason);
+    };
+    if (signal.aborted) leave();
+    else signal.addEventListener('abort', leave, { once: true });
+    return orAbort(joined.connection, signal).finally(() =>
+      signal.removeEventListener('abort', leave),
+    );
   }
 
   private async attempt(
