@@ -14,7 +14,7 @@
  *   encrypted, upgraded) on the connection, as for any dial;
  * - the addresses: only those given, each with the peer's `/p2p/` id (an address naming another
  *   peer is dropped), each dialled only by a transport that accepts it, and a plain TCP address
- *   only: anything else (a relayed address, a hole punch) goes through `libp2p.dial` as before;
+ *   only: anything else (a relayed address, another transport) goes through `libp2p.dial` as before;
  * - the identity: the transport and upgrader are libp2p's own, given the PeerId: Noise refuses a
  *   remote without that peer's identity key (src/network/dialledPeer.ts);
  * - the connection manager: the upgrader announces the connection (`connection:open`), so the
