@@ -14,7 +14,8 @@
  *
  * The physical floor is the same request sent straight to the upstream from the seller's side
  * plus one RTT. With no delay the figures are the local cost alone (new connection − warm = the
- * local set-up of a connection); "RTTs" = (time at the delay − time with none) / RTT, the round
+ * local set-up of a connection; also against warm requests each sent after the same pause as a
+ * new connection's, since code run after a pause runs slower); "RTTs" = (time at the delay − time with none) / RTT, the round
  * trips the path costs, counted twice: against the nominal RTT (twice the delay) and against the
  * RTT measured through the relay (an echo's round trip at the delay − at no delay, p50), since
  * a relay's timers fire late. A warm request's time is also split by the relay's record
@@ -142,12 +143,18 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
       const measuredRtt = echo.p50Ms - (localEchoMs ?? 0);
       const wokenRtt = echoHere.p50Ms - (localEchoHereMs ?? 0);
       const cold: Timing[] = [];
+      /** Warm requests each sent after the pause a new connection's request follows. */
+      const warmAfterPause: Timing[] = [];
       for (let i = 0; i < COLD_SAMPLES; i++) {
         await settled(buyer, sellerId);
         await cutConnection(buyer, sellerLibp2p());
         // Both ends have seen the close before the next dial.
         await new Promise((resolve) => setTimeout(resolve, 2 * rtt + 20));
         cold.push(await timed(chat));
+        // The same pause, then a request on the connection just made: what a request costs
+        // when the processes have idled as long, without a connection to set up.
+        await new Promise((resolve) => setTimeout(resolve, 2 * rtt + 20));
+        warmAfterPause.push(await timed(chat));
       }
       // Where a new connection's time goes: the dial alone, a request right after it (beside
       // what every new connection sets off: identify both ways, DHT and peer store updates), and
@@ -221,6 +228,7 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
           : {}),
         relayed,
         ...cases,
+        warmAfterPause: figures(warmAfterPause),
         listedAfterRestartMs: stats(listedAfterMs),
         setUp,
         addedOverUpstreamP50Ms: {
@@ -320,6 +328,20 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
         printFigure(
           'new connection local set-up CPU p50 (both ends)',
           cases.newConnection.cpu.p50Ms - cases.warm.cpu.p50Ms,
+          'ms',
+        );
+        // The warm reference above is sent back to back; a new connection's request follows a
+        // pause, and code run after a pause runs slower (docs/decisions/214-a-warm-request-at-distance.md).
+        const paused = figures(warmAfterPause);
+        printFigure('warm after the same pause p50', paused.lastByte.p50Ms, 'ms');
+        printFigure(
+          'new connection local set-up over warm after the same pause p50',
+          cases.newConnection.lastByte.p50Ms - paused.lastByte.p50Ms,
+          'ms',
+        );
+        printFigure(
+          'the same, CPU p50 (both ends)',
+          cases.newConnection.cpu.p50Ms - paused.cpu.p50Ms,
           'ms',
         );
       }

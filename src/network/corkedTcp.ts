@@ -19,6 +19,25 @@ interface SendsData {
   sendData(data: unknown): unknown;
 }
 
+/**
+ * Work to run just before a connection's pending uncork, by connection: what the layer above
+ * queued in the same phase then leaves in the same write (`beforeUncork`).
+ */
+const beforeUncorks = new WeakMap<object, (() => void)[]>();
+
+/**
+ * Runs `flush` right before the uncork `corkWrites` has scheduled for `maConn`, in the same
+ * event-loop phase, rather than after it: bytes it writes join the corked ones in one `writev`
+ * (Noise's last handshake message and the first request frames, noiseBatch.ts). False (and
+ * nothing queued) when no uncork is pending: schedule `flush` as usual.
+ */
+export function beforeUncork(maConn: unknown, flush: () => void): boolean {
+  const queued = typeof maConn === 'object' && maConn !== null && beforeUncorks.get(maConn);
+  if (!queued) return false;
+  queued.push(flush);
+  return true;
+}
+
 /** Makes `maConn` coalesce the writes of one tick (when it is a plain TCP connection). */
 export function corkWrites(maConn: MultiaddrConnection): void {
   const target = maConn as MultiaddrConnection & Partial<SendsData> & { socket?: unknown };
@@ -27,6 +46,9 @@ export function corkWrites(maConn: MultiaddrConnection): void {
   if (!(socket instanceof Socket) || typeof sendData !== 'function') return;
   let corked = false;
   const uncork = () => {
+    const queued = beforeUncorks.get(target);
+    beforeUncorks.delete(target);
+    for (const flush of queued ?? []) flush();
     corked = false;
     socket.uncork();
   };
@@ -35,6 +57,7 @@ export function corkWrites(maConn: MultiaddrConnection): void {
     if (!corked && !socket.destroyed && socket.writableCorked === 0) {
       corked = true;
       socket.cork();
+      beforeUncorks.set(target, []);
       setImmediate(uncork);
     }
     return sendData.call(target, data);

@@ -32,6 +32,7 @@ import {
 import { skipRepeatedProtocolMerges } from './protocolMerges.js';
 import { libp2pLogger } from './quietLogger.js';
 import { reachabilityServices, reachabilityTransports } from './reachability.js';
+import { type RouteDialer, routeDialer } from './routeDial.js';
 import type { NodeRole } from './types.js';
 import { installLazyWindowUpdates } from './yamuxWindow.js';
 
@@ -42,6 +43,7 @@ export interface SvcServices {
   ping: Ping;
   identify: Identify;
   peerExchange: PeerExchange;
+  routeDialer: RouteDialer;
   [key: string]: unknown;
 }
 
@@ -157,6 +159,12 @@ function libp2pInit(
     streamMuxers: [
       preNegotiating(
         yamux({
+          // Yamux's keep-alive pings each new connection from both ends at once (a frame each
+          // way and its answer, two Noise messages and writes inside the first request) and then
+          // every 30 s; nothing reads its round-trip time, and libp2p's connection monitor
+          // already pings every 10 s and drops a connection that stops answering
+          // (docs/decisions/216-a-dial-by-route.md).
+          enableKeepAlive: false,
           streamOptions: {
             maxStreamWindowSize: 4 * 1024 * 1024,
             maxReadBufferLength: 8 * 1024 * 1024,
@@ -187,6 +195,8 @@ function libp2pInit(
       ping: ping({ maxOutboundStreams: 2 }),
       // Every role serves `/svc/peers/1`, bootstrap nodes above all.
       peerExchange: peerExchange(),
+      // A buyer's dial to a seller whose addresses it holds skips the dial queue (routeDial.ts).
+      routeDialer: routeDialer(),
       dht: kadDHT({
         protocol: config.dhtProtocol,
         clientMode: !serveDht,

@@ -13,7 +13,7 @@
  * the bytes, their order and backpressure are unchanged (decision 158).
  */
 import type { Uint8ArrayList } from 'uint8arraylist';
-import { sendTogether } from './corkedTcp.js';
+import { beforeUncork, sendTogether } from './corkedTcp.js';
 
 /** Noise's largest plaintext per message (65,535 minus the 16-byte tag). */
 const MESSAGE_PLAINTEXT_BYTES = 65_519;
@@ -77,7 +77,9 @@ export function batchNoiseWrites(connection: unknown): boolean {
     queue.writeBuffer.append(data);
     if (!scheduled) {
       scheduled = true;
-      setImmediate(flush);
+      // Bytes the connection under it holds corked for this phase (Noise's last handshake
+      // message) and these frames leave in one write.
+      if (!beforeUncork(queue.stream, flush)) setImmediate(flush);
     }
     return true;
   };

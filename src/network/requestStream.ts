@@ -10,6 +10,7 @@
  * `handle` reads the proposal, answers, and hands the rest of the bytes to the protocol handler.
  */
 import type { Connection, PeerId as Libp2pPeerId, Stream } from '@libp2p/interface';
+import type { Multiaddr } from '@multiformats/multiaddr';
 import type { FrameReader } from './frames.js';
 import type { SvcNode } from './node.js';
 import { isRelayed } from './reachability.js';
@@ -93,18 +94,25 @@ export function usableConnections(connections: readonly Connection[]): Connectio
 
 /**
  * The connection to `peer` a request goes on: an open one when there is one (`usable`: the
- * peer's usable connections when the caller has just listed them), else a new dial.
+ * peer's usable connections when the caller has just listed them), else a new dial to the
+ * route's `addresses` (routeDial.ts), or, where that path does not apply, a dial by libp2p's
+ * queue to the addresses the peer store holds (`remember` first writes the route's there).
  */
 export async function requestConnection(
   node: SvcNode,
   peer: Libp2pPeerId,
   signal: AbortSignal,
   usable: readonly Connection[] = usableConnections(node.libp2p.getConnections(peer)),
+  addresses: readonly Multiaddr[] = [],
+  remember: () => Promise<unknown> = async () => undefined,
 ): Promise<Connection> {
   // After hole punching a peer has a relayed and a direct connection: use the direct one.
-  return (
-    usable.find((c) => !isRelayed(c)) ?? usable[0] ?? (await node.libp2p.dial(peer, { signal }))
-  );
+  const open = usable.find((c) => !isRelayed(c)) ?? usable[0];
+  if (open !== undefined) return open;
+  const direct = node.libp2p.services.routeDialer.dial(peer, addresses, signal);
+  if (direct !== undefined) return await direct;
+  await remember();
+  return await node.libp2p.dial(peer, { signal });
 }
 
 /** Opens a stream for `protocol` on `connection`, its proposal to be sent with the first frame. */

@@ -198,14 +198,23 @@ export class LibP2pTransport implements PeerTransport {
         ? { signal: call.controller.signal, clear: noop }
         : deadline(call.controller.signal, this.dialTimeoutMs);
     try {
-      // Only teach the peer store addresses when a dial is needed (it is a datastore write).
-      if (route.addresses.length > 0 && connections.length === 0) {
+      // The peer store learns the route's addresses only when libp2p's dial queue is to dial
+      // them (a datastore write), and then only when there is no connection at all.
+      const remember = async () => {
+        if (route.addresses.length === 0 || connections.length > 0) return;
         await this.node.libp2p.peerStore
           .merge(route.libp2pPeerId, { multiaddrs: [...route.addresses] })
           .catch(() => undefined);
-      }
+      };
       const signal = dialDeadline.signal;
-      const connection = await requestConnection(this.node, route.libp2pPeerId, signal, usable);
+      const connection = await requestConnection(
+        this.node,
+        route.libp2pPeerId,
+        signal,
+        usable,
+        route.addresses,
+        remember,
+      );
       const pool = this.pool;
       const pooled = reuse ? pool?.take(connection) : undefined;
       if (pooled !== undefined) {
