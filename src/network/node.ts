@@ -173,11 +173,11 @@ function libp2pInit(
         preNegotiated,
       ),
     ],
+    // A ping's adaptive timeout capped below two of the monitor's 10 s intervals (see `ping`).
+    connectionMonitor: { pingTimeout: { maxTimeout: 19_000 } },
     // libp2p's default admits 5 inbound connections per second per remote IP and resets the rest:
     // a bootstrap node or seller behind one address (a NAT, a datacenter, loopback) then refuses
     // a newcomer for tens of seconds (decision 012). Servers accept bursts; the total stays capped.
-    // A ping's adaptive timeout capped below two of the monitor's 10 s intervals (see `ping`).
-    connectionMonitor: { pingTimeout: { maxTimeout: 19_000 } },
     connectionManager: {
       maxConnections: 300,
       inboundConnectionThreshold: INBOUND_PER_SECOND_PER_HOST,
