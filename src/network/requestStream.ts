@@ -92,26 +92,37 @@ export function usableConnections(connections: readonly Connection[]): Connectio
   return usable;
 }
 
+/** Where a request's connection may come from besides a new dial by libp2p's queue. */
+export interface ConnectionSources {
+  /** The peer's usable connections, when the caller has just listed them. */
+  usable?: readonly Connection[];
+  /** The route's addresses, for a dial by route (routeDial.ts). */
+  addresses?: readonly Multiaddr[];
+  /** Teaches the peer store the route's addresses before a dial by libp2p's queue. */
+  remember?: () => Promise<unknown>;
+}
+
 /**
- * The connection to `peer` a request goes on: an open one when there is one (`usable`: the
- * peer's usable connections when the caller has just listed them), else a new dial to the
- * route's `addresses` (routeDial.ts), or, where that path does not apply, a dial by libp2p's
+ * The connection to `peer` a request goes on: an open one when there is one, else a new dial to
+ * the route's addresses (routeDial.ts), or, where that path does not apply, a dial by libp2p's
  * queue to the addresses the peer store holds (`remember` first writes the route's there).
  */
 export async function requestConnection(
   node: SvcNode,
   peer: Libp2pPeerId,
   signal: AbortSignal,
-  usable: readonly Connection[] = usableConnections(node.libp2p.getConnections(peer)),
-  addresses: readonly Multiaddr[] = [],
-  remember: () => Promise<unknown> = async () => undefined,
+  {
+    usable = usableConnections(node.libp2p.getConnections(peer)),
+    addresses = [],
+    remember,
+  }: ConnectionSources = {},
 ): Promise<Connection> {
   // After hole punching a peer has a relayed and a direct connection: use the direct one.
   const open = usable.find((c) => !isRelayed(c)) ?? usable[0];
   if (open !== undefined) return open;
   const direct = node.libp2p.services.routeDialer.dial(peer, addresses, signal);
   if (direct !== undefined) return await direct;
-  await remember();
+  await remember?.();
   return await node.libp2p.dial(peer, { signal });
 }
 

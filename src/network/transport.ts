@@ -207,14 +207,11 @@ export class LibP2pTransport implements PeerTransport {
           .catch(() => undefined);
       };
       const signal = dialDeadline.signal;
-      const connection = await requestConnection(
-        this.node,
-        route.libp2pPeerId,
-        signal,
+      const connection = await requestConnection(this.node, route.libp2pPeerId, signal, {
         usable,
-        route.addresses,
+        addresses: route.addresses,
         remember,
-      );
+      });
       const pool = this.pool;
       const pooled = reuse ? pool?.take(connection) : undefined;
       if (pooled !== undefined) {
