@@ -4,7 +4,8 @@
  *
  * One scenario, two sizes (SVC_CHURN_SIZE): `small` runs inside `npm test` (6 sellers, 40 s, one
  * round of each fault); `full` is `npm run test:churn` (20 sellers, 5 minutes, a round every
- * 30 s). Each round kills a random 20 % of the sellers with SIGKILL and starts them again with the
+ * 30 s). Each round kills 20 % of the sellers with SIGKILL (a random pick at full size; the
+ * busiest and a random rest at small size) and starts them again with the
  * same identity, and freezes one more (SIGSTOP: its connections stay open, it answers nothing)
  * for 10 s; once, anvil is frozen for 20 s. Load: the official wire format through plain fetch,
  * half streams, to a buyer process and through a gateway process (key with a budget).
@@ -14,13 +15,26 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../src/testing/index.js';
 import { buyerChannels, gatewaySpend, reconcile, sellerLedger } from './support/churnLedgers.js';
-import { busiestPeers, countCauses, type RequestOutcome, runLoad } from './support/churnLoad.js';
+import {
+  busiestPeers,
+  countCauses,
+  cutsByFault,
+  type FaultEvent,
+  type RequestOutcome,
+  runLoad,
+} from './support/churnLoad.js';
 import { ChurnNetwork, rssOf } from './support/churnNetwork.js';
 
 const FULL = process.env.SVC_CHURN_SIZE === 'full';
 const SIZE = FULL
   ? { sellers: 20, seconds: 300, roundEverySeconds: 30, workers: 3, chainAtSeconds: 135 }
   : { sellers: 6, seconds: 40, roundEverySeconds: 60, workers: 2, chainAtSeconds: 14 };
+const FAULTS = (process.env.SVC_CHURN_FAULTS ?? (FULL ? 'random' : 'busiest')) as
+  | 'random'
+  | 'busiest';
+if (FAULTS !== 'random' && FAULTS !== 'busiest') {
+  throw new Error(`SVC_CHURN_FAULTS is "${String(FAULTS)}": use random or busiest`);
+}
 const FIRST_ROUND_SECONDS = 5;
 const FREEZE_SECONDS = 10;
 const CHAIN_STOP_SECONDS = 20;
@@ -84,6 +98,7 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
     const faults: string[] = [];
     /** The sellers (peer ids) killed or frozen at some point: the only ones a stream may fail on. */
     const faulted = new Set<string>();
+    const faultEvents: FaultEvent[] = [];
     const pending: Promise<void>[] = [];
     const note = (text: string) =>
       faults.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${text}`);
@@ -100,7 +115,9 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
     };
     const restartOnce = async (index: number) => {
       const seller = net.sellers[index]!;
-      faulted.add(seller.address.slice(2).toLowerCase());
+      const peer = seller.address.slice(2).toLowerCase();
+      faulted.add(peer);
+      faultEvents.push({ at: Date.now() - t0, kind: 'kill', peer });
       await seller.process.kill();
       note(`seller ${index} (${seller.address.slice(2, 10)}) killed -9`);
       // A seller checks the chain when it starts and waits for it (decision 207); one that still
@@ -118,24 +135,34 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
       }
     };
     const round = (number: number) => {
-      // The router keeps to the best few sellers, so a purely random round might cut no stream
-      // at all: the busiest seller of the last 5 s is killed (a live stream is cut every round)
-      // and the second busiest frozen; the other kills are a uniformly random pick of the rest,
-      // as a crash does not choose a seller by its load (docs/decisions/184-churn-test.md).
-      const busy = busiestPeers(outcomes, Date.now() - t0 - 5_000);
-      const indexOf = (peer: string) => net.sellers.findIndex((s) => s.address === `0x${peer}`);
-      const busyIndexes = busy.map(indexOf).filter((i) => i >= 0 && !restarting.has(i));
-      const rest = shuffled(
-        net.sellers.map((_, i) => i).filter((i) => !busyIndexes.includes(i) && !restarting.has(i)),
-      );
-      const others = shuffled([...busyIndexes.slice(2), ...rest]);
-      const frozen = busyIndexes[1] ?? others.pop()!;
-      const order = [...busyIndexes.slice(0, 1), ...others];
+      // Full size: the issue's fault model, a uniformly random 20 % killed and one more frozen, as
+      // a crash does not choose a seller by its load. Small size (one round): the router keeps to
+      // the best few sellers, so a random pick might cut no stream at all; the busiest seller of
+      // the last 5 s is killed (a live stream is cut) and the second busiest frozen, the other
+      // kills a random pick of the rest. SVC_CHURN_FAULTS=busiest runs that stricter model at full
+      // size too (docs/decisions/184-churn-test.md).
+      const free = net.sellers.map((_, i) => i).filter((i) => !restarting.has(i));
+      let order: number[];
+      let frozen: number;
+      if (FAULTS === 'random') {
+        order = shuffled(free);
+        frozen = order.pop()!;
+      } else {
+        const busy = busiestPeers(outcomes, Date.now() - t0 - 5_000);
+        const indexOf = (peer: string) => net.sellers.findIndex((s) => s.address === `0x${peer}`);
+        const busyIndexes = busy.map(indexOf).filter((i) => free.includes(i));
+        const rest = shuffled(free.filter((i) => !busyIndexes.includes(i)));
+        const others = shuffled([...busyIndexes.slice(2), ...rest]);
+        frozen = busyIndexes[1] ?? others.pop()!;
+        order = [...busyIndexes.slice(0, 1), ...others];
+      }
       const killCount = Math.ceil(SIZE.sellers * 0.2);
       for (const index of order.slice(0, killCount)) pending.push(restart(index));
       pending.push(
         (async () => {
-          faulted.add(net.sellers[frozen]!.address.slice(2).toLowerCase());
+          const peer = net.sellers[frozen]!.address.slice(2).toLowerCase();
+          faulted.add(peer);
+          faultEvents.push({ at: Date.now() - t0, kind: 'freeze', peer });
           net.sellers[frozen]!.process.signal('SIGSTOP');
           note(`seller ${frozen} frozen (round ${number})`);
           await sleep(FREEZE_SECONDS * 1000);
@@ -202,11 +229,14 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
     const summary = {
       size: FULL ? 'full' : 'small',
       sellers: SIZE.sellers,
+      faultModel: FAULTS,
       seconds: SIZE.seconds,
       requests: outcomes.length,
       successes,
       successShare: Number((successes / Math.max(1, outcomes.length)).toFixed(5)),
       failuresByCause: countCauses(failures),
+      // Streams cut after their first byte, by the fault that hit their own seller meanwhile.
+      streamsCutBy: cutsByFault(outcomes, faultEvents),
       servedBy: countCauses(outcomes.map((o) => ({ ...o, cause: o.peer?.slice(0, 8) ?? '-' }))),
       failuresBeforeAnyByte: beforeAnyByte.map(
         (o) =>

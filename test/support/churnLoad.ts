@@ -16,6 +16,8 @@ export interface RequestOutcome {
   stream: boolean;
   /** ms since the load started. */
   at: number;
+  /** ms since the load started when the answer ended (or failed). */
+  endedAt?: number;
   ok: boolean;
   /** 'ok', or `<status>:<error code>` before any byte, or `midstream:<cause>` after. */
   cause: string;
@@ -106,7 +108,9 @@ export async function runLoad(
   const loop = async (target: LoadTarget, worker: number) => {
     let stream = worker % 2 === 0;
     while (!signal.aborted) {
-      outcomes.push(await one(target, stream, t0));
+      const outcome = await one(target, stream, t0);
+      outcome.endedAt = Date.now() - t0;
+      outcomes.push(outcome);
       stream = !stream;
       // A short pause: steady load, not a flood that would measure the 2-core box instead.
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -132,4 +136,31 @@ export function countCauses(outcomes: RequestOutcome[]): Record<string, number> 
   const counts = new Map<string, number>();
   for (const outcome of outcomes) counts.set(outcome.cause, (counts.get(outcome.cause) ?? 0) + 1);
   return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]));
+}
+
+/** A fault the test dealt a seller, `at` ms since the load started. */
+export interface FaultEvent {
+  at: number;
+  kind: 'kill' | 'freeze';
+  /** The seller's address, lowercase, without 0x (as `x-svc-peer-id` names it). */
+  peer: string;
+}
+
+/**
+ * Which fault cut each stream that failed after its first byte: the kill or freeze of the seller
+ * serving it while it streamed, or none (a failure no fault of the test explains).
+ */
+export function cutsByFault(
+  outcomes: RequestOutcome[],
+  faults: FaultEvent[],
+): Record<'kill' | 'freeze' | 'none', number> {
+  const counts = { kill: 0, freeze: 0, none: 0 };
+  for (const o of outcomes) {
+    if (o.ok || !o.started) continue;
+    const peer = o.peer?.toLowerCase();
+    const end = o.endedAt ?? Number.POSITIVE_INFINITY;
+    const fault = faults.find((f) => f.peer === peer && f.at >= o.at && f.at <= end);
+    counts[fault?.kind ?? 'none']++;
+  }
+  return counts;
 }
