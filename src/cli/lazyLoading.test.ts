@@ -67,13 +67,13 @@ describe('what a command loads', () => {
   it('sees what a command loads when it runs: the recorder and the patterns are not blind', async () => {
     expect(heavy(import.meta.resolve('viem'))).toBe(true);
     expect(heavy(import.meta.resolve('libp2p'))).toBe(true);
-    const keys = await svc(['gateway', 'key', 'list']);
-    expect(keys.stdout).toMatch(/^ID\s+LABEL/);
-    expect(keys.loaded.some((url) => url.includes('/src/gateway/store/'))).toBe(true);
-    expect(keys.loaded.some((url) => url.includes('/node_modules/viem/'))).toBe(true);
+    // Listing identities derives each address from its key: viem is needed, and seen.
+    const identities = await svc(['buyer', 'identity', 'list']);
+    expect(identities.stdout).toMatch(/^NAME\s+ADDRESS[\s\S]*default\s+0x[0-9a-fA-F]{40}/);
+    expect(identities.loaded.some((url) => url.includes('/node_modules/viem/'))).toBe(true);
   });
 
-  it('lists keys without the network: the gateway server loads only when a gateway starts', async () => {
+  it('lists keys without the network or viem: the gateway server loads only when a gateway starts', async () => {
     const keys = await svc(['gateway', 'key', 'list']);
     expect(keys.stdout).toMatch(/^ID\s+LABEL/);
     const network = keys.loaded.filter((url) =>
@@ -82,6 +82,12 @@ describe('what a command loads', () => {
       ),
     );
     expect(network.slice(0, 5)).toEqual([]);
+    // Nor viem: the store's x402 rows and the workspaces' default name come from modules that
+    // load no chain client.
+    expect(keys.loaded.some((url) => url.includes('/src/gateway/store/'))).toBe(true);
+    expect(keys.loaded.filter((url) => url.includes('/node_modules/viem/')).slice(0, 5)).toEqual(
+      [],
+    );
   });
 
   it('shows the default route and the session pin without the network (the failover rules need no transport)', async () => {

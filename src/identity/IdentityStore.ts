@@ -20,11 +20,11 @@ import type { Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { SvcError } from '../errors/index.js';
 import { ensureDir } from '../files/index.js';
+import { DEFAULT_IDENTITY } from './defaultName.js';
 import { accountOf } from './digestSigner.js';
 import { type PeerId, peerIdFromAddress } from './peerId.js';
 import { addressOf, newPrivateKey, parsePrivateKey } from './privateKey.js';
 
-export const DEFAULT_IDENTITY = 'default';
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
 /** Where an identity's private key lives. */

@@ -1,8 +1,9 @@
 /** Identities: wallets the buyer pays from and sellers sign with; peer ids are their EVM addresses. */
+
+export { DEFAULT_IDENTITY } from './defaultName.js';
 export { hasContractForm, isSignedBy } from './digestSignatures.js';
 export { signDigest } from './digestSigner.js';
 export {
-  DEFAULT_IDENTITY,
   type IdentityListing,
   type IdentityRecord,
   IdentityStore,

@@ -1,7 +1,9 @@
 /** Workspace administration: the Default workspace (pays from `default`) and named ones. */
 import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../errors/index.js';
-import { DEFAULT_IDENTITY, type IdentityStore } from '../../identity/index.js';
+// The name from its own module: the identity index loads viem, which listing keys never needs.
+import { DEFAULT_IDENTITY } from '../../identity/defaultName.js';
+import type { IdentityStore } from '../../identity/index.js';
 import type { GatewayStore, WorkspaceRecord } from '../store/types.js';
 
 export const DEFAULT_WORKSPACE = 'Default';

@@ -4,6 +4,8 @@
  * and adds to api_keys.topped_up in one transaction, so a payment is credited exactly once.
  */
 import type { Address, Hex } from 'viem';
+// The ledger's contract from its own module: the x402 index loads viem's chain clients, which a
+// command that only reads the store (`svc gateway key list`) never needs.
 import {
   type BeginTopupResult,
   type NewTopup,
@@ -11,7 +13,7 @@ import {
   type TopupLedger,
   type TopupRow,
   type TopupState,
-} from '../../../x402/index.js';
+} from '../../../x402/ledger/TopupLedger.js';
 import { bigintOf, numberOf, type SqlDb, type SqlRow, textOf, textOrNull } from './SqlDb.js';
 
 /** Migration statements creating the table (schema version 2). */
