@@ -30,6 +30,7 @@
  * (docs/decisions/210-a-new-connection-with-an-honest-distance.md).
  */
 import { performance } from 'node:perf_hooks';
+import { multiaddr } from '@multiformats/multiaddr';
 import { runBuyerNode } from '../src/buyer/runBuyerNode.js';
 import { scoreAll } from '../src/buyer/testing/testBuyer.js';
 import { defaultConfig } from '../src/config/index.js';
@@ -77,6 +78,7 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
     const sellerPort = await freePort();
     const relay = await startDelayRelay(sellerPort);
     stops.unshift(() => relay.close());
+    const relayAddress = multiaddr(`/ip4/127.0.0.1/tcp/${relay.port}`);
     const far = farSeller(randomIdentity(), sellerPort, relay, bootstrapAddress, upstream);
     await far.start();
     stops.unshift(() => far.seller.stop());
@@ -166,8 +168,16 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
         await settled(buyer, sellerId);
         await cutConnection(buyer, sellerLibp2p());
         await new Promise((resolve) => setTimeout(resolve, 2 * rtt + 20));
+        // As a request dials: by the route's address, through the transport manager
+        // (docs/decisions/216-a-dial-by-route.md); libp2p's dial only where that path declines.
         const start = performance.now();
-        await buyer.node.libp2p.dial(sellerLibp2p());
+        const byRoute = buyer.node.libp2p.services.routeDialer.dial(
+          sellerLibp2p(),
+          [relayAddress],
+          AbortSignal.timeout(10_000),
+        );
+        if (byRoute === undefined) throw new Error('the route dialer declined the relay address');
+        await byRoute;
         dials.push(performance.now() - start);
         rightAfter.push((await timed(chat)).lastByteMs);
         await new Promise((resolve) => setTimeout(resolve, 300));

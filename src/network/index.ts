@@ -90,6 +90,7 @@ export {
   type RequestServerOptions,
   serveRequests,
 } from './requestServer.js';
+export { requestConnection } from './requestStream.js';
 export { MAX_HEAD_BYTES, MAX_TRAILER_BYTES } from './requestWire.js';
 export { LibP2pTransport, type LibP2pTransportOptions, type PeerRouter } from './transport.js';
 export * from './types.js';

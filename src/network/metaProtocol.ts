@@ -2,7 +2,7 @@
  * `/svc/meta/1`: the seller answers every stream with one HEAD frame holding its signed record
  * (canonical JSON) and closes. The fetcher verifies it against the authenticated remote key.
  */
-import type { PeerId as Libp2pPeerId, Stream } from '@libp2p/interface';
+import { isPeerId, type PeerId as Libp2pPeerId, type Stream } from '@libp2p/interface';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import { asError } from '../errors/index.js';
 import { FrameError, FrameReader, FrameType } from './frames.js';
@@ -11,6 +11,7 @@ import { peerIdFromLibp2p } from './keys.js';
 import { MAX_METADATA_BYTES, type MetadataVerdict, verifyMetadata } from './metadata/index.js';
 import type { SvcNode } from './node.js';
 import { META_PROTOCOL } from './protocols.js';
+import { requestConnection } from './requestStream.js';
 
 /** Serves our record; `currentBytes` is read per request so re-signed records go out at once. */
 export async function serveMetadata(node: SvcNode, currentBytes: () => Uint8Array): Promise<void> {
@@ -35,7 +36,10 @@ export async function fetchMetadata(
   timeoutMs = 10_000,
 ): Promise<{ verdict: MetadataVerdict; remote: Libp2pPeerId; addresses: string[] }> {
   const signal = AbortSignal.timeout(timeoutMs);
-  const connection = await node.libp2p.dial(target, { signal });
+  // By peer: an open connection, or a dial by route under way (a request's), before a new one.
+  const connection = isPeerId(target)
+    ? await requestConnection(node, target, signal)
+    : await node.libp2p.dial(target, { signal });
   const remote = connection.remotePeer;
   const stream = await connection.newStream(META_PROTOCOL, { signal });
   try {

@@ -7,7 +7,9 @@
 import type { Connection, ConnectionGater } from '@libp2p/interface';
 import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fetchMetadata, serveMetadata } from './metaProtocol.js';
 import type { SvcNode } from './node.js';
+import { requestConnection } from './requestStream.js';
 import { RouteDialRefused } from './routeDial.js';
 import { startLoopbackNode, waitFor } from './testing/loopback.js';
 
@@ -137,6 +139,49 @@ describe('a dial by route', () => {
 
     expect(both[0]).toBe(both[1]);
     expect(buyer!.libp2p.getConnections(seller!.libp2pPeerId)).toHaveLength(1);
+  });
+
+  it('leaves a peer libp2p’s queue is dialling to that dial: a request joins it, one connection', async () => {
+    const [seller] = await start(1);
+    const [buyer] = await start(1, 'client');
+    await buyer!.libp2p.peerStore.merge(seller!.libp2pPeerId, {
+      multiaddrs: [bareAddress(seller!)],
+    });
+
+    // A dial by libp2p's queue (a record fetch by address, a DHT walk) is under way...
+    const queued = buyer!.libp2p.dial(seller!.libp2pPeerId, { signal: AbortSignal.timeout(5_000) });
+    const inQueue = () =>
+      buyer!.libp2p.getDialQueue().some((d) => d.peerId?.equals(seller!.libp2pPeerId) === true);
+    for (let i = 0; i < 1_000 && !inQueue(); i++) await new Promise(setImmediate);
+    expect(inQueue()).toBe(true);
+    // ...when a request for the peer asks for a connection with the route's addresses.
+    expect(dial(buyer!, seller!, [bareAddress(seller!)])).toBeUndefined();
+    const forRequest = requestConnection(buyer!, seller!.libp2pPeerId, AbortSignal.timeout(5_000), {
+      addresses: [bareAddress(seller!)],
+    });
+
+    const [first, second] = await Promise.all([queued, forRequest]);
+    expect(second).toBe(first);
+    expect(buyer!.libp2p.getConnections(seller!.libp2pPeerId)).toHaveLength(1);
+  });
+
+  it('lets a dial by peer alone (a record fetch) join a dial by route under way', async () => {
+    const [seller] = await start(1);
+    const [buyer] = await start(1, 'client');
+    await serveMetadata(seller!, () => new TextEncoder().encode('{}'));
+    // The peer store knows the address too (an earlier request taught it), so libp2p's queue
+    // could dial the peer on its own.
+    await buyer!.libp2p.peerStore.merge(seller!.libp2pPeerId, {
+      multiaddrs: [bareAddress(seller!)],
+    });
+
+    const byRoute = dial(buyer!, seller!, [bareAddress(seller!)]);
+    const fetched = fetchMetadata(buyer!, seller!.libp2pPeerId, 5_000);
+
+    const [connection, record] = await Promise.all([byRoute, fetched]);
+    expect(record.remote.equals(seller!.libp2pPeerId)).toBe(true);
+    expect(record.addresses).toEqual([connection!.remoteAddr.toString()]);
+    expect(buyer!.libp2p.getConnections(seller!.libp2pPeerId)).toEqual([connection]);
   });
 
   it('goes on for a caller still waiting when another gives up', async () => {

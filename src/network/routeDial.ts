@@ -22,6 +22,9 @@
  *
  * Concurrent dials to one peer share one attempt; past MAX_PARALLEL dials at once, or when the
  * node has stopped, the caller takes `libp2p.dial` (docs/decisions/216-a-dial-by-route.md).
+ * One connection per peer, whichever path dials first: a dial by route is not started while
+ * libp2p's queue dials that peer (the caller's `libp2p.dial` joins the queue's), and a caller
+ * with no addresses (a record fetch, a voucher) joins a dial by route under way.
  */
 import type { Connection, ConnectionGater, PeerId, Startable } from '@libp2p/interface';
 import { CODE_P2P, CODE_TCP, type Multiaddr } from '@multiformats/multiaddr';
@@ -37,6 +40,7 @@ export interface RouteDialerComponents {
     dial(address: Multiaddr, options: { signal: AbortSignal; peerId: PeerId }): Promise<Connection>;
     dialTransportForMultiaddr(address: Multiaddr): unknown;
   };
+  connectionManager: { getDialQueue(): ReadonlyArray<{ peerId?: PeerId }> };
 }
 
 /** The dial was refused before any socket: by the gater, or no address given could be dialled. */
@@ -122,22 +126,27 @@ export class RouteDialer implements Startable {
   /**
    * A new connection to `peer` at one of `addresses` (tried in order), or undefined when this
    * path does not apply (no address, an address that is not direct TCP, too many dials at once,
-   * the node stopped): then dial with `libp2p.dial`. Throws `RouteDialRefused` when the gater
-   * refuses the peer or every address, or no address is this peer's and dialable. A caller
-   * whose `signal` aborts stops waiting; the dial goes on while another caller still waits.
+   * libp2p's queue already dialling the peer, the node stopped): then dial with `libp2p.dial`.
+   * With no addresses it only joins a dial by route already under way. Throws
+   * `RouteDialRefused` when the gater refuses the peer or every address, or no address is this
+   * peer's and dialable. A caller whose `signal` aborts stops waiting; the dial goes on while
+   * another caller still waits.
    */
   dial(
     peer: PeerId,
     addresses: readonly Multiaddr[],
     signal: AbortSignal,
   ): Promise<Connection> | undefined {
-    if (!this.running || addresses.length === 0) return undefined;
+    if (!this.running) return undefined;
     const key = peer.toString();
     let shared = this.inFlight.get(key);
     // A dial every caller gave up on is ending: a new caller starts its own.
     if (shared?.controller.signal.aborted === true) shared = undefined;
     if (shared === undefined) {
-      if (this.inFlight.size >= MAX_PARALLEL) return undefined;
+      if (addresses.length === 0 || this.inFlight.size >= MAX_PARALLEL) return undefined;
+      // The queue's dial would be a second connection: `libp2p.dial` joins it instead.
+      const queue = this.components.connectionManager.getDialQueue();
+      if (queue.some((pending) => pending.peerId?.equals(peer) === true)) return undefined;
       const targets = withPeerId(peer, addresses);
       if (targets === undefined) return undefined;
       const controller = new AbortController();

@@ -7,7 +7,7 @@
 import type { Stream } from '@libp2p/interface';
 import { asError } from '../../errors/index.js';
 import type { PeerId } from '../../identity/index.js';
-import type { PeerRouter, SvcNode } from '../../network/index.js';
+import { type PeerRouter, requestConnection, type SvcNode } from '../../network/index.js';
 import {
   decodeVoucherReply,
   encodeVoucherMessage,
@@ -89,7 +89,12 @@ export async function sendVoucher(
   const route = router.route(peerId);
   if (!route) throw new Error(`no route to seller ${peerId}`);
   const signal = AbortSignal.timeout(STREAM_TIMEOUT_MS);
-  const stream = await node.libp2p.dialProtocol(route.libp2pPeerId, VOUCHER_PROTOCOL, { signal });
+  // The connection a request would take (an open one, or a dial by the route's addresses that
+  // a request may already have under way): a voucher never opens a second one.
+  const connection = await requestConnection(node, route.libp2pPeerId, signal, {
+    addresses: route.addresses,
+  });
+  const stream = await connection.newStream(VOUCHER_PROTOCOL, { signal });
   try {
     const reply = collect(stream, signal);
     reply.catch(() => undefined);
