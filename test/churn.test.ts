@@ -20,6 +20,7 @@ import {
   countCauses,
   cutsByFault,
   type FaultEvent,
+  killsAndLoad,
   type RequestOutcome,
   runLoad,
 } from './support/churnLoad.js';
@@ -237,6 +238,9 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
       failuresByCause: countCauses(failures),
       // Streams cut after their first byte, by the fault that hit their own seller meanwhile.
       streamsCutBy: cutsByFault(outcomes, faultEvents),
+      killedWhileServing: killsAndLoad(outcomes, faultEvents).filter(
+        (k) => !k.endsWith(': 0 in flight'),
+      ),
       servedBy: countCauses(outcomes.map((o) => ({ ...o, cause: o.peer?.slice(0, 8) ?? '-' }))),
       failuresBeforeAnyByte: beforeAnyByte.map(
         (o) =>
@@ -252,8 +256,15 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
       },
       faults,
     };
-    const file = join(tempDir('svc-churn-summary-'), 'churn-summary.json');
+    const dir = tempDir('svc-churn-summary-');
+    const file = join(dir, 'churn-summary.json');
     writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+    // Every request's outcome and every fault, one JSON line each, to look into a run afterwards.
+    const lines = [...outcomes, ...faultEvents.map((f) => ({ fault: f }))];
+    writeFileSync(
+      join(dir, 'churn-outcomes.jsonl'),
+      lines.map((l) => JSON.stringify(l)).join('\n'),
+    );
     console.log(`churn summary (${file}):\n${JSON.stringify(summary, null, 2)}`);
 
     expect(outcomes.length).toBeGreaterThan(0);

@@ -164,3 +164,19 @@ export function cutsByFault(
   }
   return counts;
 }
+
+/**
+ * Each kill, with how many requests its seller was serving when it died (started before and
+ * ended after the kill): under a random pick most kills hit an idle seller, and the share of
+ * requests served depends on the few that do not.
+ */
+export function killsAndLoad(outcomes: RequestOutcome[], faults: FaultEvent[]): string[] {
+  return faults
+    .filter((f) => f.kind === 'kill')
+    .map((f) => {
+      const serving = outcomes.filter(
+        (o) => o.peer?.toLowerCase() === f.peer && o.at <= f.at && (o.endedAt ?? 0) >= f.at,
+      ).length;
+      return `${(f.at / 1000).toFixed(1)} s ${f.peer.slice(0, 8)}: ${serving} in flight`;
+    });
+}
