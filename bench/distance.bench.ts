@@ -45,6 +45,7 @@ import {
 import { startFakeUpstream } from '../src/seller/testing/index.js';
 import { tempDir } from '../src/testing/index.js';
 import { startDelayRelay } from './delayRelay.js';
+import { directSetUp, printNoRelay } from './distanceDirect.js';
 import { cutConnection, farSeller, listed, settled } from './distanceSeller.js';
 import {
   figures,
@@ -203,6 +204,18 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
         listedAfterMs.push(performance.now() - started);
         restart.push(await timed(chat));
       }
+      const noRelay =
+        rtt === 0
+          ? await directSetUp({
+              buyer,
+              sellerId,
+              seller: sellerLibp2p(),
+              address: multiaddr(`/ip4/127.0.0.1/tcp/${sellerPort}`),
+              chat,
+              samples: COLD_SAMPLES,
+              pauseMs: 20,
+            })
+          : undefined;
       const cases = {
         straightToUpstream: floor,
         warm: figures(warm),
@@ -241,6 +254,7 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
         warmAfterPause: figures(warmAfterPause),
         listedAfterRestartMs: stats(listedAfterMs),
         setUp,
+        ...(noRelay ? { setUpWithNoRelay: noRelay } : {}),
         addedOverUpstreamP50Ms: {
           warm: cases.warm.lastByte.p50Ms - floor.lastByte.p50Ms,
           newConnection: cases.newConnection.lastByte.p50Ms - floor.lastByte.p50Ms,
@@ -355,6 +369,7 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
           'ms',
         );
       }
+      if (noRelay !== undefined) printNoRelay(noRelay);
     }
     return { model: MODEL, table };
   } finally {
