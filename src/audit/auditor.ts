@@ -15,7 +15,7 @@ import type { AuditConfig } from '../config/index.js';
 import { errorMessage } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { formatUsd, type MicroUsd, usdNumberToMicro } from '../money/index.js';
-import { renderProbe, type WrittenProbe, writeProbe } from './generator/fill.js';
+import { renderHeaders, renderProbe, type WrittenProbe, writeProbe } from './generator/fill.js';
 import type { SendProbe } from './probes.js';
 import { TrafficProfile } from './profile.js';
 import { type RequestShape, type ShapeInput, shapeOf } from './shape.js';
@@ -302,19 +302,23 @@ export class Auditor implements AuditSource {
 
   /**
    * Each copy leaves after a quiet gap: the one that came before the request its shape was taken
-   * from (else one drawn from the buyer's gaps); when one of the buyer's requests arrives first,
-   * the wait starts again from it. So a copy follows the last request by a gap that kind of
-   * client has, not by whatever was left of a wait that a request interrupted.
+   * from (else one drawn from the buyer's gaps), counted from the buyer's last request; when one
+   * of the buyer's requests arrives first, the wait starts again from it. So a copy follows the
+   * last request by a gap that kind of client has, not by that gap plus whatever passed before
+   * the wait began (the answer's time, a wait a request interrupted), which a seller measuring
+   * the gaps before each request would see as probes arriving late.
    */
   private scheduleCopy(probe: Pending, index: number, restarts: number): void {
     const { identity, modelKey } = probe;
     const gap = probe.shape.gapMs ?? this.profile.gapFor(identity, modelKey);
     const delay = Math.min(this.deps.config.maxDelayMs, gap);
-    const from = this.deps.clock();
+    const last = this.profile.lastArrival(identity, modelKey);
+    const wait = last === undefined ? delay : Math.max(0, last + delay - this.deps.clock());
     probe.cancels.push(
-      this.after(delay, async () => {
-        const last = this.profile.lastArrival(identity, modelKey);
-        if (last !== undefined && last > from && restarts < MAX_RESTARTS) {
+      this.after(wait, async () => {
+        const latest = this.profile.lastArrival(identity, modelKey);
+        const newer = latest !== undefined && (last === undefined || latest > last);
+        if (newer && restarts < MAX_RESTARTS) {
           this.scheduleCopy(probe, index, restarts + 1);
           return;
         }
@@ -334,7 +338,7 @@ export class Auditor implements AuditSource {
           identity: probe.identity,
           format: shape.format,
           path: shape.path,
-          headers: shape.headers,
+          headers: renderHeaders(shape.headers, this.random),
           body: renderProbe(probe.written, shape.servedBy === offer.peerId, this.random),
           ...(shape.maxCostUsd !== undefined ? { maxCostUsd: shape.maxCostUsd } : {}),
         },

@@ -246,7 +246,7 @@ export class DemoMarket {
         format: request.format,
         path: request.path,
         body: request.body,
-        rawHead: request.bytes.subarray(0, 64),
+        rawBody: request.bytes,
         headers: sellerHeaders(request.headers),
         identity,
       }),
