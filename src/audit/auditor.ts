@@ -50,6 +50,11 @@ export interface AuditorDeps {
   clock: () => number;
   random?: () => number;
   after?: After;
+  /**
+   * Whether the buyer's own routing would use a seller (its trust gate, allow and block lists,
+   * price caps): only such sellers are references. Absent: every seller may be one.
+   */
+  admitsReference?: (offer: Offer) => boolean;
 }
 
 /** A delivered answer the auditor hears of. */
@@ -210,19 +215,27 @@ export class Auditor implements AuditSource {
     return cap - spent.audit - (this.reserved.get(identity) ?? 0n);
   }
 
-  /** The audited seller and up to MAX_REFERENCES others (reachable, not failed), or undefined. */
+  /**
+   * The audited seller and up to MAX_REFERENCES others (reachable, not failed, admitted by the
+   * buyer's own routing), or undefined. References judge the audited seller: admitted by
+   * anything less than the buyer's trust gate, a seller's own fresh keys serving its cheaper
+   * model would be the majority that makes an honest seller the odd one
+   * (docs/decisions/219-references-the-buyer-trusts.md).
+   */
   private participants(peerId: string, modelKey: string): Offer[] | undefined {
     const model = this.deps.offers().byModel.get(modelKey);
     const target = model?.offers.find((o) => o.peerId === peerId && o.reachable);
     if (!model || !target) return undefined;
     const seen = new Set<string>([peerId]);
+    const admits = this.deps.admitsReference ?? (() => true);
     const others = model.offers.filter(
       (o) =>
         o.reachable &&
         o.type === 'text' &&
         !seen.has(o.peerId) &&
         seen.add(o.peerId) &&
-        this.audit(o.peerId, modelKey)?.verdict !== 'failed',
+        this.audit(o.peerId, modelKey)?.verdict !== 'failed' &&
+        admits(o),
     );
     for (let i = others.length - 1; i > 0; i--) {
       const j = Math.floor(this.random() * (i + 1));
