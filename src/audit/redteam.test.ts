@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DemoMarket, seededRandom } from './testing/demoMarket.js';
-import { EVADERS } from './testing/evaders.js';
+import { EVADERS, rememberingLengths } from './testing/evaders.js';
 import { userTraffic } from './testing/userTraffic.js';
 import { verdictOf } from './verdict.js';
 
@@ -105,6 +105,30 @@ describe('red team: a seller’s own keys as references', () => {
     // Suspect at least: its effective reputation halved, or failed and ranked last.
     expect(created.verdict('h1')?.verdict).not.toBe('pass');
     expect(created.verdict('h1')!.pValue).toBeLessThanOrEqual(1e-5);
+  });
+});
+
+describe('red team: the open limits (docs/guide/trust.md)', () => {
+  it('a seller that remembers the lengths of what it served answers the probes copied from it honestly, substitutes the rest, and passes', async () => {
+    const created = new DemoMarket({
+      model: MODEL,
+      seed: 100,
+      sellers: [
+        { label: 'h1' },
+        { label: 'h2' },
+        { label: 'h3' },
+        { label: 'x', substitute: 'svc-demo-fast', honestWhen: rememberingLengths() },
+      ],
+    });
+    markets.push(created);
+    await runUntilFailed(created, 600, 200);
+    const tally = created.tally.get(created.peerId('x'))!;
+    // Every probe was copied from a request x served, with every text exactly as long.
+    expect(tally.probes).toBeGreaterThanOrEqual(100);
+    expect(tally.probesHonest).toBe(tally.probes);
+    // The buyer's own requests with the lengths of an earlier one are few: x substituted the rest.
+    expect(tally.userHonest * 5).toBeLessThan(tally.userRequests);
+    expect(created.verdict('x')?.verdict).toBe('pass');
   });
 });
 
