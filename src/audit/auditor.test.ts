@@ -87,6 +87,37 @@ describe('auditor', () => {
     }
   });
 
+  it('writes the ids of per-request headers anew: a seller never sees a trace context twice', async () => {
+    // A client traced with OpenTelemetry sends a fresh W3C trace context with every request.
+    const random = seededRandom(21);
+    const hex = (digits: number) =>
+      Array.from({ length: digits }, () => Math.floor(random() * 16).toString(16)).join('');
+    const traffic = userTraffic(120, seededRandom(22)).map(({ at, request }) => ({
+      at,
+      request: {
+        ...request,
+        headers: [
+          ...request.headers,
+          ['traceparent', `00-${hex(32)}-${hex(16)}-01`] as [string, string],
+        ],
+      },
+    }));
+    const market = open([...HONEST, { label: 'x' }]);
+    await market.run('x', traffic);
+    const views = [...market.views.values()].flat();
+    const traceOf = (view: (typeof views)[number]) =>
+      view.headers.find(([name]) => name === 'traceparent')?.[1];
+    const probes = views.filter((view) => view.probe);
+    expect(probes.length).toBeGreaterThan(10);
+    const seen = new Set(views.map(traceOf));
+    expect(seen.size).toBe(views.length);
+    for (const view of probes) {
+      expect(traceOf(view)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      // Everything else as the copied client sent it, in its order.
+      expect(view.headers.map(([name]) => name).at(-1)).toBe('traceparent');
+    }
+  });
+
   it('spreads probes in time like the buyer’s own requests: no bursts', async () => {
     const market = open([...HONEST, { label: 'x' }]);
     await market.run('x', userTraffic(400, seededRandom(6)));
@@ -101,6 +132,31 @@ describe('auditor', () => {
     expect(probeGaps.length).toBeGreaterThan(20);
     expect(median(probeGaps)).toBeGreaterThan(median(userGaps) / 3);
     expect(median(probeGaps)).toBeLessThan(median(userGaps) * 3);
+  });
+
+  it('sends each copy one of the buyer’s own gaps after its last request, also when a request interrupted the wait', async () => {
+    const market = open([...HONEST, { label: 'x' }]);
+    const traffic = userTraffic(300, seededRandom(23));
+    await market.run('x', traffic);
+    const gaps = new Set(
+      traffic.slice(1).map((item, i) => Math.min(OPEN_AUDITS.maxDelayMs, item.at - traffic[i]!.at)),
+    );
+    const views = market.views.get(market.peerId('x'))!;
+    let checked = 0;
+    let lastUser: number | undefined;
+    let users = 0;
+    for (const view of views) {
+      if (!view.probe) {
+        lastUser = view.at;
+        users++;
+        continue;
+      }
+      // Once the buyer has gaps of its own to copy (before, a copy draws a default one).
+      if (users < 20 || lastUser === undefined) continue;
+      expect(gaps.has(view.at - lastUser)).toBe(true);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(50);
   });
 
   it('pays each identity’s audits from that identity, within its share of its own spend and the daily budget', async () => {

@@ -15,7 +15,7 @@ import type { AuditConfig } from '../config/index.js';
 import { errorMessage } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { formatUsd, type MicroUsd, usdNumberToMicro } from '../money/index.js';
-import { renderProbe, type WrittenProbe, writeProbe } from './generator/fill.js';
+import { renderHeaders, renderProbe, type WrittenProbe, writeProbe } from './generator/fill.js';
 import type { SendProbe } from './probes.js';
 import { TrafficProfile } from './profile.js';
 import { type RequestShape, type ShapeInput, shapeOf } from './shape.js';
@@ -50,6 +50,11 @@ export interface AuditorDeps {
   clock: () => number;
   random?: () => number;
   after?: After;
+  /**
+   * Whether the buyer's own routing would use a seller (its trust gate, allow and block lists,
+   * price caps): only such sellers are references. Absent: every seller may be one.
+   */
+  admitsReference?: (offer: Offer) => boolean;
 }
 
 /** A delivered answer the auditor hears of. */
@@ -210,19 +215,27 @@ export class Auditor implements AuditSource {
     return cap - spent.audit - (this.reserved.get(identity) ?? 0n);
   }
 
-  /** The audited seller and up to MAX_REFERENCES others (reachable, not failed), or undefined. */
+  /**
+   * The audited seller and up to MAX_REFERENCES others (reachable, not failed, admitted by the
+   * buyer's own routing), or undefined. References judge the audited seller: admitted by
+   * anything less than the buyer's trust gate, a seller's own fresh keys serving its cheaper
+   * model would be the majority that makes an honest seller the odd one
+   * (docs/decisions/219-references-the-buyer-trusts.md).
+   */
   private participants(peerId: string, modelKey: string): Offer[] | undefined {
     const model = this.deps.offers().byModel.get(modelKey);
     const target = model?.offers.find((o) => o.peerId === peerId && o.reachable);
     if (!model || !target) return undefined;
     const seen = new Set<string>([peerId]);
+    const admits = this.deps.admitsReference ?? (() => true);
     const others = model.offers.filter(
       (o) =>
         o.reachable &&
         o.type === 'text' &&
         !seen.has(o.peerId) &&
         seen.add(o.peerId) &&
-        this.audit(o.peerId, modelKey)?.verdict !== 'failed',
+        this.audit(o.peerId, modelKey)?.verdict !== 'failed' &&
+        admits(o),
     );
     for (let i = others.length - 1; i > 0; i--) {
       const j = Math.floor(this.random() * (i + 1));
@@ -302,19 +315,23 @@ export class Auditor implements AuditSource {
 
   /**
    * Each copy leaves after a quiet gap: the one that came before the request its shape was taken
-   * from (else one drawn from the buyer's gaps); when one of the buyer's requests arrives first,
-   * the wait starts again from it. So a copy follows the last request by a gap that kind of
-   * client has, not by whatever was left of a wait that a request interrupted.
+   * from (else one drawn from the buyer's gaps), counted from the buyer's last request; when one
+   * of the buyer's requests arrives first, the wait starts again from it. So a copy follows the
+   * last request by a gap that kind of client has, not by that gap plus whatever passed before
+   * the wait began (the answer's time, a wait a request interrupted), which a seller measuring
+   * the gaps before each request would see as probes arriving late.
    */
   private scheduleCopy(probe: Pending, index: number, restarts: number): void {
     const { identity, modelKey } = probe;
     const gap = probe.shape.gapMs ?? this.profile.gapFor(identity, modelKey);
     const delay = Math.min(this.deps.config.maxDelayMs, gap);
-    const from = this.deps.clock();
+    const last = this.profile.lastArrival(identity, modelKey);
+    const wait = last === undefined ? delay : Math.max(0, last + delay - this.deps.clock());
     probe.cancels.push(
-      this.after(delay, async () => {
-        const last = this.profile.lastArrival(identity, modelKey);
-        if (last !== undefined && last > from && restarts < MAX_RESTARTS) {
+      this.after(wait, async () => {
+        const latest = this.profile.lastArrival(identity, modelKey);
+        const newer = latest !== undefined && (last === undefined || latest > last);
+        if (newer && restarts < MAX_RESTARTS) {
           this.scheduleCopy(probe, index, restarts + 1);
           return;
         }
@@ -334,7 +351,7 @@ export class Auditor implements AuditSource {
           identity: probe.identity,
           format: shape.format,
           path: shape.path,
-          headers: shape.headers,
+          headers: renderHeaders(shape.headers, this.random),
           body: renderProbe(probe.written, shape.servedBy === offer.peerId, this.random),
           ...(shape.maxCostUsd !== undefined ? { maxCostUsd: shape.maxCostUsd } : {}),
         },

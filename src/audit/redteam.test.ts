@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DemoMarket, seededRandom } from './testing/demoMarket.js';
-import { EVADERS } from './testing/evaders.js';
+import { EVADERS, rememberingLengths } from './testing/evaders.js';
 import { userTraffic } from './testing/userTraffic.js';
 import { verdictOf } from './verdict.js';
 
@@ -61,6 +61,75 @@ describe('red team: sellers that evade audits by one tell each', () => {
       for (const label of ['h1', 'h2', 'h3']) expect(created.verdict(label)?.verdict).toBe('pass');
     });
   }
+});
+
+/**
+ * A seller that cannot pass audits gets the honest sellers flagged instead: fresh keys of its own
+ * announce the model and serve its cheaper one (nothing on chain: no trust), and, picked as
+ * references, are the majority an honest seller is the odd one of
+ * (docs/decisions/219-references-the-buyer-trusts.md).
+ */
+describe('red team: a seller’s own keys as references', () => {
+  const SYBILS = Array.from({ length: 12 }, (_, i) => `s${i + 1}`);
+  function sybilMarket(trusted?: string[]) {
+    const created = new DemoMarket({
+      model: MODEL,
+      seed: 31,
+      sellers: [
+        { label: 'h1' },
+        { label: 'h2' },
+        { label: 'h3' },
+        ...SYBILS.map((label) => ({ label, substitute: 'svc-demo-fast' })),
+      ],
+      ...(trusted ? { trusted } : {}),
+    });
+    markets.push(created);
+    return created;
+  }
+  const probesOf = (created: DemoMarket, label: string) =>
+    created.tally.get(created.peerId(label))?.probes ?? 0;
+
+  it('only sellers the buyer trusts are references: the untrusted keys are never asked, and the honest seller passes', async () => {
+    const created = sybilMarket(['h1', 'h2', 'h3']);
+    await created.run('h1', userTraffic(200, seededRandom(32)));
+    const standing = created.verdict('h1')!;
+    expect(standing.audits).toBeGreaterThanOrEqual(24);
+    expect(standing.verdict).toBe('pass');
+    for (const label of SYBILS) expect(probesOf(created, label)).toBe(0);
+  });
+
+  it('the control: with every seller a reference, the untrusted keys get the honest seller flagged', async () => {
+    const created = sybilMarket();
+    await created.run('h1', userTraffic(200, seededRandom(32)));
+    expect(SYBILS.some((label) => probesOf(created, label) > 0)).toBe(true);
+    // Suspect at least: its effective reputation halved, or failed and ranked last.
+    expect(created.verdict('h1')?.verdict).not.toBe('pass');
+    expect(created.verdict('h1')!.pValue).toBeLessThanOrEqual(1e-5);
+  });
+});
+
+describe('red team: the open limits (docs/guide/trust.md)', () => {
+  it('a seller that remembers the lengths of what it served answers the probes copied from it honestly, substitutes the rest, and passes', async () => {
+    const created = new DemoMarket({
+      model: MODEL,
+      seed: 100,
+      sellers: [
+        { label: 'h1' },
+        { label: 'h2' },
+        { label: 'h3' },
+        { label: 'x', substitute: 'svc-demo-fast', honestWhen: rememberingLengths() },
+      ],
+    });
+    markets.push(created);
+    await runUntilFailed(created, 600, 200);
+    const tally = created.tally.get(created.peerId('x'))!;
+    // Every probe was copied from a request x served, with every text exactly as long.
+    expect(tally.probes).toBeGreaterThanOrEqual(100);
+    expect(tally.probesHonest).toBe(tally.probes);
+    // The buyer's own requests with the lengths of an earlier one are few: x substituted the rest.
+    expect(tally.userHonest * 5).toBeLessThan(tally.userRequests);
+    expect(created.verdict('x')?.verdict).toBe('pass');
+  });
 });
 
 describe('red team: the controls', () => {

@@ -226,4 +226,38 @@ describe('probes written from a shape', () => {
     expect(bytes.startsWith('{"model": "m", "messages": [{"role": "user", "content": ')).toBe(true);
     expect(bytes.endsWith(', "temperature": 0.5}')).toBe(true);
   });
+
+  it('keep numbers as the client wrote them: Python’s 1.0 and 1e-05 stay, JavaScript’s stay too', () => {
+    const write = (raw: string) => {
+      const bytes = new TextEncoder().encode(raw);
+      const shape = shapeOf({
+        format: 'chat',
+        path: '/v1/chat/completions',
+        body: JSON.parse(raw) as Record<string, unknown>,
+        rawBody: bytes,
+        headers: [],
+        identity: 'default',
+      })!;
+      const random = seededRandom(5);
+      return new TextDecoder().decode(renderProbe(writeProbe(shape, random), false, random));
+    };
+    // httpx since 0.28 (the OpenAI Python SDK's client): compact, with Python's floats.
+    const python = write(
+      '{"messages":[{"role":"user","content":"hello there, how are you today?"}],"model":"m","temperature":1.0,"top_p":1.0,"presence_penalty":0.0,"logprobs":true,"top_logprobs":2,"frequency_penalty":1e-05}',
+    );
+    expect(python.startsWith('{"messages":[{"role":"user","content":"')).toBe(true);
+    expect(
+      python.endsWith(
+        '"model":"m","temperature":1.0,"top_p":1.0,"presence_penalty":0.0,"logprobs":true,"top_logprobs":2,"frequency_penalty":1e-05}',
+      ),
+    ).toBe(true);
+    const spaced = write(
+      '{"model": "m", "messages": [{"role": "user", "content": "hello there, how are you?"}], "temperature": 0.0}',
+    );
+    expect(spaced.endsWith('}], "temperature": 0.0}')).toBe(true);
+    const node = write(
+      '{"model":"m","messages":[{"role":"user","content":"hello there, how are you?"}],"temperature":1,"top_p":0.9}',
+    );
+    expect(node.endsWith('}],"temperature":1,"top_p":0.9}')).toBe(true);
+  });
 });

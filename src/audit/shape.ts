@@ -68,10 +68,20 @@ export class JsonSlot {
   constructor(readonly skeleton: Skeleton) {}
 }
 
+/**
+ * A number as the client wrote it, where that is not how JavaScript writes it: Python writes
+ * `1.0` and `1e-05` where `JSON.stringify` writes `1` and `0.00001`. A copy keeps the client's
+ * text (docs/decisions/218-probe-tells-closed.md).
+ */
+export class NumberText {
+  constructor(readonly text: string) {}
+}
+
 export type Skeleton =
   | null
   | boolean
   | number
+  | NumberText
   | string
   | TextSlot
   | IdSlot
@@ -250,6 +260,7 @@ function shapeValue(value: unknown, place: Place, walk: Walk): Skeleton {
   const { key, voice, data, depth } = place;
   if (++walk.nodes > MAX_NODES || depth > MAX_DEPTH) throw new Unshapeable('too large');
   if (value === null || typeof value === 'boolean' || typeof value === 'number') return value;
+  if (value instanceof NumberText) return value;
   if (typeof value === 'string') {
     if (ID_KEYS.has(key) && !data) return idSlot(value);
     return shapeString(value, place, walk);
@@ -291,6 +302,7 @@ function shapeIds(value: unknown, walk: Walk, depth: number): Skeleton {
   if (++walk.nodes > MAX_NODES || depth > MAX_DEPTH) throw new Unshapeable('too large');
   if (typeof value === 'string') return idSlot(value);
   if (value === null || typeof value === 'boolean' || typeof value === 'number') return value;
+  if (value instanceof NumberText) return value;
   if (Array.isArray(value)) return value.map((item) => shapeIds(item, walk, depth + 1));
   const out: Record<string, Skeleton> = {};
   for (const [field, child] of Object.entries(value as Record<string, unknown>)) {
@@ -305,9 +317,40 @@ export interface ShapeInput {
   body: Record<string, unknown>;
   /** The first bytes of the body as the client sent it (for its JSON spacing). */
   rawHead?: Uint8Array;
+  /** The body as the client sent it (for its spacing and how it wrote numbers). */
+  rawBody?: Uint8Array;
   headers: [string, string][];
   identity: string;
   maxCostUsd?: string;
+}
+
+/** JSON.parse's reviver with the source text of each primitive (Node 21 and later). */
+type SourceReviver = (key: string, value: unknown, context?: { source?: string }) => unknown;
+
+/**
+ * `body` with each number the client wrote otherwise than `JSON.stringify` would as a
+ * `NumberText`; `body` itself when there is none, or when `raw` is not what `body` was parsed
+ * from (a preset changed it since).
+ */
+function withNumberTexts(body: Record<string, unknown>, raw: Uint8Array | undefined) {
+  if (raw === undefined) return body;
+  const text = Buffer.from(raw).toString('utf8');
+  let differs = false;
+  const reviver: SourceReviver = (_key, value, context) => {
+    const source = context?.source;
+    if (typeof value !== 'number' || source === undefined || source === JSON.stringify(value)) {
+      return value;
+    }
+    differs = true;
+    return new NumberText(source);
+  };
+  try {
+    const written: unknown = JSON.parse(text, reviver);
+    if (!differs || JSON.stringify(JSON.parse(text)) !== JSON.stringify(body)) return body;
+    return written;
+  } catch {
+    return body;
+  }
 }
 
 /** The shape of a request, or undefined when it cannot be replayed (see the file comment). */
@@ -315,12 +358,14 @@ export function shapeOf(input: ShapeInput): RequestShape | undefined {
   const walk: Walk = { nodes: 0, textChars: 0 };
   let body: Skeleton;
   try {
-    body = shapeValue(input.body, { key: '', voice: 'user', data: false, depth: 0 }, walk);
+    const source = withNumberTexts(input.body, input.rawBody);
+    body = shapeValue(source, { key: '', voice: 'user', data: false, depth: 0 }, walk);
   } catch (error) {
     if (error instanceof Unshapeable) return undefined;
     throw error;
   }
-  const head = input.rawHead ? Buffer.from(input.rawHead).toString('latin1') : '';
+  const rawHead = input.rawHead ?? input.rawBody?.subarray(0, 64);
+  const head = rawHead ? Buffer.from(rawHead).toString('latin1') : '';
   return {
     format: input.format,
     path: input.path,

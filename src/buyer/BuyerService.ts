@@ -10,6 +10,7 @@ import {
   type EffectivePreferences,
   HealthTracker,
   ownPreferences,
+  preferenceExclusion,
   RouteStateStore,
   SpeedTracker,
 } from '../routing/index.js';
@@ -101,6 +102,9 @@ export class BuyerService {
       offers: () => this.offers(),
       logger: deps.logger,
       clock: deps.clock,
+      admitsReference: (offer) =>
+        preferenceExclusion(offer, this.ownPreferences, deps.reputation.score(offer.peerId)) ===
+        undefined,
     });
   }
 

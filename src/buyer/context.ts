@@ -2,13 +2,12 @@
  * A proxied request as one value built when it arrives (docs/decisions/189-buyer-request-and-
  * delivery-values.md), and the context serving it: the buyer, the response, the tries.
  */
-import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AUDIT_HEADER } from '../audit/index.js';
 import type { ErrorStyle } from '../errors/index.js';
 import type { MicroUsd, TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
-import { headerValue, SVC_HEADER, timeHex } from '../protocol/index.js';
+import { headerValue, newRequestId, SVC_HEADER } from '../protocol/index.js';
 import type { PreferenceNarrowing } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
 import { type GatewayAccess, gatewayAccessOf, gatewayLimitsOf } from './gatewayAuth.js';
@@ -71,25 +70,6 @@ export interface ProxyContext {
   readonly attempts: string[];
   /** Told the request's record once it is written (a gateway's in-process call settles on it). */
   readonly onFinish?: (record: RequestRecord) => void;
-}
-
-const RANDOM_BYTES = 6;
-/** Random bytes for request ids, filled 256 ids at a time: one system call instead of one each. */
-const idPool = Buffer.alloc(RANDOM_BYTES * 256);
-let idOffset = idPool.length;
-
-/**
- * `req_` and 24 hex digits: 12 of unix milliseconds, then 12 random. The journal's key index
- * then grows at its end, as requests arrive, instead of taking each record at a random page.
- */
-export function newRequestId(now = Date.now()): string {
-  if (idOffset === idPool.length) {
-    randomFillSync(idPool);
-    idOffset = 0;
-  }
-  const id = `${timeHex(now)}${idPool.toString('hex', idOffset, idOffset + RANDOM_BYTES)}`;
-  idOffset += RANDOM_BYTES;
-  return `req_${id}`;
 }
 
 /** Who sent an in-process call, as the gateway hands it over, and who is told its record. */

@@ -66,7 +66,7 @@ function shapeInputOf(request: BuyerRequest, format: ApiFormat): ShapeInput {
     format,
     path: request.head.url ?? '/',
     body: request.body,
-    ...(request.rawBody ? { rawHead: request.rawBody.subarray(0, 64) } : {}),
+    ...(request.rawBody ? { rawBody: request.rawBody } : {}),
     headers: Object.entries(headersForSeller(request.head)),
     identity: request.access.identity,
     ...(typeof maxCost === 'string' && request.access.authenticated ? { maxCostUsd: maxCost } : {}),

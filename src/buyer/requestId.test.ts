@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newRequestId } from './context.js';
+import { newRequestId } from '../protocol/index.js';
 
 describe('buyer request ids', () => {
   it('are req_ and 24 hex digits, unique, and sort in the order they were made', () => {

@@ -6,7 +6,14 @@
  * body is written with the client's own JSON spacing.
  */
 import { randomUUID } from 'node:crypto';
-import { IdSlot, JsonSlot, type RequestShape, type Skeleton, TextSlot } from '../shape.js';
+import {
+  IdSlot,
+  JsonSlot,
+  NumberText,
+  type RequestShape,
+  type Skeleton,
+  TextSlot,
+} from '../shape.js';
 import { newTheme, type Random } from './draw.js';
 import { writeSlot } from './text.js';
 
@@ -20,6 +27,7 @@ type Written =
   | null
   | boolean
   | number
+  | NumberText
   | string
   | IdSlot
   | JsonText
@@ -34,6 +42,7 @@ const ALPHABETS: Record<string, string> = {
 };
 
 function write(skeleton: Skeleton, theme: ReturnType<typeof newTheme>, random: Random): Written {
+  if (skeleton instanceof NumberText) return skeleton;
   if (skeleton instanceof TextSlot) return writeSlot(skeleton, theme, random);
   if (skeleton instanceof IdSlot) return skeleton;
   if (skeleton instanceof JsonSlot) return new JsonText(write(skeleton.skeleton, theme, random));
@@ -66,6 +75,7 @@ function freshId(slot: IdSlot, random: Random): string {
 }
 
 function close(value: Written, ids: (slot: IdSlot) => string): unknown {
+  if (value instanceof NumberText) return value;
   if (value instanceof IdSlot) return ids(value);
   if (value instanceof JsonText) return JSON.stringify(close(value.value, ids));
   if (Array.isArray(value)) return value.map((item) => close(item, ids));
@@ -77,22 +87,94 @@ function close(value: Written, ids: (slot: IdSlot) => string): unknown {
   return value;
 }
 
-/** JSON the way Python's `json.dumps` writes it by default: spaced separators, ASCII only. */
-function spacedJson(value: unknown): string {
-  const ascii = (text: string) =>
-    JSON.stringify(text).replace(
-      /[\u007f-\uffff]/g,
-      (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    );
+const ascii = (text: string) =>
+  JSON.stringify(text).replace(
+    /[\u007f-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+
+/**
+ * JSON as `JSON.stringify` writes it or, `spaced`, as Python's `json.dumps` does by default
+ * (spaced separators, ASCII only); numbers the client wrote otherwise keep its text.
+ */
+function jsonText(value: unknown, spaced: boolean): string {
+  const [comma, colon] = spaced ? [', ', ': '] : [',', ':'];
+  const string = spaced ? ascii : (text: string) => JSON.stringify(text);
   const walk = (item: unknown): string => {
+    if (item instanceof NumberText) return item.text;
     if (item === null || typeof item !== 'object') {
-      return typeof item === 'string' ? ascii(item) : JSON.stringify(item);
+      return typeof item === 'string' ? string(item) : JSON.stringify(item);
     }
-    if (Array.isArray(item)) return `[${item.map(walk).join(', ')}]`;
+    if (Array.isArray(item)) return `[${item.map(walk).join(comma)}]`;
     const entries = Object.entries(item as Record<string, unknown>);
-    return `{${entries.map(([key, child]) => `${ascii(key)}: ${walk(child)}`).join(', ')}}`;
+    return `{${entries.map(([key, child]) => `${string(key)}${colon}${walk(child)}`).join(comma)}}`;
   };
   return walk(value);
+}
+
+/**
+ * Client headers whose values name one request (trace contexts, request ids, idempotency keys):
+ * a probe copying them verbatim would show the seller that served the original a value it had
+ * seen before, which no request of the client ever does (docs/decisions/218-probe-tells-closed.md).
+ */
+const PER_REQUEST_HEADERS = new Set([
+  'traceparent',
+  'sentry-trace',
+  'x-request-id',
+  'request-id',
+  'x-correlation-id',
+  'idempotency-key',
+  'x-amzn-trace-id',
+  'x-b3-traceid',
+  'x-b3-spanid',
+  'x-b3-parentspanid',
+  'b3',
+  'x-datadog-trace-id',
+  'x-datadog-parent-id',
+  'x-cloud-trace-context',
+  'uber-trace-id',
+]);
+
+/** A run of 8 or more letters and digits holding a digit, written anew in the same alphabet. */
+function freshRun(run: string, random: Random): string {
+  const hex = /^[0-9a-f]+$/.test(run)
+    ? '0123456789abcdef'
+    : /^[0-9A-F]+$/.test(run)
+      ? '0123456789ABCDEF'
+      : undefined;
+  let out = '';
+  for (const char of run) {
+    const alphabet =
+      hex ??
+      (/[0-9]/.test(char)
+        ? '0123456789'
+        : /[a-z]/.test(char)
+          ? 'abcdefghijklmnopqrstuvwxyz'
+          : 'ABCDEFGHIJKLMNOPQRSTUVWXYZ');
+    out += alphabet[Math.floor(random() * alphabet.length)];
+  }
+  return out;
+}
+
+/**
+ * The client headers one copy carries: the copied request's, in order, with the ids of
+ * per-request headers written anew in their form (separators and short fields such as a trace's
+ * version and flags kept), for every seller alike.
+ */
+export function renderHeaders(
+  headers: readonly [string, string][],
+  random: Random,
+): [string, string][] {
+  return headers.map(([name, value]) =>
+    PER_REQUEST_HEADERS.has(name)
+      ? [
+          name,
+          value.replace(/[A-Za-z0-9]{8,}/g, (run) =>
+            /[0-9]/.test(run) ? freshRun(run, random) : run,
+          ),
+        ]
+      : [name, value],
+  );
 }
 
 /**
@@ -112,6 +194,6 @@ export function renderProbe(probe: WrittenProbe, original: boolean, random: Rand
     return value;
   };
   const body = close(probe.body, ids);
-  const text = probe.shape.spaced ? spacedJson(body) : JSON.stringify(body);
+  const text = jsonText(body, probe.shape.spaced);
   return new TextEncoder().encode(text);
 }

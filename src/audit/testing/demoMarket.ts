@@ -6,7 +6,7 @@
  * only, in order), body bytes, arrival time and the buyer's channel; an evading seller decides
  * from that view alone whether to answer with the model it announces or a cheaper one.
  */
-import { OfferIndex } from '../../catalog/index.js';
+import { type Offer, OfferIndex } from '../../catalog/index.js';
 import { peerIdFor, peerRecord } from '../../catalog/testing/peerRecord.js';
 import type { AuditConfig } from '../../config/index.js';
 import { type ApiFormat, protocolOfFormat } from '../../formats/index.js';
@@ -95,6 +95,8 @@ export interface MarketOptions {
   config?: AuditConfig;
   dataDir?: string;
   seed: number;
+  /** Labels the buyer's own routing admits (its trust gate): the only references. Absent: all. */
+  trusted?: readonly string[];
 }
 
 /** Per seller: answers served, and how many of them it answered honestly. */
@@ -149,6 +151,7 @@ export class DemoMarket {
       clock: () => this.now,
       random: seededRandom(options.seed + 1),
       after: (ms, run) => this.schedule(this.now + ms, run),
+      ...(options.trusted ? { admitsReference: this.admitsOf(options.trusted) } : {}),
     });
     const send: SendProbe = (probe) => this.answer(probe.peerId, this.probeView(probe));
     this.auditor.start(send);
@@ -156,6 +159,11 @@ export class DemoMarket {
 
   peerId(label: string): string {
     return peerIdFor(label);
+  }
+
+  private admitsOf(trusted: readonly string[]) {
+    const peers = new Set(trusted.map(peerIdFor));
+    return (offer: Offer) => peers.has(offer.peerId);
   }
 
   private schedule(at: number, run: () => unknown): () => void {
@@ -246,7 +254,7 @@ export class DemoMarket {
         format: request.format,
         path: request.path,
         body: request.body,
-        rawHead: request.bytes.subarray(0, 64),
+        rawBody: request.bytes,
         headers: sellerHeaders(request.headers),
         identity,
       }),

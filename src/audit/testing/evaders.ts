@@ -84,3 +84,29 @@ export const EVADERS: Record<string, HonestWhen> = {
   /** Honest on a channel's first 40 requests, cheap after. */
   firstRequests: (view) => view.channelRequests < 40,
 };
+
+/** A request with every string replaced by its length: what a probe copies exactly. */
+function lengthsOf(value: unknown): unknown {
+  if (typeof value === 'string') return value.length;
+  if (Array.isArray(value)) return value.map(lengthsOf);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, lengthsOf(item)]));
+  }
+  return value;
+}
+
+/**
+ * A seller that remembers what it served (docs/guide/trust.md "What a seller saw before"): honest
+ * when a request of a buyer has, string for string, the lengths of one it served that buyer
+ * before. A probe copied from a request the seller served always has. An open limit: this
+ * evader passes audits (src/audit/redteam.test.ts).
+ */
+export function rememberingLengths(): HonestWhen {
+  const seen = new Set<string>();
+  return (view) => {
+    const fingerprint = `${view.identity} ${view.path} ${JSON.stringify(lengthsOf(view.json))}`;
+    const again = seen.has(fingerprint);
+    seen.add(fingerprint);
+    return again;
+  };
+}

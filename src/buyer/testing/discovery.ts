@@ -1,4 +1,5 @@
 /** Waiting for a running buyer to discover sellers, as the network tests do, and such a buyer. */
+import type { ReputationSource } from '../../catalog/index.js';
 import { defaultConfig, type SvcConfig } from '../../config/index.js';
 import { silentLogger } from '../../log/index.js';
 import { randomIdentity } from '../../network/testing/loopback.js';
@@ -27,15 +28,16 @@ export function waitForDiscovery<T>(
 }
 
 /**
- * A free-of-charge buyer (`unpaid-dev`, every seller scored 80) on the loopback `network` in
- * `dataDir`, on a free port, returned once it sees `sellers` reachable sellers. `buyer` replaces
- * the default buyer settings (an audit test's, say).
+ * A free-of-charge buyer (`unpaid-dev`, every seller scored 80 unless `reputation` says
+ * otherwise) on the loopback `network` in `dataDir`, on a free port, returned once it sees
+ * `sellers` reachable sellers. `buyer` replaces the default buyer settings (an audit test's, say).
  */
 export async function startUnpaidBuyer(
   network: SvcConfig['network'],
   dataDir: string,
   sellers: number,
   buyer: SvcConfig['buyer'] = defaultConfig().buyer,
+  reputation: ReputationSource = scoreAll(80),
 ): Promise<RunningBuyerNode> {
   const node = await runBuyerNode({
     config: { ...defaultConfig(), network, buyer },
@@ -44,7 +46,7 @@ export async function startUnpaidBuyer(
     logger: silentLogger(),
     port: 0,
     payments: 'unpaid-dev',
-    reputation: scoreAll(80),
+    reputation,
   });
   await waitForDiscovery(
     node,

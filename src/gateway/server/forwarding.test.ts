@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newRequestId } from '../../protocol/index.js';
 import { waitFor } from '../../testing/index.js';
 import { controlSecretPath } from '../server/controlSecret.js';
 import { type Harness, jsonOf, startHarness } from '../testing/harness.js';
@@ -103,6 +104,29 @@ describe('forwarding to the buyer', () => {
     expect(headers['x-svc-request-id']).toMatch(/^req_/);
     expect(headers['x-custom']).toBe('kept');
     expect(response.headers.get('x-svc-request-id')).toBe(headers['x-svc-request-id']);
+  });
+
+  it("gives a key's request the id form of the buyer's own requests, which its audits carry to sellers", async () => {
+    // A paid request carries its id to the seller; the buyer's audits of a key's traffic get
+    // the buyer's ids, so a second form would tell sellers which requests are audits
+    // (docs/decisions/218-probe-tells-closed.md).
+    const { secret } = await h.key();
+    const before = Date.now();
+    const response = await h.call('/v1/chat/completions', {
+      secret,
+      method: 'POST',
+      body: JSON.stringify({ model: 'model-a', messages: [] }),
+    });
+    expect(response.status).toBe(200);
+    const id = lastReceived('/v1/chat/completions').headers['x-svc-request-id'];
+    // `req_`, then hex digits as many as the buyer's; hyphens or other letters would show.
+    const form = (value: string) =>
+      `${value.slice(0, 4)}${value.slice(4).replace(/[0-9a-f]/g, 'h')}`;
+    expect(form(String(id))).toBe(form(newRequestId()));
+    // Its time part is when the gateway made it, as the buyer's ids hold theirs.
+    const made = Number.parseInt(String(id).slice(4, 16), 16);
+    expect(made).toBeGreaterThanOrEqual(before);
+    expect(made).toBeLessThanOrEqual(Date.now());
   });
 
   it('records the end user from the body or the header', async () => {

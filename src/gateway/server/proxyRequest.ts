@@ -14,6 +14,7 @@ import {
   decodeSellerHeaders,
   encodeControlHeaders,
   headerValue,
+  newRequestId,
   SVC_HEADER,
 } from '../../protocol/index.js';
 import { buyerPolicyWire, encodeBuyerPolicy } from '../policy/mergePolicies.js';
@@ -33,7 +34,7 @@ import type { Incoming } from './incoming.js';
 import { callInProcess } from './inProcessCall.js';
 import { pinOf } from './pinHeader.js';
 import { answerEndFacts, relayAnswer } from './relayAnswer.js';
-import { FailedStep, failureFacts, type LogFacts, newLogId } from './requestLog.js';
+import { FailedStep, failureFacts, type LogFacts } from './requestLog.js';
 import { reserveRequest } from './reserveRequest.js';
 import { resolvePolicy } from './resolvePolicy.js';
 import type { Route } from './routes.js';
@@ -89,8 +90,9 @@ async function forward(
   learned(callerFacts(req, parsed));
   const { policy, model } = await resolvePolicy(deps.store, caller, parsed.model);
   const pin = pinOf(req.headers, policy, model);
-  // Time-ordered (as log ids): the reservation and journal key indexes grow at their ends.
-  const requestId = `req_${newLogId(Date.now())}`;
+  // Time-ordered: the reservation and journal key indexes grow at their ends. The buyer's form,
+  // which its audits of this key's traffic carry too (docs/decisions/218-probe-tells-closed.md).
+  const requestId = newRequestId();
   learned({ requestId });
   const reserved = route.billed
     ? await reserveRequest(
