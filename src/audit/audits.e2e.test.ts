@@ -22,6 +22,7 @@ import {
 } from '../network/testing/loopback.js';
 import { type SellerHandle, startSeller } from '../seller/index.js';
 import { removeTempDir, tempDir, waitFor } from '../testing/index.js';
+import { demoSellerOf } from './testing/demoSellers.js';
 import { type EvadingUpstream, startEvadingUpstream } from './testing/evadingUpstream.js';
 
 const MODEL = 'svc-demo-smart';
@@ -30,22 +31,6 @@ const KEY = normalizeModelName(MODEL);
 /** A system prompt and some context, as the buyer's users send them. */
 const SYSTEM = 'You are a helpful assistant for the support team. Answer in short paragraphs.';
 const CONTEXT = ' Here is some context from the ticket.'.repeat(40);
-
-function honestSeller(): SellerConfig {
-  return {
-    displayName: 'honest',
-    uploadLimitBytes: 1024 * 1024,
-    providers: [
-      {
-        type: 'demo',
-        name: 'demo',
-        services: { [MODEL]: { categories: ['text'] } },
-        defaultPricing: { inputUsdPerMillion: 3, outputUsdPerMillion: 12 },
-        maxConcurrency: 16,
-      },
-    ],
-  };
-}
 
 function evadingSeller(upstream: EvadingUpstream): SellerConfig {
   return {
@@ -96,9 +81,9 @@ describe('audits on a loopback network', () => {
     evader = await start(evadingSeller(upstream));
     sellers = [
       evader,
-      await start(honestSeller()),
-      await start(honestSeller()),
-      await start(honestSeller()),
+      await start(demoSellerOf(MODEL, 'honest')),
+      await start(demoSellerOf(MODEL, 'honest')),
+      await start(demoSellerOf(MODEL, 'honest')),
     ];
     const config = defaultConfig();
     buyer = await startUnpaidBuyer(network, dataDir, 4, {

@@ -11,7 +11,7 @@ import type { RunningBuyerNode } from '../buyer/runBuyerNode.js';
 import { startUnpaidBuyer } from '../buyer/testing/discovery.js';
 import { scoreAll } from '../buyer/testing/testBuyer.js';
 import { normalizeModelName } from '../catalog/index.js';
-import { defaultConfig, type SellerConfig } from '../config/index.js';
+import { defaultConfig } from '../config/index.js';
 import type { SvcNode } from '../network/index.js';
 import {
   loopbackNetworkConfig,
@@ -20,25 +20,10 @@ import {
 } from '../network/testing/loopback.js';
 import { type SellerHandle, startSeller } from '../seller/index.js';
 import { removeTempDir, tempDir, waitFor } from '../testing/index.js';
+import { demoSellerOf } from './testing/demoSellers.js';
 
 const MODEL = 'svc-demo-smart';
 const KEY = normalizeModelName(MODEL);
-
-function demoSeller(inputUsdPerMillion: number): SellerConfig {
-  return {
-    displayName: 'demo',
-    uploadLimitBytes: 1024 * 1024,
-    providers: [
-      {
-        type: 'demo',
-        name: 'demo',
-        services: { [MODEL]: { categories: ['text'] } },
-        defaultPricing: { inputUsdPerMillion, outputUsdPerMillion: 12 },
-        maxConcurrency: 16,
-      },
-    ],
-  };
-}
 
 describe('audit references on a loopback network', () => {
   let bootstrap: SvcNode;
@@ -53,7 +38,11 @@ describe('audit references on a loopback network', () => {
     // The untrusted seller is the cheapest: only the trust gate keeps it out of routing.
     for (const price of [0.5, 3, 3.1, 3.2]) {
       sellers.push(
-        await startSeller({ identity: randomIdentity(), seller: demoSeller(price), network }),
+        await startSeller({
+          identity: randomIdentity(),
+          seller: demoSellerOf(MODEL, 'demo', price),
+          network,
+        }),
       );
     }
     const untrusted = sellers[0]!.node.peerId;
