@@ -260,4 +260,33 @@ describe('probes written from a shape', () => {
     );
     expect(node.endsWith('}],"temperature":1,"top_p":0.9}')).toBe(true);
   });
+
+  it('keep the client’s escapes and final line feed: Go’s \\u003c and newline, PHP’s \\/', () => {
+    const write = (raw: string) => {
+      const shape = shapeOf({
+        format: 'chat',
+        path: '/v1/chat/completions',
+        body: JSON.parse(raw) as Record<string, unknown>,
+        rawBody: new TextEncoder().encode(raw),
+        headers: [],
+        identity: 'default',
+      })!;
+      const random = seededRandom(7);
+      return new TextDecoder().decode(renderProbe(writeProbe(shape, random), false, random));
+    };
+    const messages = '"messages":[{"role":"user","content":"hello there, how are you today?"}]';
+    // Go's encoding/json through a json.Encoder: HTML characters escaped, a line feed at the end.
+    const go = write(`{"model":"\\u003cteam\\u003e \\u0026 m",${messages}}\n`);
+    expect(go.startsWith('{"model":"\\u003cteam\\u003e \\u0026 m","messages":[{')).toBe(true);
+    expect(go.endsWith('}]}\n')).toBe(true);
+    // PHP's json_encode: every slash escaped, as in most model names.
+    const php = write(`{"model":"meta-llama\\/Llama-3.1-8B",${messages}}`);
+    expect(php.startsWith('{"model":"meta-llama\\/Llama-3.1-8B","messages":[{')).toBe(true);
+    expect(php.endsWith('}]}')).toBe(true);
+    // JavaScript's JSON.stringify: nothing escaped, no line feed; an escaped backslash before a
+    // slash is not an escaped slash.
+    const node = write(`{"model":"meta-llama/Llama-3.1-8B","user":"a\\\\/b",${messages}}`);
+    expect(node.startsWith('{"model":"meta-llama/Llama-3.1-8B","user":"')).toBe(true);
+    expect(node.endsWith('}]}')).toBe(true);
+  });
 });

@@ -98,6 +98,8 @@ export interface RequestShape {
   body: Skeleton;
   /** JSON written with `", "` / `": "` separators (Python clients) instead of none. */
   spaced: boolean;
+  /** How the client escapes strings and ends its body, where its bytes show it (Go, PHP). */
+  escaping?: Escaping;
   /** The buyer identity that paid for it (audits of it pay the same way). */
   identity: string;
   /** The gateway's cost cap header, when it sent one (the audit carries the same cap). */
@@ -324,6 +326,34 @@ export interface ShapeInput {
   maxCostUsd?: string;
 }
 
+/**
+ * What a client's JSON encoder does that `JSON.stringify` does not, as its bytes show:
+ * `html`, Go's `encoding/json` writing `<`, `>`, `&`, U+2028 and U+2029 as `\u003c`…; `slash`,
+ * PHP's `json_encode` writing `/` as `\/`; `newline`, a body ending in a line feed (Go's
+ * `json.Encoder`). A probe written without them shows the seller a client that changed its
+ * encoder for one request (docs/decisions/218-probe-tells-closed.md).
+ */
+export interface Escaping {
+  html: boolean;
+  slash: boolean;
+  newline: boolean;
+}
+
+/** An escape (`\u003c`, `\/`) not itself escaped: an odd run of backslashes before it. */
+const HTML_ESCAPE = /(?<!\\)(?:\\\\)*\\u00(?:3[cCeE]|26)/;
+const SLASH_ESCAPE = /(?<!\\)(?:\\\\)*\\\//;
+
+function escapingOf(raw: Uint8Array | undefined): Escaping | undefined {
+  if (raw === undefined) return undefined;
+  const text = Buffer.from(raw).toString('latin1');
+  const escaping = {
+    html: HTML_ESCAPE.test(text),
+    slash: SLASH_ESCAPE.test(text),
+    newline: text.endsWith('\n'),
+  };
+  return escaping.html || escaping.slash || escaping.newline ? escaping : undefined;
+}
+
 /** JSON.parse's reviver with the source text of each primitive (Node 21 and later). */
 type SourceReviver = (key: string, value: unknown, context?: { source?: string }) => unknown;
 
@@ -353,6 +383,8 @@ function withNumberTexts(body: Record<string, unknown>, raw: Uint8Array | undefi
   }
 }
 
+const withEscaping = (escaping: Escaping | undefined) => (escaping ? { escaping } : {});
+
 /** The shape of a request, or undefined when it cannot be replayed (see the file comment). */
 export function shapeOf(input: ShapeInput): RequestShape | undefined {
   const walk: Walk = { nodes: 0, textChars: 0 };
@@ -372,6 +404,7 @@ export function shapeOf(input: ShapeInput): RequestShape | undefined {
     headers: input.headers,
     body,
     spaced: /^\{\s*"[^"]*": /.test(head),
+    ...withEscaping(escapingOf(input.rawBody)),
     identity: input.identity,
     ...(input.maxCostUsd !== undefined ? { maxCostUsd: input.maxCostUsd } : {}),
     textChars: walk.textChars,

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  type Escaping,
   IdSlot,
   JsonSlot,
   NumberText,
@@ -93,13 +94,26 @@ const ascii = (text: string) =>
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 
+/** Go's escapes of `<`, `>`, `&`, U+2028 and U+2029, and PHP's of `/`, in encoded JSON text. */
+const HTML_CHARS = /[<>&\u2028\u2029]/g;
+const goEscape = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
 /**
  * JSON as `JSON.stringify` writes it or, `spaced`, as Python's `json.dumps` does by default
- * (spaced separators, ASCII only); numbers the client wrote otherwise keep its text.
+ * (spaced separators, ASCII only), with the client's own escapes and final line feed where its
+ * bytes showed them (`Escaping`); numbers the client wrote otherwise keep its text.
  */
-function jsonText(value: unknown, spaced: boolean): string {
+function jsonText(value: unknown, spaced: boolean, escaping?: Escaping): string {
   const [comma, colon] = spaced ? [', ', ': '] : [',', ':'];
-  const string = spaced ? ascii : (text: string) => JSON.stringify(text);
+  const plain = spaced ? ascii : (text: string) => JSON.stringify(text);
+  // In `JSON.stringify`'s output these characters stand only for themselves: replacing them
+  // changes no other escape.
+  const string = (text: string) => {
+    let encoded = plain(text);
+    if (escaping?.html === true) encoded = encoded.replace(HTML_CHARS, goEscape);
+    if (escaping?.slash === true) encoded = encoded.replaceAll('/', '\\/');
+    return encoded;
+  };
   const walk = (item: unknown): string => {
     if (item instanceof NumberText) return item.text;
     if (item === null || typeof item !== 'object') {
@@ -109,7 +123,8 @@ function jsonText(value: unknown, spaced: boolean): string {
     const entries = Object.entries(item as Record<string, unknown>);
     return `{${entries.map(([key, child]) => `${string(key)}${colon}${walk(child)}`).join(comma)}}`;
   };
-  return walk(value);
+  const text = walk(value);
+  return escaping?.newline === true ? `${text}\n` : text;
 }
 
 /**
@@ -194,6 +209,6 @@ export function renderProbe(probe: WrittenProbe, original: boolean, random: Rand
     return value;
   };
   const body = close(probe.body, ids);
-  const text = jsonText(body, probe.shape.spaced);
+  const text = jsonText(body, probe.shape.spaced, probe.shape.escaping);
   return new TextEncoder().encode(text);
 }
