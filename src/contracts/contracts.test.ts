@@ -10,7 +10,12 @@ import {
 } from 'viem';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FAUCET_ETH, type LocalChain, startLocalChain } from '../chain/index.js';
+import {
+  DEFAULT_FAUCET_ETH,
+  type LocalChain,
+  RECEIVE_WITH_AUTHORIZATION_TYPES,
+  startLocalChain,
+} from '../chain/index.js';
 import {
   channelIdOf,
   type PaymentsDomain,
@@ -307,16 +312,7 @@ describe('SvcPayments', () => {
         chainId: domain.chainId,
         verifyingContract: chain.deployment.usdcAddress,
       },
-      types: {
-        ReceiveWithAuthorization: [
-          { name: 'from', type: 'address' },
-          { name: 'to', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'validAfter', type: 'uint256' },
-          { name: 'validBefore', type: 'uint256' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
+      types: RECEIVE_WITH_AUTHORIZATION_TYPES,
       primaryType: 'ReceiveWithAuthorization',
       message: {
         from: buyer.address,

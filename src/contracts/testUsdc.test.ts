@@ -2,7 +2,12 @@
 import { keccak256, parseSignature, stringToHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FAUCET_ETH, type LocalChain, startLocalChain } from '../chain/index.js';
+import {
+  DEFAULT_FAUCET_ETH,
+  type LocalChain,
+  startLocalChain,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+} from '../chain/index.js';
 import { TestUSDCAbi } from './index.js';
 
 let chain: LocalChain;
@@ -39,16 +44,7 @@ describe('TestUSDC', () => {
     };
     const signature = await owner.signTypedData({
       domain: usdcDomain,
-      types: {
-        TransferWithAuthorization: [
-          { name: 'from', type: 'address' },
-          { name: 'to', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'validAfter', type: 'uint256' },
-          { name: 'validBefore', type: 'uint256' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
+      types: TRANSFER_WITH_AUTHORIZATION_TYPES,
       primaryType: 'TransferWithAuthorization',
       message,
     });
