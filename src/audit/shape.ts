@@ -15,6 +15,7 @@
  * or files make no shape: they cannot be replayed to other sellers.
  */
 import type { ApiFormat } from '../formats/index.js';
+import { clientWriting, type Escaping, NumberText } from './clientJson.js';
 import {
   looksLikeCodeMeasured,
   measureText,
@@ -66,15 +67,6 @@ export class IdSlot {
 /** A string holding JSON (function-call arguments): its own skeleton, written back as a string. */
 export class JsonSlot {
   constructor(readonly skeleton: Skeleton) {}
-}
-
-/**
- * A number as the client wrote it, where that is not how JavaScript writes it: Python writes
- * `1.0` and `1e-05` where `JSON.stringify` writes `1` and `0.00001`. A copy keeps the client's
- * text (docs/decisions/218-probe-tells-closed.md).
- */
-export class NumberText {
-  constructor(readonly text: string) {}
 }
 
 export type Skeleton =
@@ -326,85 +318,24 @@ export interface ShapeInput {
   maxCostUsd?: string;
 }
 
-/**
- * What a client's JSON encoder does that `JSON.stringify` does not, as its bytes show:
- * `html`, Go's `encoding/json` writing `<`, `>`, `&`, U+2028 and U+2029 as `\u003c`…; `slash`,
- * PHP's `json_encode` writing `/` as `\/`; `newline`, a body ending in a line feed (Go's
- * `json.Encoder`). A probe written without them shows the seller a client that changed its
- * encoder for one request (docs/decisions/218-probe-tells-closed.md).
- */
-export interface Escaping {
-  html: boolean;
-  slash: boolean;
-  newline: boolean;
-}
-
-/** An escape (`\u003c`, `\/`) not itself escaped: an odd run of backslashes before it. */
-const HTML_ESCAPE = /(?<!\\)(?:\\\\)*\\u00(?:3[cCeE]|26)/;
-const SLASH_ESCAPE = /(?<!\\)(?:\\\\)*\\\//;
-
-function escapingOf(raw: Uint8Array | undefined): Escaping | undefined {
-  if (raw === undefined) return undefined;
-  const text = Buffer.from(raw).toString('latin1');
-  const escaping = {
-    html: HTML_ESCAPE.test(text),
-    slash: SLASH_ESCAPE.test(text),
-    newline: text.endsWith('\n'),
-  };
-  return escaping.html || escaping.slash || escaping.newline ? escaping : undefined;
-}
-
-/** JSON.parse's reviver with the source text of each primitive (Node 21 and later). */
-type SourceReviver = (key: string, value: unknown, context?: { source?: string }) => unknown;
-
-/**
- * `body` with each number the client wrote otherwise than `JSON.stringify` would as a
- * `NumberText`; `body` itself when there is none, or when `raw` is not what `body` was parsed
- * from (a preset changed it since).
- */
-function withNumberTexts(body: Record<string, unknown>, raw: Uint8Array | undefined) {
-  if (raw === undefined) return body;
-  const text = Buffer.from(raw).toString('utf8');
-  let differs = false;
-  const reviver: SourceReviver = (_key, value, context) => {
-    const source = context?.source;
-    if (typeof value !== 'number' || source === undefined || source === JSON.stringify(value)) {
-      return value;
-    }
-    differs = true;
-    return new NumberText(source);
-  };
-  try {
-    const written: unknown = JSON.parse(text, reviver);
-    if (!differs || JSON.stringify(JSON.parse(text)) !== JSON.stringify(body)) return body;
-    return written;
-  } catch {
-    return body;
-  }
-}
-
-const withEscaping = (escaping: Escaping | undefined) => (escaping ? { escaping } : {});
-
 /** The shape of a request, or undefined when it cannot be replayed (see the file comment). */
 export function shapeOf(input: ShapeInput): RequestShape | undefined {
   const walk: Walk = { nodes: 0, textChars: 0 };
+  const writing = clientWriting(input.body, input.rawBody, input.rawHead);
   let body: Skeleton;
   try {
-    const source = withNumberTexts(input.body, input.rawBody);
-    body = shapeValue(source, { key: '', voice: 'user', data: false, depth: 0 }, walk);
+    body = shapeValue(writing.body, { key: '', voice: 'user', data: false, depth: 0 }, walk);
   } catch (error) {
     if (error instanceof Unshapeable) return undefined;
     throw error;
   }
-  const rawHead = input.rawHead ?? input.rawBody?.subarray(0, 64);
-  const head = rawHead ? Buffer.from(rawHead).toString('latin1') : '';
   return {
     format: input.format,
     path: input.path,
     headers: input.headers,
     body,
-    spaced: /^\{\s*"[^"]*": /.test(head),
-    ...withEscaping(escapingOf(input.rawBody)),
+    spaced: writing.spaced,
+    ...(writing.escaping ? { escaping: writing.escaping } : {}),
     identity: input.identity,
     ...(input.maxCostUsd !== undefined ? { maxCostUsd: input.maxCostUsd } : {}),
     textChars: walk.textChars,

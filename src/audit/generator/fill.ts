@@ -6,15 +6,8 @@
  * body is written with the client's own JSON spacing.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  type Escaping,
-  IdSlot,
-  JsonSlot,
-  NumberText,
-  type RequestShape,
-  type Skeleton,
-  TextSlot,
-} from '../shape.js';
+import { type Escaping, NumberText } from '../clientJson.js';
+import { IdSlot, JsonSlot, type RequestShape, type Skeleton, TextSlot } from '../shape.js';
 import { newTheme, type Random } from './draw.js';
 import { writeSlot } from './text.js';
 
