@@ -16,6 +16,7 @@ import { errorMessage } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { formatUsd, type MicroUsd, usdNumberToMicro } from '../money/index.js';
 import { renderHeaders, renderProbe, type WrittenProbe, writeProbe } from './generator/fill.js';
+import { ProbeCosts } from './probeCosts.js';
 import type { SendProbe } from './probes.js';
 import { TrafficProfile } from './profile.js';
 import { type RequestShape, type ShapeInput, shapeOf } from './shape.js';
@@ -93,10 +94,7 @@ export class Auditor implements AuditSource {
   private send: SendProbe | undefined;
   private readonly pending = new Map<string, Pending>();
   private readonly reserved = new Map<string, MicroUsd>();
-  /** Per identity: what finished probes were estimated at, and what they cost. */
-  private readonly calibration = new Map<string, { estimated: MicroUsd; spent: MicroUsd }>();
-  /** Running average cost of the buyer's own answers, per identity and model. */
-  private readonly typicalCost = new Map<string, MicroUsd>();
+  private readonly costs = new ProbeCosts();
   private readonly abort = new AbortController();
   private readonly random: () => number;
   private readonly after: After;
@@ -149,7 +147,7 @@ export class Auditor implements AuditSource {
   noteAnswer(answer: DeliveredAnswer): void {
     const { store, config } = this.deps;
     store.addOwnSpend(answer.identity, answer.costMicro);
-    this.noteCost(answer);
+    this.costs.noteAnswer(answer.identity, answer.modelKey, answer.costMicro);
     this.profile.noteArrival(answer.identity, answer.modelKey, answer.arrivedAt);
     const { request } = answer;
     const shape =
@@ -174,16 +172,6 @@ export class Auditor implements AuditSource {
     } catch (error) {
       this.deps.logger.debug({ err: errorMessage(error) }, 'request not shaped for audits');
     }
-  }
-
-  private noteCost(answer: DeliveredAnswer): void {
-    const key = `${answer.identity}|${answer.modelKey}`;
-    const before = this.typicalCost.get(key);
-    // A running average over about the last 32 answers.
-    this.typicalCost.set(
-      key,
-      before === undefined ? answer.costMicro : before + (answer.costMicro - before) / 32n,
-    );
   }
 
   /** Resolves once no probe is under way (tests and the bench wait on it). */
@@ -245,41 +233,6 @@ export class Auditor implements AuditSource {
     return [target, ...others.slice(0, MAX_REFERENCES)];
   }
 
-  /**
-   * What a probe costs on average: the buyer's typical answer at each participant's price. Not
-   * the cost of the probe at hand: a budget that let only cheap shapes through would make probes
-   * smaller than the buyer's traffic, which a seller could see. The day's spend may go over the
-   * allowance by one probe; on average it stays within.
-   */
-  private estimate(identity: string, modelKey: string, offers: Offer[]): MicroUsd {
-    const typical = this.typicalCost.get(`${identity}|${modelKey}`) ?? 0n;
-    const weight = (offer: Offer) =>
-      offer.price.inputMicroPerMillion + offer.price.outputMicroPerMillion;
-    const base = weight(offers[0]!);
-    let total = 0n;
-    for (const offer of offers) total += base > 0n ? (typical * weight(offer)) / base : typical;
-    return total;
-  }
-
-  /** An estimate scaled up by how far finished probes of `identity` cost more than estimated. */
-  private calibrated(identity: string, estimate: MicroUsd): MicroUsd {
-    const seen = this.calibration.get(identity);
-    if (!seen || seen.estimated === 0n || seen.spent <= seen.estimated) return estimate;
-    return (estimate * seen.spent) / seen.estimated;
-  }
-
-  private calibrate(probe: Pending): void {
-    const seen = this.calibration.get(probe.identity) ?? { estimated: 0n, spent: 0n };
-    seen.estimated += probe.estimated;
-    seen.spent += probe.spent;
-    // Recent probes weigh most: halved once the sums grow past about 100 USD.
-    if (seen.estimated > 100_000_000n) {
-      seen.estimated /= 2n;
-      seen.spent /= 2n;
-    }
-    this.calibration.set(probe.identity, seen);
-  }
-
   private plan(answer: DeliveredAnswer): void {
     const { peerId, modelKey, identity } = answer;
     // Planned for any answer, whoever is being probed already: a limit per seller would make
@@ -287,8 +240,8 @@ export class Auditor implements AuditSource {
     if (this.pending.size >= MAX_PENDING) return;
     const offers = this.participants(peerId, modelKey);
     if (!offers) return; // Too few other sellers to tell who is off.
-    const estimated = this.estimate(identity, modelKey, offers);
-    const estimate = this.calibrated(identity, estimated);
+    const estimated = this.costs.estimate(identity, modelKey, offers);
+    const estimate = this.costs.calibrated(identity, estimated);
     const left = this.allowance(identity);
     if (left <= 0n || estimate > left) return;
     // Chosen only once the probe is on: which shapes fit must not depend on their size.
@@ -381,7 +334,7 @@ export class Auditor implements AuditSource {
 
   private finish(id: string, probe: Pending): void {
     this.pending.delete(id);
-    this.calibrate(probe);
+    this.costs.calibrate(probe.identity, probe.estimated, probe.spent);
     const reserved = (this.reserved.get(probe.identity) ?? 0n) - probe.reserved;
     if (reserved > 0n) this.reserved.set(probe.identity, reserved);
     else this.reserved.delete(probe.identity);
