@@ -13,6 +13,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defaultConfig, type SellerConfig } from '../config/index.js';
+import { messageText } from '../formats/testing/sdkClients.js';
 import type { SvcNode } from '../network/index.js';
 import {
   loopbackNetworkConfig,
@@ -198,11 +199,7 @@ describe('a seller that fails before its first content is failed over unseen', (
         stream: true,
       })
       .withResponse();
-    let text = '';
-    for await (const event of stream) {
-      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
-        text += event.delta.text;
-    }
+    const text = await messageText(stream);
     expect(text).toBe(SECOND_TEXT);
     expect(response.headers.get('x-svc-peer-id')).toBe(secondId);
     expect(response.headers.get('x-svc-attempts')).toBe(`${firstId}@chat-fc:error_event`);

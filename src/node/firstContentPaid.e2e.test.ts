@@ -10,6 +10,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SellerConfig } from '../config/index.js';
+import { messageText } from '../formats/testing/sdkClients.js';
 import { parseUsd } from '../money/index.js';
 import { waitFor } from '../network/testing/loopback.js';
 import { type FakeUpstream, startFakeUpstream } from '../seller/testing/index.js';
@@ -85,11 +86,7 @@ describe('a paid seller failing before its first content', () => {
         stream: true,
       })
       .withResponse();
-    let text = '';
-    for await (const event of stream) {
-      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
-        text += event.delta.text;
-    }
+    const text = await messageText(stream);
     expect(text).toBe(TEXT);
     expect(response.headers.get('x-svc-peer-id')).toBe(second.node.peerId);
     expect(response.headers.get('x-svc-attempts')).toBe(

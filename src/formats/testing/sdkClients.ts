@@ -53,3 +53,15 @@ export const tools = [
     parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
   },
 ];
+
+/** The text of a streamed Anthropic message: its text deltas, joined. */
+export async function messageText(
+  stream: AsyncIterable<Anthropic.RawMessageStreamEvent>,
+): Promise<string> {
+  let text = '';
+  for await (const event of stream) {
+    if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
+      text += event.delta.text;
+  }
+  return text;
+}
