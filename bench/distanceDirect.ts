@@ -68,7 +68,8 @@ function direct(options: DirectOptions): boolean {
   const connections = options.buyer.node.libp2p.getConnections(options.seller);
   const own = options.address.toString();
   return (
-    connections.length > 0 && connections.every((c) => c.remoteAddr.toString().startsWith(own))
+    connections.length > 0 &&
+    connections.every((c) => c.remoteAddr.toString().startsWith(`${own}/`))
   );
 }
 

@@ -20,7 +20,7 @@ import {
   countCauses,
   cutsByFault,
   type FaultEvent,
-  killsAndLoad,
+  killsWhileServing,
   type RequestOutcome,
   runLoad,
 } from './support/churnLoad.js';
@@ -238,9 +238,7 @@ describe(`churn (${FULL ? 'full' : 'small'} size)`, () => {
       failuresByCause: countCauses(failures),
       // Streams cut after their first byte, by the fault that hit their own seller meanwhile.
       streamsCutBy: cutsByFault(outcomes, faultEvents),
-      killedWhileServing: killsAndLoad(outcomes, faultEvents).filter(
-        (k) => !k.endsWith(': 0 in flight'),
-      ),
+      killedWhileServing: killsWhileServing(outcomes, faultEvents),
       servedBy: countCauses(outcomes.map((o) => ({ ...o, cause: o.peer?.slice(0, 8) ?? '-' }))),
       failuresBeforeAnyByte: beforeAnyByte.map(
         (o) =>

@@ -166,17 +166,19 @@ export function cutsByFault(
 }
 
 /**
- * Each kill, with how many requests its seller was serving when it died (started before and
- * ended after the kill): under a random pick most kills hit an idle seller, and the share of
- * requests served depends on the few that do not.
+ * Each kill of a seller that was serving (requests started before and ended after the kill),
+ * with how many: under a random pick most kills hit an idle seller, and the share of requests
+ * served depends on the few that do not.
  */
-export function killsAndLoad(outcomes: RequestOutcome[], faults: FaultEvent[]): string[] {
-  return faults
-    .filter((f) => f.kind === 'kill')
-    .map((f) => {
-      const serving = outcomes.filter(
-        (o) => o.peer?.toLowerCase() === f.peer && o.at <= f.at && (o.endedAt ?? 0) >= f.at,
-      ).length;
-      return `${(f.at / 1000).toFixed(1)} s ${f.peer.slice(0, 8)}: ${serving} in flight`;
-    });
+export function killsWhileServing(outcomes: RequestOutcome[], faults: FaultEvent[]): string[] {
+  const lines: string[] = [];
+  for (const f of faults) {
+    if (f.kind !== 'kill') continue;
+    const serving = outcomes.filter(
+      (o) => o.peer?.toLowerCase() === f.peer && o.at <= f.at && (o.endedAt ?? 0) >= f.at,
+    ).length;
+    if (serving > 0)
+      lines.push(`${(f.at / 1000).toFixed(1)} s ${f.peer.slice(0, 8)}: ${serving} in flight`);
+  }
+  return lines;
 }
