@@ -3,7 +3,13 @@
  * visible text, then each tool call as its name and arguments. Reasoning is left out (vendors
  * summarise or encrypt it differently). Also the cost the buyer reported for it.
  */
-import { type ApiFormat, createStreamParser, parseResponse, SseDecoder } from '../formats/index.js';
+import {
+  type ApiFormat,
+  createStreamParser,
+  parseResponse,
+  SseDecoder,
+  type SseEvent,
+} from '../formats/index.js';
 import { type MicroUsd, parseUsd } from '../money/index.js';
 import { decodeUsageComment } from '../protocol/index.js';
 
@@ -27,12 +33,20 @@ function fromJson(format: ApiFormat, body: string): string {
 }
 
 function fromStream(format: ApiFormat, body: string): AnswerText {
+  return fromEvents(format, new SseDecoder({ comments: true }).push(body));
+}
+
+/** The text of a streamed answer from its events (the data of each, or the whole SSE events). */
+export function streamedAnswerText(format: ApiFormat, events: Iterable<SseEvent>): string {
+  return fromEvents(format, events).text;
+}
+
+function fromEvents(format: ApiFormat, events: Iterable<SseEvent>): AnswerText {
   const parser = createStreamParser(format);
-  const decoder = new SseDecoder({ comments: true });
   let text = '';
   let streamCostMicro: MicroUsd | undefined;
   const kinds = new Map<string, string>();
-  for (const event of decoder.push(body)) {
+  for (const event of events) {
     if (event.comment !== undefined) {
       const usage = decodeUsageComment(`: ${event.comment}`);
       if (usage) streamCostMicro = parseUsd(usage.costUsd);

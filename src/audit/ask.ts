@@ -51,7 +51,7 @@ async function evidenceFor(target: ProxyTarget, requestId: string, signal: Abort
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 
 /** The receipt and, when small enough to keep, the bytes it covers. */
-function kept(evidence: AnswerEvidence): Pick<ProbeReply, 'receipt' | 'evidence'> {
+export function keptEvidence(evidence: AnswerEvidence): Pick<ProbeReply, 'receipt' | 'evidence'> {
   const receipt = evidence.receipt as unknown as Record<string, unknown>;
   if (evidence.request.body.byteLength + evidence.response.body.byteLength > MAX_KEPT_BYTES) {
     return { receipt };
@@ -151,6 +151,6 @@ export function sendThroughProxy(target: ProxyTarget): SendProbe {
     const format = formatOfProtocol(evidence.sellerProtocol);
     const body = Buffer.from(evidence.response.body).toString('utf8');
     const own = format ? answerText(format, body, looksLikeStream(body)).text : text;
-    return { text: own, costMicro, ...kept(evidence) };
+    return { text: own, costMicro, ...keptEvidence(evidence) };
   };
 }

@@ -166,6 +166,7 @@ describe('auditor', () => {
       dailyBudgetUsd: 0.25,
       maxShareOfSpend: 0.02,
       maxDelayMs: 600_000,
+      realAnswers: false,
     };
     const market = open([...HONEST, { label: 'x' }], { config });
     // Nothing without own spend.

@@ -7,7 +7,8 @@
  * its own time, drawn from the gaps between the buyer's own requests. Once the copies are
  * answered, how far each answer stands from the others joins each seller's window, and the
  * exact odd-one-out test gives the verdict (src/audit/verdict.ts). Audits stay within the day's
- * allowance of each identity.
+ * allowance of each identity. With `realAnswers` on, a sampled request is replayed instead
+ * (src/audit/replay.ts, docs/decisions/221-audits-of-real-answers.md).
  */
 import { randomBytes } from 'node:crypto';
 import type { AuditSource, Offer, OfferAudit, OfferIndex } from '../catalog/index.js';
@@ -15,11 +16,13 @@ import type { AuditConfig } from '../config/index.js';
 import { errorMessage } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { formatUsd, type MicroUsd, usdNumberToMicro } from '../money/index.js';
-import { renderHeaders, renderProbe, type WrittenProbe, writeProbe } from './generator/fill.js';
+import type { DeliveredAnswer } from './delivered.js';
+import { renderHeaders, renderProbe, writeProbe } from './generator/fill.js';
 import { ProbeCosts } from './probeCosts.js';
 import type { SendProbe } from './probes.js';
 import { TrafficProfile } from './profile.js';
-import { type RequestShape, type ShapeInput, shapeOf } from './shape.js';
+import { type CopyHead, type Replay, replayOf } from './replay.js';
+import { type ShapeInput, shapeOf } from './shape.js';
 import { apartness, comparableText, quantise } from './statistics.js';
 import type { AuditStore } from './store.js';
 import type { ProbeAnswer, SellerAudit } from './verdict.js';
@@ -58,24 +61,13 @@ export interface AuditorDeps {
   admitsReference?: (offer: Offer) => boolean;
 }
 
-/** A delivered answer the auditor hears of. */
-export interface DeliveredAnswer {
-  peerId: string;
-  modelKey: string;
-  identity: string;
-  costMicro: MicroUsd;
-  /** When the request arrived (ms). */
-  arrivedAt: number;
-  /** The request, for its shape (called only when one is wanted, after the answer). */
-  request?: () => ShapeInput;
-}
-
 interface Pending {
   id: string;
   modelKey: string;
   identity: string;
-  shape: RequestShape;
-  written: WrittenProbe;
+  /** What each copy carries but its body, and the body one participant receives. */
+  head: CopyHead;
+  bodyFor: (offer: Offer) => Uint8Array;
   offers: Offer[];
   answers: (ProbeAnswer | null)[];
   left: number;
@@ -108,6 +100,11 @@ export class Auditor implements AuditSource {
 
   get enabled(): boolean {
     return this.deps.config.enabled;
+  }
+
+  /** True when sampled answers are audited as they were delivered (the buyer then keeps them). */
+  get realAnswers(): boolean {
+    return this.deps.config.enabled && this.deps.config.realAnswers;
   }
 
   /** Starts auditing through `send` (the buyer's proxy, once it listens). */
@@ -240,18 +237,17 @@ export class Auditor implements AuditSource {
     if (this.pending.size >= MAX_PENDING) return;
     const offers = this.participants(peerId, modelKey);
     if (!offers) return; // Too few other sellers to tell who is off.
-    const estimated = this.costs.estimate(identity, modelKey, offers);
-    const estimate = this.costs.calibrated(identity, estimated);
     const left = this.allowance(identity);
-    if (left <= 0n || estimate > left) return;
-    // Chosen only once the probe is on: which shapes fit must not depend on their size.
-    const shape = this.profile.shapeFor(identity, modelKey);
+    if (left <= 0n) return;
+    const replay = this.deps.config.realAnswers ? this.replay(answer, offers[0]!) : undefined;
+    // A replay pays the references only: the audited seller's answer was the user's.
+    const estimated = this.costs.estimate(identity, modelKey, offers, replay ? 1 : 0);
+    const estimate = this.costs.calibrated(identity, estimated);
+    if (estimate > left) return;
     const probe: Pending = {
-      id: `probe_${randomBytes(8).toString('hex')}`,
+      ...(replay ? this.replayCopies(replay) : this.probeCopies(identity, modelKey)),
       modelKey,
       identity,
-      shape,
-      written: writeProbe(shape, this.random),
       offers,
       answers: offers.map(() => null),
       left: offers.length,
@@ -260,10 +256,50 @@ export class Auditor implements AuditSource {
       spent: 0n,
       cancels: [],
     };
+    if (replay) {
+      probe.answers[0] = replay.audited;
+      probe.left--;
+    }
     const id = probe.id;
     this.reserved.set(identity, (this.reserved.get(identity) ?? 0n) + estimate);
     this.pending.set(id, probe);
-    for (let index = 0; index < offers.length; index++) this.scheduleCopy(probe, index, 0);
+    for (let index = replay ? 1 : 0; index < offers.length; index++) {
+      this.scheduleCopy(probe, index, 0);
+    }
+  }
+
+  /** The replay of a sampled answer, or undefined (logged) when it cannot be replayed. */
+  private replay(answer: DeliveredAnswer, audited: Offer): Replay | undefined {
+    try {
+      const replay = replayOf(answer, audited.serviceId);
+      if (typeof replay !== 'string') return replay;
+      this.deps.logger.debug({ peerId: answer.peerId, why: replay }, 'answer audited by a probe');
+    } catch (error) {
+      this.deps.logger.debug({ err: errorMessage(error) }, 'answer not replayed');
+    }
+    return undefined;
+  }
+
+  private replayCopies(replay: Replay): Pick<Pending, 'id' | 'head' | 'bodyFor'> {
+    return {
+      id: `replay_${randomBytes(8).toString('hex')}`,
+      head: replay.head,
+      bodyFor: () => replay.body,
+    };
+  }
+
+  private probeCopies(
+    identity: string,
+    modelKey: string,
+  ): Pick<Pending, 'id' | 'head' | 'bodyFor'> {
+    // Chosen only once the probe is on: which shapes fit must not depend on their size.
+    const shape = this.profile.shapeFor(identity, modelKey);
+    const written = writeProbe(shape, this.random);
+    return {
+      id: `probe_${randomBytes(8).toString('hex')}`,
+      head: shape,
+      bodyFor: (offer) => renderProbe(written, shape.servedBy === offer.peerId, this.random),
+    };
   }
 
   /**
@@ -276,7 +312,7 @@ export class Auditor implements AuditSource {
    */
   private scheduleCopy(probe: Pending, index: number, restarts: number): void {
     const { identity, modelKey } = probe;
-    const gap = probe.shape.gapMs ?? this.profile.gapFor(identity, modelKey);
+    const gap = probe.head.gapMs ?? this.profile.gapFor(identity, modelKey);
     const delay = Math.min(this.deps.config.maxDelayMs, gap);
     const last = this.profile.lastArrival(identity, modelKey);
     const wait = last === undefined ? delay : Math.max(0, last + delay - this.deps.clock());
@@ -295,18 +331,18 @@ export class Auditor implements AuditSource {
 
   private async sendCopy(id: string, probe: Pending, index: number): Promise<void> {
     const offer = probe.offers[index]!;
-    const { shape } = probe;
+    const { head } = probe;
     try {
       const reply = await this.send!(
         {
           peerId: offer.peerId,
           serviceId: offer.serviceId,
           identity: probe.identity,
-          format: shape.format,
-          path: shape.path,
-          headers: renderHeaders(shape.headers, this.random),
-          body: renderProbe(probe.written, shape.servedBy === offer.peerId, this.random),
-          ...(shape.maxCostUsd !== undefined ? { maxCostUsd: shape.maxCostUsd } : {}),
+          format: head.format,
+          path: head.path,
+          headers: renderHeaders(head.headers, this.random),
+          body: probe.bodyFor(offer),
+          ...(head.maxCostUsd !== undefined ? { maxCostUsd: head.maxCostUsd } : {}),
         },
         this.abort.signal,
       );
@@ -346,7 +382,7 @@ export class Auditor implements AuditSource {
           at: this.deps.clock(),
           modelKey: probe.modelKey,
           identity: probe.identity,
-          format: probe.shape.format,
+          format: probe.head.format,
           answers,
           scores: quantise(apartness(answers.map((answer) => answer.text))),
         });

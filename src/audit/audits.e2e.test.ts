@@ -95,6 +95,7 @@ describe('audits on a loopback network', () => {
         dailyBudgetUsd: 10,
         maxShareOfSpend: 100,
         maxDelayMs: 200,
+        realAnswers: false,
       },
     });
     openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });

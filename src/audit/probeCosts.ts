@@ -27,15 +27,18 @@ export class ProbeCosts {
    * What a probe costs on average: the buyer's typical answer at each participant's price (the
    * first is the audited seller). Not the cost of the probe at hand: a budget that let only cheap
    * shapes through would make probes smaller than the buyer's traffic, which a seller could see.
-   * The day's spend may go over the allowance by one probe; on average it stays within.
+   * The day's spend may go over the allowance by one probe; on average it stays within. `from`
+   * skips the first participants: a replay does not pay the audited seller again.
    */
-  estimate(identity: string, modelKey: string, offers: Offer[]): MicroUsd {
+  estimate(identity: string, modelKey: string, offers: Offer[], from = 0): MicroUsd {
     const typical = this.typicalCost.get(`${identity}|${modelKey}`) ?? 0n;
     const weight = (offer: Offer) =>
       offer.price.inputMicroPerMillion + offer.price.outputMicroPerMillion;
     const base = weight(offers[0]!);
     let total = 0n;
-    for (const offer of offers) total += base > 0n ? (typical * weight(offer)) / base : typical;
+    for (const offer of offers.slice(from)) {
+      total += base > 0n ? (typical * weight(offer)) / base : typical;
+    }
     return total;
   }
 

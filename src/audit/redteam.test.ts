@@ -7,7 +7,8 @@
  * never be flagged in 1,000 audits.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DemoMarket, seededRandom } from './testing/demoMarket.js';
+import type { AuditConfig } from '../config/index.js';
+import { DemoMarket, OPEN_AUDITS, seededRandom } from './testing/demoMarket.js';
 import { EVADERS, rememberingLengths } from './testing/evaders.js';
 import { userTraffic } from './testing/userTraffic.js';
 import { verdictOf } from './verdict.js';
@@ -108,19 +109,26 @@ describe('red team: a seller’s own keys as references', () => {
   });
 });
 
-describe('red team: the open limits (docs/guide/trust.md)', () => {
+/** A market where `x` remembers the lengths of what it served (src/audit/testing/evaders.ts). */
+function rememberingMarket(config?: AuditConfig) {
+  const created = new DemoMarket({
+    model: MODEL,
+    seed: 100,
+    sellers: [
+      { label: 'h1' },
+      { label: 'h2' },
+      { label: 'h3' },
+      { label: 'x', substitute: 'svc-demo-fast', honestWhen: rememberingLengths() },
+    ],
+    ...(config ? { config } : {}),
+  });
+  markets.push(created);
+  return created;
+}
+
+describe('red team: the open limits of probes (docs/guide/trust.md), with audits of real answers off', () => {
   it('a seller that remembers the lengths of what it served answers the probes copied from it honestly, substitutes the rest, and passes', async () => {
-    const created = new DemoMarket({
-      model: MODEL,
-      seed: 100,
-      sellers: [
-        { label: 'h1' },
-        { label: 'h2' },
-        { label: 'h3' },
-        { label: 'x', substitute: 'svc-demo-fast', honestWhen: rememberingLengths() },
-      ],
-    });
-    markets.push(created);
+    const created = rememberingMarket();
     await runUntilFailed(created, 600, 200);
     const tally = created.tally.get(created.peerId('x'))!;
     // Every probe was copied from a request x served, with every text exactly as long.
@@ -130,6 +138,57 @@ describe('red team: the open limits (docs/guide/trust.md)', () => {
     expect(tally.userHonest * 5).toBeLessThan(tally.userRequests);
     expect(created.verdict('x')?.verdict).toBe('pass');
   });
+});
+
+/**
+ * Audits of real answers (docs/decisions/221-audits-of-real-answers.md): the audited answer is
+ * one the seller gave a real request, before anyone chose to audit it.
+ */
+describe('red team: audits of real answers (buyer.audit.realAnswers on)', () => {
+  const REAL = { ...OPEN_AUDITS, realAnswers: true };
+
+  it('fails the seller that remembers the lengths of what it served, on its answers to the buyer’s own requests', async () => {
+    const created = rememberingMarket(REAL);
+    await runUntilFailed(created, 600, 200);
+    const standing = created.verdict('x')!;
+    expect(standing.verdict).toBe('failed');
+    expect(standing.pValue).toBeLessThanOrEqual(1e-6);
+    expect(standing.audits).toBeLessThanOrEqual(20);
+    // Every audit of x was a replay of a request it had served: it never received a probe.
+    expect(standing.probes.every((probe) => probe.id.startsWith('replay_'))).toBe(true);
+    const tally = created.tally.get(created.peerId('x'))!;
+    expect(tally.probes).toBe(0);
+    expect(tally.userHonest).toBeLessThan(tally.userRequests);
+    for (const label of ['h1', 'h2', 'h3']) expect(created.verdict(label)?.verdict).toBe('pass');
+  });
+
+  it('never flags honest sellers', async () => {
+    const created = new DemoMarket({
+      model: MODEL,
+      seed: 13,
+      sellers: [{ label: 'h1' }, { label: 'h2' }, { label: 'h3' }, { label: 'x' }],
+      config: REAL,
+    });
+    markets.push(created);
+    const traffic = userTraffic(1_500, seededRandom(14));
+    for (let from = 0; from < traffic.length && created.probes.length < 200; from += 100) {
+      await created.run('x', traffic.slice(from, from + 100), traffic[from + 100]?.at);
+    }
+    await created.drain();
+    expect(created.probes.length).toBeGreaterThanOrEqual(200);
+    expect(created.probes.every((probe) => probe.id.startsWith('replay_'))).toBe(true);
+    let worst = 1;
+    for (const label of ['h1', 'h2', 'h3', 'x']) {
+      const peerId = created.peerId(label);
+      const mine = created.probes.filter((probe) => probe.answers.some((a) => a.peerId === peerId));
+      for (let end = 1; end <= mine.length; end++) {
+        const standing = verdictOf(peerId, mine.slice(0, end));
+        worst = Math.min(worst, standing!.pValue);
+        expect(standing!.verdict).toBe('pass');
+      }
+    }
+    expect(worst).toBeGreaterThan(1e-5);
+  }, 120_000);
 });
 
 describe('red team: the controls', () => {

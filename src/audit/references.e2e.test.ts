@@ -60,6 +60,7 @@ describe('audit references on a loopback network', () => {
           dailyBudgetUsd: 10,
           maxShareOfSpend: 100,
           maxDelayMs: 200,
+          realAnswers: false,
         },
       },
       scoreAll(80, { [untrusted]: 10 }),

@@ -102,7 +102,9 @@ async function deliverWhole(
   res.end(bytes);
   ctx.service.metrics.spend.inc(Number(cost));
   const late = await checkUnpaidReceipt(ctx, delivery, claimed);
-  finishRequest(ctx, { ...draft, ...late, costUsd }, delivery);
+  // Audits of real answers read the answer later, only if they sample it.
+  const seen = ctx.service.audits.realAnswers ? { trailer: claimed } : undefined;
+  finishRequest(ctx, { ...draft, ...late, costUsd }, delivery, seen);
   rememberSeller(ctx, candidate, affinityKey);
   responses?.remember(candidate, json);
 }

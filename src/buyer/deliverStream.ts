@@ -213,7 +213,9 @@ export async function deliverStream(
   }
   service.metrics.spend.inc(Number(cost));
   const late = await checkUnpaidReceipt(ctx, delivery, claimed);
-  finishRequest(ctx, { ...draft, ...late, costUsd }, delivery);
+  // Audits of real answers read the answer later, only if they sample it.
+  const seen = service.audits.realAnswers ? { trailer: claimed, scanner } : undefined;
+  finishRequest(ctx, { ...draft, ...late, costUsd }, delivery, seen);
   if (failure) {
     service.health.recordFailure(candidate.offer.peerId);
     service.metrics.sellerFailures.inc({ peer_id: candidate.offer.peerId, reason: failure.code });

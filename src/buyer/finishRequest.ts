@@ -9,6 +9,7 @@ import { formatOfProtocol } from '../formats/index.js';
 import { logRequestLine } from '../log/index.js';
 import { parseUsd } from '../money/index.js';
 import { SVC_HEADER } from '../protocol/index.js';
+import { deliveredBodyOf, type SeenAnswer } from './auditedAnswer.js';
 import { type BuyerRequest, isAudit, type ProxyContext } from './context.js';
 import type { Delivery } from './delivery.js';
 import { headersForSeller } from './http.js';
@@ -35,9 +36,16 @@ function recordSpeed(ctx: ProxyContext, delivery: Delivery, outputTokens: number
  * Tells the auditor about a delivered answer (docs/guide/trust.md): its cost counts toward
  * the identity's own spend, its pace and (sometimes) its shape join the traffic profile audits
  * copy, and the seller may be probed later, off this request. The auditor's own requests carry
- * its marker and are neither counted, shaped nor audited.
+ * its marker and are neither counted, shaped nor audited. With audits of real answers on, the
+ * answer too is offered, read only if the auditor samples it
+ * (docs/decisions/221-audits-of-real-answers.md).
  */
-function noteForAudits(ctx: ProxyContext, record: FinishedRecord, delivery: Delivery): void {
+function noteForAudits(
+  ctx: ProxyContext,
+  record: FinishedRecord,
+  delivery: Delivery,
+  seen: SeenAnswer | undefined,
+): void {
   const { audits } = ctx.service;
   if (isAudit(ctx) || record.peerId === null) return;
   const { request } = ctx;
@@ -56,6 +64,7 @@ function noteForAudits(ctx: ProxyContext, record: FinishedRecord, delivery: Deli
     costMicro: cost,
     arrivedAt: request.startedAt,
     ...(format ? { request: () => shapeInputOf(request, format) } : {}),
+    ...(seen && format ? { answer: () => deliveredBodyOf(delivery, seen) } : {}),
   });
 }
 
@@ -83,6 +92,8 @@ export function finishRequest(
   record: FinishedRecord,
   /** The answer delivered, if any: a completed one feeds the speed averages and the auditor. */
   delivery?: Delivery,
+  /** What the buyer saw of a text answer, given only while audits of real answers are on. */
+  seen?: SeenAnswer,
 ): void {
   const { request } = ctx;
   const latencyMs = ctx.service.deps.clock() - request.startedAt;
@@ -95,7 +106,7 @@ export function finishRequest(
   const { metrics, records } = ctx.service;
   records.putSoon(full);
   if (delivery && record.completed) {
-    noteForAudits(ctx, record, delivery);
+    noteForAudits(ctx, record, delivery, seen);
     recordSpeed(ctx, delivery, record.usage.outputTokens);
   }
   logRequestLine(ctx.service.deps.logger, {

@@ -7,7 +7,7 @@
  * usage claim, and the payment (src/buyer/commitCost.ts) never above what the buyer itself counted.
  * An audit's verified receipt is kept with its bytes, as evidence (src/buyer/evidence.ts).
  */
-import type { ReceiptRefusal, SellerTrailer } from '../network/index.js';
+import type { ReceiptCheck, ReceiptRefusal, SellerTrailer } from '../network/index.js';
 import { verifyReceipt } from '../network/index.js';
 import { isAudit, type ProxyContext } from './context.js';
 import type { Delivery } from './delivery.js';
@@ -61,18 +61,10 @@ export function checkReceipt(
 ): ReceiptOutcome | undefined {
   const { candidate, ok } = delivery;
   const exchange = ok.response.exchange?.();
-  if (trailer === undefined || exchange === undefined) return undefined;
+  const check = verifyAnswerReceipt(delivery, trailer);
+  if (check === undefined || exchange === undefined) return undefined;
   const { offer } = candidate;
   const { sent } = ok;
-  const check = verifyReceipt(trailer.receipt, {
-    seller: offer.peerId,
-    buyer: exchange.buyerPeerId,
-    ...(sent.multipart ? {} : { serviceId: offer.serviceId }),
-    requestHash: exchange.requestHash,
-    responseHash: exchange.responseHash,
-    claims: trailer,
-    timeMs: { from: sent.atMs - CLOCK_SKEW_MS, to: Date.now() + CLOCK_SKEW_MS },
-  });
   const { service } = ctx;
   const outcome: ReceiptOutcome = check.ok ? 'verified' : check.reason;
   service.metrics.receipts.inc({ peer_id: offer.peerId, outcome });
@@ -96,4 +88,27 @@ export function checkReceipt(
     });
   }
   return outcome;
+}
+
+/**
+ * The seller's receipt of a delivered answer checked against what the buyer sent and received
+ * (no side effects); undefined when there is nothing to check.
+ */
+export function verifyAnswerReceipt(
+  { candidate, ok }: Delivery,
+  trailer: SellerTrailer | undefined,
+): ReceiptCheck | undefined {
+  const exchange = ok.response.exchange?.();
+  if (trailer === undefined || exchange === undefined) return undefined;
+  const { offer } = candidate;
+  const { sent } = ok;
+  return verifyReceipt(trailer.receipt, {
+    seller: offer.peerId,
+    buyer: exchange.buyerPeerId,
+    ...(sent.multipart ? {} : { serviceId: offer.serviceId }),
+    requestHash: exchange.requestHash,
+    responseHash: exchange.responseHash,
+    claims: trailer,
+    timeMs: { from: sent.atMs - CLOCK_SKEW_MS, to: Date.now() + CLOCK_SKEW_MS },
+  });
 }

@@ -121,6 +121,11 @@ export class StreamUsageScanner {
     return this.accumulator?.reported ? this.accumulator.usage() : undefined;
   }
 
+  /** The data of the JSON events seen so far, in order (for an audit of the answer). */
+  get eventData(): readonly string[] {
+    return this.parts;
+  }
+
   /** Text carried by the events (for an estimate when no usage arrives). */
   get streamedText(): string {
     return this.parts

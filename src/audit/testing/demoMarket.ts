@@ -15,6 +15,7 @@ import { costOfUsage, type MicroUsd, type TokenPricing, toPriceMicro } from '../
 import { demoAnswer } from '../../seller/index.js';
 import { answerText } from '../answerText.js';
 import { Auditor } from '../auditor.js';
+import type { DeliveredBody } from '../delivered.js';
 import type { ProbeRequest, SendProbe } from '../probes.js';
 import { AuditStore } from '../store.js';
 import type { ProbeRecord } from '../verdict.js';
@@ -61,6 +62,7 @@ export const OPEN_AUDITS: AuditConfig = {
   dailyBudgetUsd: 1000,
   maxShareOfSpend: 1,
   maxDelayMs: 600_000,
+  realAnswers: false,
 };
 
 /** A small deterministic generator (mulberry32), so a market run is reproducible. */
@@ -97,6 +99,8 @@ export interface MarketOptions {
   seed: number;
   /** Labels the buyer's own routing admits (its trust gate): the only references. Absent: all. */
   trusted?: readonly string[];
+  /** Offer every answer to the auditor, even with audits of real answers off (tests). */
+  offerAnswers?: boolean;
 }
 
 /** Per seller: answers served, and how many of them it answered honestly. */
@@ -117,6 +121,8 @@ export class DemoMarket {
   readonly tally = new Map<string, SellerTally>();
   /** Every probe recorded, oldest first (the store keeps only each seller's window). */
   readonly probes: ProbeRecord[] = [];
+  /** Delivered answers the auditor read (audits of real answers). */
+  answersRead = 0;
   /** What the buyer's own requests and the audits cost. */
   readonly spend = { own: 0n as MicroUsd, audit: 0n as MicroUsd };
   now = 0;
@@ -233,8 +239,9 @@ export class DemoMarket {
     );
     const costMicro = costOfUsage(answer.usage, toPriceMicro(seller.pricing ?? DEFAULT_PRICING));
     if (view.probe) this.spend.audit += costMicro;
-    const { text } = answerText(format, answer.parts.join(''), json.stream === true);
-    return { text, costMicro };
+    const body = answer.parts.join('');
+    const { text } = answerText(format, body, json.stream === true);
+    return { text, costMicro, body };
   }
 
   /** One of the buyer's own requests, served by `label` at the current time. */
@@ -242,8 +249,10 @@ export class DemoMarket {
     const peerId = peerIdFor(label);
     const view = this.view(peerId, { ...request, body: request.bytes, identity }, false);
     const arrivedAt = this.now;
-    const { costMicro } = await this.answer(peerId, view);
+    const { costMicro, body } = await this.answer(peerId, view);
     this.spend.own += costMicro;
+    // As the buyer does: the answer is offered only while audits of real answers are on.
+    const offered = this.auditor.realAnswers || this.options.offerAnswers === true;
     this.auditor.noteAnswer({
       peerId,
       modelKey: this.modelKey,
@@ -258,7 +267,14 @@ export class DemoMarket {
         headers: sellerHeaders(request.headers),
         identity,
       }),
+      ...(offered ? { answer: () => this.delivered(request.format, body) } : {}),
     });
+  }
+
+  /** A delivered answer as the buyer offers it to the auditor (counted in `answersRead`). */
+  private delivered(format: ApiFormat, body: string): DeliveredBody {
+    this.answersRead++;
+    return { sellerProtocol: protocolOfFormat(format), body: new TextEncoder().encode(body) };
   }
 
   /** Runs `traffic` (served by `label`) and every timer due before `until`, in time order. */

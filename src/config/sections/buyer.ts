@@ -33,6 +33,12 @@ export const auditSchema = z.strictObject({
    * lower this to see verdicts sooner.
    */
   maxDelayMs: z.number().int().min(0).max(3_600_000).default(600_000),
+  /**
+   * Audit real answers (docs/decisions/221-audits-of-real-answers.md): a sampled request is sent
+   * again, byte for byte, to the references, and the audited seller's own answer to it is judged.
+   * Sends users' request content to two or three more sellers, so off unless the buyer opts in.
+   */
+  realAnswers: z.boolean().default(false),
 });
 
 /**
