@@ -24,6 +24,7 @@ import { type SellerHandle, startSeller } from '../seller/index.js';
 import { removeTempDir, tempDir, waitFor } from '../testing/index.js';
 import { demoSellerOf } from './testing/demoSellers.js';
 import { type EvadingUpstream, startEvadingUpstream } from './testing/evadingUpstream.js';
+import { LOOPBACK_AUDITS } from './testing/loopbackSellers.js';
 
 const MODEL = 'svc-demo-smart';
 const KEY = normalizeModelName(MODEL);
@@ -89,14 +90,7 @@ describe('audits on a loopback network', () => {
     buyer = await startUnpaidBuyer(network, dataDir, 4, {
       ...config.buyer,
       // Every answer is followed by a probe, spent freely, sent within a fraction of a second.
-      audit: {
-        enabled: true,
-        sampleRate: 1,
-        dailyBudgetUsd: 10,
-        maxShareOfSpend: 100,
-        maxDelayMs: 200,
-        realAnswers: false,
-      },
+      audit: LOOPBACK_AUDITS,
     });
     openai = new OpenAI({ apiKey: 'x', baseURL: `${buyer.url}/v1`, maxRetries: 0 });
   }, 90_000);

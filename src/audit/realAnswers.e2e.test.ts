@@ -10,60 +10,39 @@ import type { RunningBuyerNode } from '../buyer/runBuyerNode.js';
 import { startUnpaidBuyer } from '../buyer/testing/discovery.js';
 import { normalizeModelName } from '../catalog/index.js';
 import { defaultConfig } from '../config/index.js';
-import { requestHash, type SvcNode } from '../network/index.js';
-import {
-  loopbackNetworkConfig,
-  randomIdentity,
-  startLoopbackNode,
-} from '../network/testing/loopback.js';
-import { type SellerHandle, startSeller } from '../seller/index.js';
+import { requestHash } from '../network/index.js';
 import { removeTempDir, tempDir, waitFor } from '../testing/index.js';
 import { answerText } from './answerText.js';
 import { bundleOf, verifyBundle } from './bundle.js';
 import { comparableText } from './statistics.js';
-import { demoSellerOf } from './testing/demoSellers.js';
+import {
+  LOOPBACK_AUDITS,
+  type LoopbackSellers,
+  startLoopbackSellers,
+} from './testing/loopbackSellers.js';
 import type { ProbeRecord } from './verdict.js';
 
 const MODEL = 'svc-demo-smart';
 const KEY = normalizeModelName(MODEL);
 
 describe('audits of real answers on a loopback network', () => {
-  let bootstrap: SvcNode;
-  const sellers: SellerHandle[] = [];
+  let market: LoopbackSellers;
   let buyer: RunningBuyerNode;
   let dataDir: string;
 
   beforeAll(async () => {
     dataDir = tempDir('svc-audit-real-');
-    bootstrap = await startLoopbackNode('bootstrap');
-    const network = loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] });
-    for (const price of [3, 3.1, 3.2]) {
-      sellers.push(
-        await startSeller({
-          identity: randomIdentity(),
-          seller: demoSellerOf(MODEL, 'demo', price),
-          network,
-        }),
-      );
-    }
+    market = await startLoopbackSellers(MODEL, [3, 3.1, 3.2]);
     const config = defaultConfig();
-    buyer = await startUnpaidBuyer(network, dataDir, 3, {
+    buyer = await startUnpaidBuyer(market.network, dataDir, 3, {
       ...config.buyer,
-      audit: {
-        enabled: true,
-        sampleRate: 1,
-        dailyBudgetUsd: 10,
-        maxShareOfSpend: 100,
-        maxDelayMs: 200,
-        realAnswers: true,
-      },
+      audit: { ...LOOPBACK_AUDITS, realAnswers: true },
     });
   }, 90_000);
 
   afterAll(async () => {
     await buyer?.stop();
-    for (const seller of sellers) await seller.stop();
-    await bootstrap?.stop();
+    await market?.stop();
     if (dataDir) removeTempDir(dataDir);
   });
 

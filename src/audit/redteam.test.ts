@@ -35,6 +35,24 @@ function market(seed: number, evader?: string) {
   return created;
 }
 
+/**
+ * Every window each seller's verdict ever rested on, probe by probe, is `pass`; the lowest
+ * p-value of any of them.
+ */
+function neverFlagged(created: DemoMarket, labels: readonly string[]): number {
+  let worst = 1;
+  for (const label of labels) {
+    const peerId = created.peerId(label);
+    const mine = created.probes.filter((probe) => probe.answers.some((a) => a.peerId === peerId));
+    for (let end = 1; end <= mine.length; end++) {
+      const standing = verdictOf(peerId, mine.slice(0, end));
+      worst = Math.min(worst, standing!.pValue);
+      expect(standing!.verdict).toBe('pass');
+    }
+  }
+  return worst;
+}
+
 /** Runs the buyer's traffic (served by `x`) in steps until `x` is failed or traffic ends. */
 async function runUntilFailed(created: DemoMarket, requests: number, seed: number) {
   const traffic = userTraffic(requests, seededRandom(seed));
@@ -177,17 +195,7 @@ describe('red team: audits of real answers (buyer.audit.realAnswers on)', () => 
     await created.drain();
     expect(created.probes.length).toBeGreaterThanOrEqual(200);
     expect(created.probes.every((probe) => probe.id.startsWith('replay_'))).toBe(true);
-    let worst = 1;
-    for (const label of ['h1', 'h2', 'h3', 'x']) {
-      const peerId = created.peerId(label);
-      const mine = created.probes.filter((probe) => probe.answers.some((a) => a.peerId === peerId));
-      for (let end = 1; end <= mine.length; end++) {
-        const standing = verdictOf(peerId, mine.slice(0, end));
-        worst = Math.min(worst, standing!.pValue);
-        expect(standing!.verdict).toBe('pass');
-      }
-    }
-    expect(worst).toBeGreaterThan(1e-5);
+    expect(neverFlagged(created, ['h1', 'h2', 'h3', 'x'])).toBeGreaterThan(1e-5);
   }, 120_000);
 });
 
@@ -224,17 +232,6 @@ describe('red team: the controls', () => {
     }
     await created.drain();
     expect(created.probes.length).toBeGreaterThanOrEqual(1_000);
-    // Every window each seller's verdict ever rested on, probe by probe.
-    let worst = 1;
-    for (const label of ['h1', 'h2', 'h3', 'x']) {
-      const peerId = created.peerId(label);
-      const mine = created.probes.filter((probe) => probe.answers.some((a) => a.peerId === peerId));
-      for (let end = 1; end <= mine.length; end++) {
-        const standing = verdictOf(peerId, mine.slice(0, end));
-        worst = Math.min(worst, standing!.pValue);
-        expect(standing!.verdict).toBe('pass');
-      }
-    }
-    expect(worst).toBeGreaterThan(1e-5);
+    expect(neverFlagged(created, ['h1', 'h2', 'h3', 'x'])).toBeGreaterThan(1e-5);
   }, 300_000);
 });

@@ -12,56 +12,38 @@ import { startUnpaidBuyer } from '../buyer/testing/discovery.js';
 import { scoreAll } from '../buyer/testing/testBuyer.js';
 import { normalizeModelName } from '../catalog/index.js';
 import { defaultConfig } from '../config/index.js';
-import type { SvcNode } from '../network/index.js';
-import {
-  loopbackNetworkConfig,
-  randomIdentity,
-  startLoopbackNode,
-} from '../network/testing/loopback.js';
-import { type SellerHandle, startSeller } from '../seller/index.js';
+import type { SellerHandle } from '../seller/index.js';
 import { removeTempDir, tempDir, waitFor } from '../testing/index.js';
-import { demoSellerOf } from './testing/demoSellers.js';
+import {
+  LOOPBACK_AUDITS,
+  type LoopbackSellers,
+  startLoopbackSellers,
+} from './testing/loopbackSellers.js';
 
 const MODEL = 'svc-demo-smart';
 const KEY = normalizeModelName(MODEL);
 
 describe('audit references on a loopback network', () => {
-  let bootstrap: SvcNode;
-  const sellers: SellerHandle[] = [];
+  let market: LoopbackSellers;
+  let sellers: SellerHandle[] = [];
   let buyer: RunningBuyerNode;
   let dataDir: string;
 
   beforeAll(async () => {
     dataDir = tempDir('svc-audit-refs-');
-    bootstrap = await startLoopbackNode('bootstrap');
-    const network = loopbackNetworkConfig({ bootstrap: [bootstrap.multiaddrs()[0]!] });
     // The untrusted seller is the cheapest: only the trust gate keeps it out of routing.
-    for (const price of [0.5, 3, 3.1, 3.2]) {
-      sellers.push(
-        await startSeller({
-          identity: randomIdentity(),
-          seller: demoSellerOf(MODEL, 'demo', price),
-          network,
-        }),
-      );
-    }
+    market = await startLoopbackSellers(MODEL, [0.5, 3, 3.1, 3.2]);
+    sellers = market.sellers;
     const untrusted = sellers[0]!.node.peerId;
     const config = defaultConfig();
     buyer = await startUnpaidBuyer(
-      network,
+      market.network,
       dataDir,
       4,
       {
         ...config.buyer,
         routingPreferences: { ...config.buyer.routingPreferences, minTrustScore: 60 },
-        audit: {
-          enabled: true,
-          sampleRate: 1,
-          dailyBudgetUsd: 10,
-          maxShareOfSpend: 100,
-          maxDelayMs: 200,
-          realAnswers: false,
-        },
+        audit: LOOPBACK_AUDITS,
       },
       scoreAll(80, { [untrusted]: 10 }),
     );
@@ -69,8 +51,7 @@ describe('audit references on a loopback network', () => {
 
   afterAll(async () => {
     await buyer?.stop();
-    for (const seller of sellers) await seller.stop();
-    await bootstrap?.stop();
+    await market?.stop();
     if (dataDir) removeTempDir(dataDir);
   });
 
