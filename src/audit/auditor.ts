@@ -21,7 +21,7 @@ import { renderHeaders, renderProbe, writeProbe } from './generator/fill.js';
 import { ProbeCosts } from './probeCosts.js';
 import type { SendProbe } from './probes.js';
 import { TrafficProfile } from './profile.js';
-import { type CopyHead, type Replay, replayOf } from './replay.js';
+import { type Copies, type Replay, replayCopies, replayOf } from './replay.js';
 import { type ShapeInput, shapeOf } from './shape.js';
 import { apartness, comparableText, quantise } from './statistics.js';
 import type { AuditStore } from './store.js';
@@ -61,13 +61,9 @@ export interface AuditorDeps {
   admitsReference?: (offer: Offer) => boolean;
 }
 
-interface Pending {
-  id: string;
+interface Pending extends Copies {
   modelKey: string;
   identity: string;
-  /** What each copy carries but its body, and the body one participant receives. */
-  head: CopyHead;
-  bodyFor: (offer: Offer) => Uint8Array;
   offers: Offer[];
   answers: (ProbeAnswer | null)[];
   left: number;
@@ -245,7 +241,7 @@ export class Auditor implements AuditSource {
     const estimate = this.costs.calibrated(identity, estimated);
     if (estimate > left) return;
     const probe: Pending = {
-      ...(replay ? this.replayCopies(replay) : this.probeCopies(identity, modelKey)),
+      ...(replay ? replayCopies(replay) : this.probeCopies(identity, modelKey)),
       modelKey,
       identity,
       offers,
@@ -280,18 +276,7 @@ export class Auditor implements AuditSource {
     return undefined;
   }
 
-  private replayCopies(replay: Replay): Pick<Pending, 'id' | 'head' | 'bodyFor'> {
-    return {
-      id: `replay_${randomBytes(8).toString('hex')}`,
-      head: replay.head,
-      bodyFor: () => replay.body,
-    };
-  }
-
-  private probeCopies(
-    identity: string,
-    modelKey: string,
-  ): Pick<Pending, 'id' | 'head' | 'bodyFor'> {
+  private probeCopies(identity: string, modelKey: string): Copies {
     // Chosen only once the probe is on: which shapes fit must not depend on their size.
     const shape = this.profile.shapeFor(identity, modelKey);
     const written = writeProbe(shape, this.random);

@@ -5,7 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditConfig } from '../config/index.js';
-import { replayOf } from './replay.js';
+import { type ApiFormat, protocolOfFormat, SseDecoder } from '../formats/index.js';
+import { demoAnswer } from '../seller/index.js';
+import { answerText } from './answerText.js';
+import { type Replay, replayOf } from './replay.js';
+import { comparableText } from './statistics.js';
 import { DemoMarket, type MarketSeller, OPEN_AUDITS, seededRandom } from './testing/demoMarket.js';
 import { type TimedRequest, userTraffic } from './testing/userTraffic.js';
 
@@ -145,6 +149,37 @@ describe('replayOf', () => {
     expect(replay).toMatchObject({
       audited: { peerId: 'p', text: 'Hello there.', costUsd: '0.000010' },
     });
+  });
+
+  it('reads a streamed answer from the events the buyer scanned, in each format, as from its bytes', async () => {
+    const requests = {
+      chat: { model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }], stream: true },
+      responses: { model: MODEL, input: 'Say hello.', stream: true },
+      messages: {
+        model: MODEL,
+        max_tokens: 200,
+        messages: [{ role: 'user', content: 'Say hello.' }],
+        stream: true,
+      },
+    } as const;
+    for (const [format, request] of Object.entries(requests)) {
+      const sellerProtocol = protocolOfFormat(format as ApiFormat);
+      const json = structuredClone(request) as unknown as Record<string, unknown>;
+      const sse = (await demoAnswer(sellerProtocol, MODEL, json, 100)).parts.join('');
+      // What the buyer's usage scanner keeps: the data of each JSON event.
+      const events = new SseDecoder()
+        .push(sse)
+        .map((event) => event.data)
+        .filter((data) => data.startsWith('{'));
+      const delivered = {
+        ...answer(json, bytes(json)),
+        answer: () => ({ sellerProtocol, events }),
+      };
+      const replay = replayOf(delivered, 'svc') as Replay;
+      const text = answerText(format as ApiFormat, sse, true).text;
+      expect(text.length).toBeGreaterThan(10);
+      expect(replay.audited.text).toBe(comparableText(text));
+    }
   });
 
   it('does not replay what a reference cannot answer as the seller did', () => {

@@ -7,6 +7,8 @@
  * anyone decided to audit it. Requests the references cannot answer as the seller did (state
  * held elsewhere, no exact bytes, an answer the buyer cannot read) are not replayed.
  */
+import { randomBytes } from 'node:crypto';
+import type { Offer } from '../catalog/index.js';
 import { formatOfProtocol } from '../formats/index.js';
 import { formatUsd } from '../money/index.js';
 import { answerText, looksLikeStream, streamedAnswerText } from './answerText.js';
@@ -16,8 +18,15 @@ import type { RequestShape } from './shape.js';
 import { comparableText } from './statistics.js';
 import type { ProbeAnswer } from './verdict.js';
 
-/** What every copy of a replay carries but its body: as a probe's copies. */
-export type CopyHead = Pick<RequestShape, 'format' | 'path' | 'headers' | 'maxCostUsd' | 'gapMs'>;
+/** What every copy of an audit carries but its body: a probe's from its shape, a replay's as sent. */
+type CopyHead = Pick<RequestShape, 'format' | 'path' | 'headers' | 'maxCostUsd' | 'gapMs'>;
+
+/** An audit's copies: its id, what each carries but its body, and the body one seller receives. */
+export interface Copies {
+  id: string;
+  head: CopyHead;
+  bodyFor: (offer: Offer) => Uint8Array;
+}
 
 /** A real request to send again, and the audited seller's answer to it. */
 export interface Replay {
@@ -43,7 +52,7 @@ const STATEFUL_KEYS = new Set([
 const STATEFUL_TYPES = new Set(['item_reference', 'container_upload', 'redacted_thinking']);
 
 /** Why `body` cannot be answered by a reference as by its seller; undefined when it can. */
-export function statefulPart(body: unknown): string | undefined {
+function statefulPart(body: unknown): string | undefined {
   let nodes = 0;
   const walk = (value: unknown, depth: number): string | undefined => {
     if (++nodes > MAX_NODES || depth > MAX_DEPTH) return 'too large to inspect';
@@ -119,5 +128,14 @@ export function replayOf(answer: DeliveredAnswer, serviceId: string): Replay | s
       costUsd: formatUsd(answer.costMicro),
       ...kept,
     },
+  };
+}
+
+/** A replay's copies: the client's own bytes for every reference. */
+export function replayCopies(replay: Replay): Copies {
+  return {
+    id: `replay_${randomBytes(8).toString('hex')}`,
+    head: replay.head,
+    bodyFor: () => replay.body,
   };
 }
