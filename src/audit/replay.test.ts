@@ -89,6 +89,20 @@ describe('audits of real answers', () => {
     }
   });
 
+  it('asks only references the buyer’s routing admits, as probes do', async () => {
+    const market = new DemoMarket({
+      model: MODEL,
+      sellers: [...HONEST, { label: 'x' }, { label: 'u' }],
+      seed: 46,
+      config: REAL,
+      trusted: ['h1', 'h2', 'h3', 'x'],
+    });
+    markets.push(market);
+    await market.run('x', userTraffic(60, seededRandom(47)));
+    expect(market.probes.length).toBeGreaterThan(10);
+    expect(market.views.get(market.peerId('u')) ?? []).toHaveLength(0);
+  });
+
   it('pays the references within the same allowance as probes', async () => {
     const config: AuditConfig = {
       ...REAL,
