@@ -32,8 +32,8 @@ export interface DeliveredAnswer {
   /** The request, for its shape or a replay (called only when one is wanted, after the answer). */
   request?: () => ShapeInput;
   /**
-   * The answer, for an audit of it: given only while `buyer.audit.realAnswers` is on, called
-   * only for a request the auditor sampled.
+   * The answer, for an audit of it, or why the request may not be sent to references: given
+   * only while `buyer.audit.realAnswers` is on, called only for a request the auditor sampled.
    */
-  answer?: () => DeliveredBody | undefined;
+  answer?: () => DeliveredBody | string;
 }

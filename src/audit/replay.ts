@@ -105,7 +105,7 @@ export function replayOf(answer: DeliveredAnswer, serviceId: string): Replay | s
   const stateful = statefulPart(request.body);
   if (stateful) return `the request uses ${stateful}`;
   const delivered = answer.answer();
-  if (!delivered) return 'the answer was not kept';
+  if (typeof delivered === 'string') return delivered;
   const text = textOf(delivered);
   if (text === undefined) return 'the answer is not text';
   const kept = delivered.evidence

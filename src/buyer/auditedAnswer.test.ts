@@ -4,7 +4,7 @@
  * the seller sent it (a whole body, or a stream's events).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DeliveredAnswer } from '../audit/index.js';
+import type { DeliveredAnswer, DeliveredBody } from '../audit/index.js';
 import { jsonReply, sseReply } from './testing/memoryNetwork.js';
 import { startTestBuyer, type TestBuyer } from './testing/testBuyer.js';
 
@@ -41,7 +41,7 @@ async function buyerWith(realAnswers: boolean) {
     payments: 'unpaid-dev',
     config: { audit: { realAnswers, sampleRate: 0 } },
   });
-  t.network.addSeller(
+  const peerId = t.network.addSeller(
     {
       peerId: 'gpt',
       services: [{ id: 'gpt-x', pricing: PRICING, protocols: ['openai-chat-completions'] }],
@@ -56,16 +56,16 @@ async function buyerWith(realAnswers: boolean) {
     noteAnswer(answer);
   };
   const url = t.url;
-  const ask = async (stream: boolean) => {
+  const ask = async (stream: boolean, headers: Record<string, string> = {}) => {
     const response = await fetch(`${url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }], stream }),
     });
     expect(response.status).toBe(200);
     await response.text();
   };
-  return { notes, ask };
+  return { notes, ask, peerId };
 }
 
 describe('the delivered answer offered to audits', () => {
@@ -85,16 +85,23 @@ describe('the delivered answer offered to audits', () => {
     await ask(false);
     await ask(true);
     expect(notes).toHaveLength(2);
-    const whole = notes[0]!.answer!()!;
+    const whole = notes[0]!.answer!() as DeliveredBody;
     expect(whole.sellerProtocol).toBe('openai-chat-completions');
     expect(JSON.parse(Buffer.from(whole.body!).toString())).toEqual(CHAT);
-    const streamed = notes[1]!.answer!()!;
+    const streamed = notes[1]!.answer!() as DeliveredBody;
     expect(streamed.body).toBeUndefined();
     const contents = streamed.events!.map(
-      (data) =>
+      (data: string) =>
         (JSON.parse(data) as { choices: { delta?: { content?: string } }[] }).choices[0]?.delta
           ?.content ?? '',
     );
     expect(contents.join('')).toBe('Hello there.');
+  });
+
+  it('is withheld when the request chose its own sellers: its content goes to no reference', async () => {
+    const { notes, ask, peerId } = await buyerWith(true);
+    await ask(false, { 'x-svc-pin-peer': `0x${peerId}` });
+    expect(notes).toHaveLength(1);
+    expect(notes[0]!.answer!()).toBe('the request pinned its seller');
   });
 });

@@ -7,6 +7,8 @@
  */
 import type { DeliveredBody } from '../audit/index.js';
 import type { SellerTrailer } from '../network/index.js';
+import { PRESET_PREFIX, type PreferenceNarrowing, parsePinnedModel } from '../routing/index.js';
+import type { ProxyContext } from './context.js';
 import type { Delivery } from './delivery.js';
 import { verifyAnswerReceipt } from './receiptCheck.js';
 import type { StreamUsageScanner } from './usage.js';
@@ -15,6 +17,42 @@ import type { StreamUsageScanner } from './usage.js';
 export interface SeenAnswer {
   trailer: SellerTrailer | undefined;
   scanner?: StreamUsageScanner;
+}
+
+/**
+ * True when a narrowing chooses or excludes sellers beyond the buyer's own preferences (seller
+ * lists, a higher trust floor), not only prices, sort or models.
+ */
+function namesSellers(narrowing: PreferenceNarrowing | undefined, ownMinTrust: number): boolean {
+  if (narrowing === undefined) return false;
+  const { allowedPeerIds, blockedPeerIds, minTrustScore } = narrowing;
+  return (
+    (allowedPeerIds?.length ?? 0) > 0 ||
+    (blockedPeerIds?.length ?? 0) > 0 ||
+    (minTrustScore ?? 0) > ownMinTrust
+  );
+}
+
+/**
+ * Why the request's content must stay with the sellers its own routing admitted, if it must:
+ * references are chosen by the buyer's own preferences, so a request that pinned a seller or
+ * came with seller lists or a trust floor of its own (a gateway key's policy, a preset's) is
+ * never sent to them.
+ */
+export function keptToItsSellers(ctx: ProxyContext): string | undefined {
+  const { limits, body } = ctx.request;
+  const { config } = ctx.service.deps;
+  const ownMinTrust = config.routingPreferences.minTrustScore;
+  if (limits.pin !== undefined) return 'the request pinned its seller';
+  if (namesSellers(limits.policy, ownMinTrust)) return 'a gateway policy chose its sellers';
+  const model = typeof body.model === 'string' ? body.model.trim() : '';
+  if (parsePinnedModel(model)) return 'the request pinned its seller';
+  if (model.startsWith(PRESET_PREFIX)) {
+    const preset = config.presets[model.slice(PRESET_PREFIX.length)];
+    if (namesSellers(preset?.routingPreferences, ownMinTrust))
+      return 'its preset chose its sellers';
+  }
+  return undefined;
 }
 
 /** The delivered answer as an audit records it. */

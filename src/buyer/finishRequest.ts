@@ -9,7 +9,7 @@ import { formatOfProtocol } from '../formats/index.js';
 import { logRequestLine } from '../log/index.js';
 import { parseUsd } from '../money/index.js';
 import { SVC_HEADER } from '../protocol/index.js';
-import { deliveredBodyOf, type SeenAnswer } from './auditedAnswer.js';
+import { deliveredBodyOf, keptToItsSellers, type SeenAnswer } from './auditedAnswer.js';
 import { type BuyerRequest, isAudit, type ProxyContext } from './context.js';
 import type { Delivery } from './delivery.js';
 import { headersForSeller } from './http.js';
@@ -64,7 +64,9 @@ function noteForAudits(
     costMicro: cost,
     arrivedAt: request.startedAt,
     ...(format ? { request: () => shapeInputOf(request, format) } : {}),
-    ...(seen && format ? { answer: () => deliveredBodyOf(delivery, seen) } : {}),
+    ...(seen && format
+      ? { answer: () => keptToItsSellers(ctx) ?? deliveredBodyOf(delivery, seen) }
+      : {}),
   });
 }
 
