@@ -5,7 +5,8 @@
  * the audited seller's own answer, as the client received it, stands in its place. The seller
  * cannot tell an audited request from any other: it is an ordinary request, answered before
  * anyone decided to audit it. Requests the references cannot answer as the seller did (state
- * held elsewhere, no exact bytes, an answer the buyer cannot read) are not replayed.
+ * held elsewhere, no exact bytes, an answer the buyer cannot read), and those whose own routing
+ * chose their sellers (the buyer says why), are not replayed: their samples stay probes.
  */
 import { randomBytes } from 'node:crypto';
 import type { Offer } from '../catalog/index.js';
