@@ -37,6 +37,7 @@ describe('audits of real answers on a loopback network', () => {
     buyer = await startUnpaidBuyer(market.network, dataDir, 3, {
       ...config.buyer,
       audit: { ...LOOPBACK_AUDITS, realAnswers: true },
+      presets: { terse: { model: MODEL, system: 'Answer in one short paragraph.', params: {} } },
     });
   }, 90_000);
 
@@ -61,9 +62,11 @@ describe('audits of real answers on a loopback network', () => {
     };
   }
 
-  /** The replay recorded for the answer `peerId` served, once its references answered. */
-  async function replayOf(peerId: string, seen: Set<string>): Promise<ProbeRecord> {
-    return waitFor(
+  /** Replays already looked at. */
+  const seen = new Set<string>();
+  /** The next replay recorded for an answer `peerId` served, once its references answered. */
+  async function replayOf(peerId: string): Promise<ProbeRecord> {
+    const replay = await waitFor(
       async () => {
         await buyer.service.audits.idle();
         const probes = buyer.service.audits.standing(peerId, KEY)?.probes ?? [];
@@ -72,16 +75,16 @@ describe('audits of real answers on a loopback network', () => {
       60_000,
       'a replay of the answer',
     );
+    seen.add(replay.id);
+    return replay;
   }
 
   it('replays a whole and a streamed request byte for byte to the other sellers, judging the answer the client received', async () => {
-    const seen = new Set<string>();
     for (const stream of [false, true]) {
       // Written as a Python client writes JSON: the replay keeps every byte of it.
       const body = `{"model": "${MODEL}", "messages": [{"role": "user", "content": "Ticket ${stream ? 2 : 1}: the export fails on large files."}], "temperature": 1.0${stream ? ', "stream": true' : ''}}`;
       const served = await send(body, stream);
-      const replay = await replayOf(served.peerId, seen);
-      seen.add(replay.id);
+      const replay = await replayOf(served.peerId);
       expect(replay.id).toMatch(/^replay_/);
       const [audited, ...references] = replay.answers;
       // The audited answer is the one the client received, with the seller's receipt.
@@ -108,4 +111,18 @@ describe('audits of real answers on a loopback network', () => {
       expect(report.receipts.missing).toBe(0);
     }
   }, 120_000);
+
+  it('applies a preset to the replayed bytes as to the original: the references get what the seller got', async () => {
+    const body = `{"model":"@preset/terse","messages":[{"role":"user","content":"Ticket 3: login loops."}]}`;
+    const served = await send(body, false);
+    const replay = await replayOf(served.peerId);
+    const [audited, ...references] = replay.answers;
+    const original = Buffer.from(audited!.evidence!.request.body, 'base64').toString();
+    // The seller got the preset's system prompt, and the references got exactly that.
+    expect(original).toContain('Answer in one short paragraph.');
+    expect(references).toHaveLength(2);
+    for (const reference of references) {
+      expect(Buffer.from(reference.evidence!.request.body, 'base64').toString()).toBe(original);
+    }
+  }, 60_000);
 });
