@@ -14,19 +14,16 @@
  *
  * The physical floor is the same request sent straight to the upstream from the seller's side
  * plus one RTT. With no delay the figures are the local cost alone (new connection − warm = the
- * local set-up of a connection; also against warm requests each sent after the same pause as a
- * new connection's, since code run after a pause runs slower); "RTTs" = (time at the delay − time with none) / RTT, the round
- * trips the path costs, counted twice: against the nominal RTT (twice the delay) and against the
- * RTT measured through the relay (an echo's round trip at the delay − at no delay, p50), since
- * a relay's timers fire late. A warm request's time is also split by the relay's record
- * (bench/distanceWarm.ts: the buyer before the wire, the seller, the buyer after it), and
- * measured again right after each distance at 2 ms each way: the processes wait on the network
- * there too, and their code runs cold after a wait, which the no-delay figures never pay; "beyond
- * 1 RTT over warm at 2 ms" is what the distance alone adds
- * (docs/decisions/214-a-warm-request-at-distance.md). The relay runs in a worker thread (bench/delayRelay.ts); buyer and
- * seller share this process, so its CPU time per request (new connection − warm) is the set-up's
- * CPU at both ends, plus the relay's few extra relayed messages: unlike the wall time, it barely
- * moves when other work shares the machine
+ * local set-up; also over warm requests sent after the same pause, since code run after a pause
+ * runs slower). "RTTs" = (time at the delay − time with none) / RTT, against the nominal RTT and
+ * the one measured through the relay (an echo's round trip at the delay − at no delay, p50). The
+ * goals are also read on requests at the delay and with none taken in turns, which share
+ * whatever the machine does meanwhile (bench/distanceTurns.ts,
+ * docs/decisions/222-distance-goals-read-in-turns.md). A warm request's time is split by the
+ * relay's record (bench/distanceWarm.ts), and measured again at 2 ms each way, where the
+ * processes wait on the network too (docs/decisions/214-a-warm-request-at-distance.md). The
+ * relay runs in a worker thread (bench/delayRelay.ts); buyer and seller share this process, so
+ * its CPU time per request (new connection − warm) is the set-up's CPU at both ends
  * (docs/decisions/210-a-new-connection-with-an-honest-distance.md).
  */
 import { performance } from 'node:perf_hooks';
@@ -47,11 +44,11 @@ import { tempDir } from '../src/testing/index.js';
 import { startDelayRelay } from './delayRelay.js';
 import { directSetUp, printNoRelay } from './distanceDirect.js';
 import { cutConnection, farSeller, listed, settled } from './distanceSeller.js';
+import { interleavedNewConnection, interleavedWarm, printInTurns } from './distanceTurns.js';
 import {
   figures,
   grownLine,
   IDLE_DELAY_MS,
-  interleavedWarm,
   MODEL,
   type Timing,
   timed,
@@ -108,6 +105,14 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
         .getConnections(sellerLibp2p())
         .every((c) => c.remoteAddr.toString().includes(`/tcp/${relay.port}`));
 
+    const inTurns = {
+      relay,
+      buyer,
+      sellerId,
+      seller: sellerLibp2p,
+      url: chat,
+      samples: COLD_SAMPLES,
+    };
     const table: Record<string, unknown>[] = [];
     /** Last-byte p50 per case with no delay: the local cost, taken out to count round trips. */
     let local: Record<string, number> | undefined;
@@ -139,6 +144,7 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
       const { echo, echoHere, warm, split } = await warmRun(relay, delayMs, chat);
       const waiting = rtt > 0 ? await warmRun(relay, IDLE_DELAY_MS, chat) : undefined;
       const turns = rtt > 0 ? await interleavedWarm(relay, delayMs, chat) : undefined;
+      const newTurns = rtt > 0 ? await interleavedNewConnection(inTurns, delayMs) : undefined;
       await relay.setDelay(delayMs);
       if (rtt === 0) {
         localEchoMs = echo.p50Ms;
@@ -253,6 +259,7 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
           : {}),
         relayed,
         ...(turns ? { warmInTurnsWithNoDelay: turns } : {}),
+        ...(newTurns ? { newConnectionInTurnsWithNoDelay: newTurns } : {}),
         ...cases,
         warmAfterPause: figures(warmAfterPause),
         listedAfterRestartMs: stats(listedAfterMs),
@@ -326,14 +333,7 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
               grownLine(waiting.split, localSplit),
           );
         }
-        if (turns !== undefined) {
-          printFigure(
-            'warm: added beyond 1 measured RTT, in turns with no delay',
-            turns.far.lastByte.p50Ms - turns.near.lastByte.p50Ms - measuredRtt,
-            'ms',
-            '<= 1 ms',
-          );
-        }
+        if (turns !== undefined) printInTurns('warm', turns, 1, measuredRtt);
         console.log(`warm split p50 beyond no delay: ${grownLine(split, localSplit)}`);
         printFigure(
           'new connection: added beyond 3 measured RTT',
@@ -341,6 +341,7 @@ export default async function distanceBench(): Promise<Record<string, unknown>> 
           'ms',
           '<= 1 ms',
         );
+        if (newTurns !== undefined) printInTurns('new connection', newTurns, 3, measuredRtt);
       }
       if (floorAfterWait !== undefined) {
         printFigure(

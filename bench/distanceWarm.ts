@@ -177,31 +177,3 @@ export function grownLine(split: WarmSplit, local: WarmSplit | undefined): strin
     `buyer after the wire ${grew('buyerAfter')} ms`
   );
 }
-
-/** Warm requests at a delay and with none, taken in turns on one connection. */
-export interface InterleavedWarm {
-  far: CaseFigures;
-  near: CaseFigures;
-}
-
-/**
- * Warm requests to `url` alternately at `delayMs` each way and at none: measured minutes apart,
- * in separate passes, the two sides of "beyond one round trip" also differ by whatever the
- * machine did in between; taken in turns, they share it. The connection must be open already;
- * the relay is left at `delayMs`.
- */
-export async function interleavedWarm(
-  relay: DelayRelay,
-  delayMs: number,
-  url: string,
-): Promise<InterleavedWarm> {
-  const far: Timing[] = [];
-  const near: Timing[] = [];
-  for (let i = 0; i < WARM_SAMPLES; i++) {
-    await relay.setDelay(0);
-    near.push(await timed(url));
-    await relay.setDelay(delayMs);
-    far.push(await timed(url));
-  }
-  return { far: figures(far), near: figures(near) };
-}
