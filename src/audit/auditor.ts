@@ -328,6 +328,7 @@ export class Auditor implements AuditSource {
           headers: renderHeaders(head.headers, this.random),
           body: probe.bodyFor(offer),
           ...(head.maxCostUsd !== undefined ? { maxCostUsd: head.maxCostUsd } : {}),
+          ...(head.idAgeMs !== undefined ? { idAgeMs: head.idAgeMs } : {}),
         },
         this.abort.signal,
       );

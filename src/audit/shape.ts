@@ -107,6 +107,11 @@ export interface RequestShape {
   servedBy?: string;
   /** The gap between the request and the one before it (ms): copies wait as long. */
   gapMs?: number;
+  /**
+   * How long before it reached the buyer its request id was made (ms), when not by the buyer
+   * (a gateway's): each copy gets an id as old (docs/decisions/223-key-order-and-id-time.md).
+   */
+  idAgeMs?: number;
   /** Characters of text in all slots (for cost estimates). */
   textChars: number;
 }
@@ -327,6 +332,8 @@ export interface ShapeInput {
   headers: [string, string][];
   identity: string;
   maxCostUsd?: string;
+  /** How long before it reached the buyer its request id was made (a gateway's id). */
+  idAgeMs?: number;
 }
 
 /** The shape of a request, or undefined when it cannot be replayed (see the file comment). */
@@ -349,6 +356,7 @@ export function shapeOf(input: ShapeInput): RequestShape | undefined {
     ...(writing.escaping ? { escaping: writing.escaping } : {}),
     identity: input.identity,
     ...(input.maxCostUsd !== undefined ? { maxCostUsd: input.maxCostUsd } : {}),
+    ...(input.idAgeMs !== undefined ? { idAgeMs: input.idAgeMs } : {}),
     textChars: walk.textChars,
   };
 }

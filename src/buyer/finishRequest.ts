@@ -81,6 +81,7 @@ function shapeInputOf(request: BuyerRequest, format: ApiFormat): ShapeInput {
     headers: Object.entries(headersForSeller(request.head)),
     identity: request.access.identity,
     ...(typeof maxCost === 'string' && request.access.authenticated ? { maxCostUsd: maxCost } : {}),
+    ...(request.idAgeMs !== undefined ? { idAgeMs: request.idAgeMs } : {}),
   };
 }
 
