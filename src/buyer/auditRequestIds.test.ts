@@ -98,6 +98,12 @@ describe('audit request ids', () => {
         .flatMap((peerId) => t!.network.callsTo(peerId))
         .filter((call) => JSON.stringify(call.json.messages).includes('Question'));
       expect(asked.length > sent.size).toBe(realAnswers);
+      // The age asked for stays inside the buyer, like every x-svc-* header.
+      for (const call of sellers.flatMap((peerId) => t!.network.callsTo(peerId))) {
+        expect(
+          Object.keys(call.request.headers).filter((name) => name.startsWith('x-svc')),
+        ).toEqual([]);
+      }
       for (const { requestId } of paid) {
         // Every id has the one form, and stands one of the gateway's lags before the buyer's now.
         expect(LAGS).toContain(requestIdAge(requestId, now));
