@@ -23,14 +23,17 @@ afterEach(async () => {
 const SECRET = 'cd'.repeat(32);
 /** How long before each request reached the buyer the gateway made its id (ms). */
 const LAGS = [3, 7, 12];
+const question = (i: number) => ({ type: 'text', text: `Question ${i}: what is a ledger for?` });
+const IMAGE = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
 
 describe('audit request ids', () => {
   it.each([
-    ['probes', false],
-    ['replays', true],
+    ['probes', false, false],
+    ['replays', true, false],
+    ['probes of requests that make no shape (an image)', false, true],
   ])(
     '%s carry ids as old, at the buyer, as the gateway’s ids of the requests they copy',
-    async (_, realAnswers) => {
+    async (_, realAnswers, image) => {
       // The buyer's clock stands still: the lags it reads are exactly the ones the gateway made.
       const now = Date.now();
       const paid: { requestId: string; peerId: string }[] = [];
@@ -84,7 +87,7 @@ describe('audit request ids', () => {
           },
           body: JSON.stringify({
             model: 'gpt-4o',
-            messages: [{ role: 'user', content: `Question ${i}: what is a ledger for?` }],
+            messages: [{ role: 'user', content: image ? [IMAGE, question(i)] : question(i).text }],
           }),
         });
         expect(response.status).toBe(200);

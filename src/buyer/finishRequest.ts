@@ -63,6 +63,7 @@ function noteForAudits(
     identity: request.access.identity,
     costMicro: cost,
     arrivedAt: request.startedAt,
+    ...(request.idAgeMs !== undefined ? { idAgeMs: request.idAgeMs } : {}),
     ...(format ? { request: () => shapeInputOf(request, format) } : {}),
     ...(seen && format
       ? { answer: () => keptToItsSellers(ctx) ?? deliveredBodyOf(delivery, seen) }
