@@ -6,15 +6,31 @@
  * seller, name the identity and mark the audit all start with `x-svc-`, and the buyer drops
  * every such header before any seller.
  */
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { formatOfProtocol } from '../formats/index.js';
 import { type MicroUsd, parseUsd } from '../money/index.js';
 import type { AnswerEvidence } from '../network/index.js';
-import { SVC_HEADER } from '../protocol/index.js';
+import { MAX_ID_AGE_MS, SVC_HEADER } from '../protocol/index.js';
 import { answerText, looksLikeStream } from './answerText.js';
 import type { ProbeReply, ProbeRequest, SendProbe } from './probes.js';
 
 export const AUDIT_HEADER = 'x-svc-audit';
+/**
+ * How long before it reaches the buyer an audit request's id is to be made (ms): as long before
+ * as the copied request's was (a gateway makes its keys' ids before their reservation and the
+ * hop), so the time in the id a seller sees stands as far from the request's arrival
+ * (docs/decisions/223-key-order-and-id-time.md). Honoured only beside the auditor's marker.
+ */
+export const AUDIT_ID_AGE_HEADER = 'x-svc-audit-id-age';
+
+/** The id age an audit request of this buyer (its `marker`) asks for, if any. */
+export function auditIdAgeOf(headers: IncomingHttpHeaders, marker: string): number | undefined {
+  const value = headers[AUDIT_ID_AGE_HEADER];
+  if (typeof value !== 'string' || !/^-?[0-9]{1,8}$/.test(value)) return undefined;
+  if (headers[AUDIT_HEADER] !== marker) return undefined;
+  const age = Number(value);
+  return Math.abs(age) <= MAX_ID_AGE_MS ? age : undefined;
+}
 
 /** Largest audit answer read. */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
@@ -82,6 +98,7 @@ function rawHeaders(probe: ProbeRequest, target: ProxyTarget, host: string): str
   const secret = target.controlSecret();
   if (secret !== undefined) out.push(SVC_HEADER.gatewayAuth, secret);
   if (probe.maxCostUsd !== undefined) out.push(SVC_HEADER.maxCostUsd, probe.maxCostUsd);
+  if (probe.idAgeMs !== undefined) out.push(AUDIT_ID_AGE_HEADER, String(probe.idAgeMs));
   return out;
 }
 

@@ -141,7 +141,7 @@ export class Auditor implements AuditSource {
     const { store, config } = this.deps;
     store.addOwnSpend(answer.identity, answer.costMicro);
     this.costs.noteAnswer(answer.identity, answer.modelKey, answer.costMicro);
-    this.profile.noteArrival(answer.identity, answer.modelKey, answer.arrivedAt);
+    this.profile.noteArrival(answer.identity, answer.modelKey, answer.arrivedAt, answer.idAgeMs);
     const { request } = answer;
     const shape =
       request !== undefined && this.profile.wantsShape(answer.identity, answer.modelKey);
@@ -328,6 +328,7 @@ export class Auditor implements AuditSource {
           headers: renderHeaders(head.headers, this.random),
           body: probe.bodyFor(offer),
           ...(head.maxCostUsd !== undefined ? { maxCostUsd: head.maxCostUsd } : {}),
+          ...(head.idAgeMs !== undefined ? { idAgeMs: head.idAgeMs } : {}),
         },
         this.abort.signal,
       );

@@ -1,7 +1,9 @@
 /**
  * How a client wrote its JSON, learned from its bytes, so a probe copied from its request is
  * written the same way (docs/decisions/218-probe-tells-closed.md): its spacing, the numbers it
- * wrote otherwise than `JSON.stringify` would, and the escapes and final line feed of its encoder.
+ * wrote otherwise than `JSON.stringify` would, the escapes and final line feed of its encoder,
+ * and the order of keys a JavaScript object would move
+ * (docs/decisions/223-key-order-and-id-time.md).
  */
 
 /**
@@ -11,6 +13,16 @@
  */
 export class NumberText {
   constructor(readonly text: string) {}
+}
+
+/**
+ * An object whose keys the client wrote in an order a JavaScript object does not keep: one puts
+ * integer-like keys ("50256", "13") first, ascending, so `{"50256": -100, "13": 2}` or
+ * `{"b": 1, "10": 2}` would be written back reordered. Its entries, in the client's order. Only
+ * such objects are made: any other keeps its order as a plain object.
+ */
+export class OrderedObject<T = unknown> {
+  constructor(readonly entries: readonly (readonly [string, T])[]) {}
 }
 
 /**
@@ -28,7 +40,10 @@ export interface Escaping {
 
 /** How one request's body was written. */
 export interface ClientWriting {
-  /** The parsed body, with `NumberText` where the client wrote a number its own way. */
+  /**
+   * The parsed body, with `NumberText` where the client wrote a number its own way and
+   * `OrderedObject` where it ordered keys otherwise than a JavaScript object does.
+   */
   body: unknown;
   /** `", "` / `": "` separators (Python clients) instead of none. */
   spaced: boolean;
@@ -52,25 +67,94 @@ function escapingOf(text: string): Escaping | undefined {
 /** JSON.parse's reviver with the source text of each primitive (Node 21 and later). */
 type SourceReviver = (key: string, value: unknown, context?: { source?: string }) => unknown;
 
+/** A key a JavaScript object moves to the front: an array index, "0" to "4294967294". */
+const INDEX_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
+const isIndexKey = (key: string) => INDEX_KEY.test(key) && Number(key) < 4_294_967_295;
+/** The cheap first test: JSON text holding something like an integer-like key. */
+const INDEX_KEY_TEXT = /"(?:0|[1-9][0-9]{0,9})"\s*:/;
 /**
- * `body` with each number the client wrote otherwise than `JSON.stringify` would as a
- * `NumberText`; `body` itself when there is none, or when `text` is not what `body` was parsed
- * from (a preset changed it since).
+ * Each string of JSON text, with the colon after it when it is a key. Matched from the start,
+ * every match begins at a string's opening quote: outside strings JSON has no quote.
  */
-function withNumberTexts(body: Record<string, unknown>, text: string): unknown {
-  let differs = false;
+const STRING_TEXT = /"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?/g;
+/** Put before each integer-like key so that parsing leaves it in place; no client key has it. */
+const MARK = '\u0000';
+
+/**
+ * Valid JSON `text` with each integer-like key marked, or undefined when it has none (or has the
+ * mark). Only valid JSON: there every quote the scan meets opens a string that closes, so one
+ * pass does it.
+ */
+function markIndexKeys(text: string): string | undefined {
+  if (!INDEX_KEY_TEXT.test(text) || text.includes('\\u0000')) return undefined;
+  return text.replace(STRING_TEXT, (string: string, colon: string | undefined) =>
+    colon !== undefined && isIndexKey(string.slice(1, string.length - 1 - colon.length))
+      ? `"\\u0000${string.slice(1)}`
+      : string,
+  );
+}
+
+/**
+ * A parsed object with marked keys as the client ordered them: an `OrderedObject` when
+ * JavaScript's order differs, else a plain object (as is one with a key written twice).
+ */
+function unmark(object: Record<string, unknown>): unknown {
+  const keys = Object.keys(object);
+  if (!keys.some((key) => key.startsWith(MARK))) return object;
+  const entries = keys.map(
+    (key) => [key.startsWith(MARK) ? key.slice(1) : key, object[key]] as const,
+  );
+  const plain = Object.fromEntries(entries) as Record<string, unknown>;
+  const order = Object.keys(plain);
+  if (order.length !== entries.length || order.every((key, i) => key === entries[i]![0])) {
+    return plain;
+  }
+  return new OrderedObject(entries);
+}
+
+/** Parses `text`, numbers with their source text and, when `ordered`, marked keys unmarked. */
+function parse(text: string, ordered: boolean): { value: unknown; changed: boolean } {
+  let changed = false;
   const reviver: SourceReviver = (_key, value, context) => {
-    const source = context?.source;
-    if (typeof value !== 'number' || source === undefined || source === JSON.stringify(value)) {
+    if (typeof value === 'number') {
+      const source = context?.source;
+      if (source === undefined || source === JSON.stringify(value)) return value;
+      changed = true;
+      return new NumberText(source);
+    }
+    if (!ordered || typeof value !== 'object' || value === null || Array.isArray(value)) {
       return value;
     }
-    differs = true;
-    return new NumberText(source);
+    const kept = unmark(value as Record<string, unknown>);
+    if (kept instanceof OrderedObject) changed = true;
+    return kept;
   };
+  const value: unknown = JSON.parse(text, reviver);
+  return { value, changed };
+}
+
+/**
+ * JSON text parsed as its writer wrote it: with `NumberText` for each number written otherwise
+ * than `JSON.stringify` would, and `OrderedObject` for each object whose key order a JavaScript
+ * object would change; `changed` when there is either. Only text with an integer-like key is
+ * parsed a second time, with those keys marked. Throws on invalid JSON.
+ */
+export function parseAsWritten(text: string): { value: unknown; changed: boolean } {
+  const plain = parse(text, false);
+  const marked = markIndexKeys(text);
+  return marked === undefined ? plain : parse(marked, true);
+}
+
+/**
+ * `body` as its client wrote it (`parseAsWritten`); `body` itself when nothing differs from
+ * what JavaScript would write, or when `text` is not what `body` was parsed from (a preset
+ * changed it since).
+ */
+function asWritten(body: Record<string, unknown>, text: string): unknown {
   try {
-    const written: unknown = JSON.parse(text, reviver);
-    if (!differs || JSON.stringify(JSON.parse(text)) !== JSON.stringify(body)) return body;
-    return written;
+    const written = parseAsWritten(text);
+    if (!written.changed || JSON.stringify(JSON.parse(text)) !== JSON.stringify(body)) return body;
+    return written.value;
   } catch {
     return body;
   }
@@ -92,7 +176,7 @@ export function clientWriting(
   const text = Buffer.from(raw).toString('utf8');
   const escaping = escapingOf(text);
   return {
-    body: withNumberTexts(body, text),
+    body: asWritten(body, text),
     spaced: SPACED.test(rawHead ? Buffer.from(rawHead).toString('latin1') : text.slice(0, 64)),
     ...(escaping ? { escaping } : {}),
   };

@@ -29,6 +29,8 @@ export interface DeliveredAnswer {
   costMicro: MicroUsd;
   /** When the request arrived (ms). */
   arrivedAt: number;
+  /** How long before it arrived its request id was made, when not by the buyer (a gateway's). */
+  idAgeMs?: number;
   /** The request, for its shape or a replay (called only when one is wanted, after the answer). */
   request?: () => ShapeInput;
   /**

@@ -13,6 +13,8 @@ export interface ProbeRequest {
   headers: [string, string][];
   body: Uint8Array;
   maxCostUsd?: string;
+  /** How long before it reaches the buyer its request id is made: the copied request's lag. */
+  idAgeMs?: number;
 }
 
 /** A seller's answer to a probe copy. */

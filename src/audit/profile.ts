@@ -46,6 +46,8 @@ interface Traffic {
   lastArrival: number | undefined;
   /** The gap before the last request (kept with its shape, if it is shaped). */
   lastGap: number | undefined;
+  /** How long before the last request reached the buyer its id was made, if not by the buyer. */
+  lastIdAgeMs: number | undefined;
 }
 
 const keyOf = (identity: string, modelKey: string) => `${identity}\u0000${modelKey}`;
@@ -64,7 +66,13 @@ export class TrafficProfile {
     if (entry) {
       this.traffic.delete(key);
     } else {
-      entry = { shapes: new Ring(), gaps: new Ring(), lastArrival: undefined, lastGap: undefined };
+      entry = {
+        shapes: new Ring(),
+        gaps: new Ring(),
+        lastArrival: undefined,
+        lastGap: undefined,
+        lastIdAgeMs: undefined,
+      };
       if (this.traffic.size >= MAX_KEYS) {
         const oldest = this.traffic.keys().next().value;
         if (oldest !== undefined) this.traffic.delete(oldest);
@@ -74,11 +82,15 @@ export class TrafficProfile {
     return entry;
   }
 
-  /** A request of `identity` for `modelKey` arrived at `at` (ms): its gap to the last one. */
-  noteArrival(identity: string, modelKey: string, at: number): void {
+  /**
+   * A request of `identity` for `modelKey` arrived at `at` (ms): its gap to the last one, and
+   * how long before it arrived its id was made (`idAgeMs`, a gateway's id).
+   */
+  noteArrival(identity: string, modelKey: string, at: number, idAgeMs?: number): void {
     for (const key of [keyOf(identity, modelKey), keyOf(identity, ANY_MODEL)]) {
       const entry = this.entry(key);
       entry.lastGap = undefined;
+      entry.lastIdAgeMs = idAgeMs;
       if (entry.lastArrival !== undefined) {
         const gap = at - entry.lastArrival;
         if (gap >= 0 && gap <= MAX_GAP_MS) {
@@ -111,7 +123,8 @@ export class TrafficProfile {
 
   /**
    * A shape to copy for an audit of `modelKey` paid by `identity`: one of its own requests to
-   * that model, else to any model, else a built-in one (with the identity set).
+   * that model, else to any model, else a built-in one (with the identity set, and the id age of
+   * the identity's last request: docs/decisions/223-key-order-and-id-time.md).
    */
   shapeFor(identity: string, modelKey: string): RequestShape {
     for (const key of [keyOf(identity, modelKey), keyOf(identity, ANY_MODEL)]) {
@@ -119,7 +132,8 @@ export class TrafficProfile {
       if (shape) return shape;
     }
     const builtin = this.builtin[Math.floor(this.random() * this.builtin.length)]!;
-    return { ...builtin, identity };
+    const idAgeMs = this.traffic.get(keyOf(identity, modelKey))?.lastIdAgeMs;
+    return { ...builtin, identity, ...(idAgeMs !== undefined ? { idAgeMs } : {}) };
   }
 
   /** A delay drawn from the gaps between this identity's requests to the model (ms). */

@@ -20,7 +20,10 @@ import { comparableText } from './statistics.js';
 import type { ProbeAnswer } from './verdict.js';
 
 /** What every copy of an audit carries but its body: a probe's from its shape, a replay's as sent. */
-type CopyHead = Pick<RequestShape, 'format' | 'path' | 'headers' | 'maxCostUsd' | 'gapMs'>;
+type CopyHead = Pick<
+  RequestShape,
+  'format' | 'path' | 'headers' | 'maxCostUsd' | 'gapMs' | 'idAgeMs'
+>;
 
 /** An audit's copies: its id, what each carries but its body, and the body one seller receives. */
 export interface Copies {
@@ -120,6 +123,7 @@ export function replayOf(answer: DeliveredAnswer, serviceId: string): Replay | s
       path: request.path,
       headers: request.headers,
       ...(request.maxCostUsd !== undefined ? { maxCostUsd: request.maxCostUsd } : {}),
+      ...(request.idAgeMs !== undefined ? { idAgeMs: request.idAgeMs } : {}),
     },
     body: request.rawBody,
     audited: {

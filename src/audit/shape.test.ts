@@ -290,3 +290,43 @@ describe('probes written from a shape', () => {
     expect(node.endsWith('}]}')).toBe(true);
   });
 });
+
+describe('objects with integer-like keys', () => {
+  const write = (raw: string, original = true) => {
+    const shape = shapeOf({
+      format: 'chat',
+      path: '/v1/chat/completions',
+      body: JSON.parse(raw) as Record<string, unknown>,
+      rawBody: new TextEncoder().encode(raw),
+      headers: [],
+      identity: 'default',
+    })!;
+    const random = seededRandom(8);
+    return new TextDecoder().decode(renderProbe(writeProbe(shape, random), original, random));
+  };
+  const messages = '"messages":[{"role":"user","content":"hello there, how are you today?"}]';
+
+  it('are written back in the client’s order, not JavaScript’s (which puts "13" before "50256")', () => {
+    const logitBias = '"logit_bias":{"50256":-100,"1734":5.0,"13":2}';
+    expect(write(`{"model":"m",${messages},${logitBias}}`)).toContain(`}],${logitBias}}`);
+    // Keys of both kinds, in a spaced (Python) body, and in a tool call's arguments.
+    const spaced = write(
+      `{"model": "m", "extra": {"b": 1, "10": 2, "a": {"z": 0, "2": 1.0, "1": 2}}, "messages": [{"role": "user", "content": "hello there, how are you?"}]}`,
+    );
+    expect(spaced).toContain('"extra": {"b": 1, "10": 2, "a": {"z": 0, "2": 1.0, "1": 2}}, ');
+    const call = write(
+      `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"pick","arguments":"{\\"b\\":1,\\"10\\":2.0}"}}]}]}`,
+    );
+    expect(call).toContain('"arguments":"{\\"b\\":1,\\"10\\":2.0}"');
+  });
+
+  it('keep their ids fresh for other sellers, and objects JavaScript does not reorder stay plain', () => {
+    const raw = `{"model":"m",${messages},"metadata":{"run":"r","7":"session_4f3a9b2c7d1e8f60"}}`;
+    const other = write(raw, false);
+    const metadata = /"metadata":(\{.*\})\}$/.exec(other)![1]!;
+    expect(metadata).toMatch(/^\{"run":"[0-9a-zA-Z]","7":"session_[0-9a-zA-Z]{16}"\}$/);
+    expect(metadata).not.toContain('4f3a9b2c7d1e8f60');
+    const sorted = '"logit_bias":{"13":2,"1734":5,"x":1}';
+    expect(write(`{"model":"m",${messages},${sorted}}`)).toContain(`}],${sorted}}`);
+  });
+});

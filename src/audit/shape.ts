@@ -15,7 +15,13 @@
  * or files make no shape: they cannot be replayed to other sellers.
  */
 import type { ApiFormat } from '../formats/index.js';
-import { clientWriting, type Escaping, NumberText } from './clientJson.js';
+import {
+  clientWriting,
+  type Escaping,
+  NumberText,
+  OrderedObject,
+  parseAsWritten,
+} from './clientJson.js';
 import {
   looksLikeCodeMeasured,
   measureText,
@@ -79,6 +85,7 @@ export type Skeleton =
   | IdSlot
   | JsonSlot
   | Skeleton[]
+  | OrderedObject<Skeleton>
   | { [key: string]: Skeleton };
 
 /** One request's shape. */
@@ -100,6 +107,11 @@ export interface RequestShape {
   servedBy?: string;
   /** The gap between the request and the one before it (ms): copies wait as long. */
   gapMs?: number;
+  /**
+   * How long before it reached the buyer its request id was made (ms), when not by the buyer
+   * (a gateway's): each copy gets an id as old (docs/decisions/223-key-order-and-id-time.md).
+   */
+  idAgeMs?: number;
   /** Characters of text in all slots (for cost estimates). */
   textChars: number;
 }
@@ -232,8 +244,9 @@ interface Place {
 function shapeString(value: string, { key, voice, data }: Place, walk: Walk) {
   if (key === 'arguments') {
     try {
-      const parsed: unknown = JSON.parse(value);
-      if (typeof parsed === 'object' && parsed !== null) {
+      // As the arguments were written: their numbers' text, their keys' order.
+      const parsed = parseAsWritten(value).value;
+      if (typeof parsed === 'object' && parsed !== null && !(parsed instanceof NumberText)) {
         return new JsonSlot(
           shapeValue(parsed, { key: 'arguments', voice: 'value', data: true, depth: 1 }, walk),
         );
@@ -266,29 +279,31 @@ function shapeValue(value: unknown, place: Place, walk: Walk): Skeleton {
     return kept.map((item) => shapeValue(item, { ...place, depth: depth + 1 }, walk));
   }
   if (typeof value !== 'object') throw new Unshapeable('not JSON');
-  const object = value as Record<string, unknown>;
+  // An object with integer-like keys the client ordered otherwise than JavaScript keeps its order.
+  const ordered = value instanceof OrderedObject ? (value as OrderedObject) : undefined;
+  const entries = ordered ? ordered.entries : Object.entries(value as Record<string, unknown>);
+  const object = ordered
+    ? (Object.fromEntries(entries) as Record<string, unknown>)
+    : (value as Record<string, unknown>);
   if (typeof object.type === 'string' && UNREPLAYABLE_TYPES.has(object.type)) {
     throw new Unshapeable(`carries ${object.type}`);
   }
   const own = voiceOf(object, voice);
   const call = typeof object.type === 'string' && CALL_TYPES.has(object.type);
-  const out: Record<string, Skeleton> = {};
-  for (const [field, child] of Object.entries(object)) {
+  const out: [string, Skeleton][] = [];
+  for (const [field, child] of entries) {
     if (child === undefined) continue;
     if (STATEFUL_KEYS.has(field) && child !== null) throw new Unshapeable(`uses ${field}`);
     if (ID_KEYS.has(field) && isObject(child) && !data) {
-      out[field] = shapeIds(child, walk, depth + 1);
+      out.push([field, shapeIds(child, walk, depth + 1)]);
       continue;
     }
     const childVoice = field === 'system' || field === 'instructions' ? 'system' : own;
     const childData = data || (call && field === 'input' && isObject(child));
-    out[field] = shapeValue(
-      child,
-      { key: field, voice: childVoice, data: childData, depth: depth + 1 },
-      walk,
-    );
+    const at = { key: field, voice: childVoice, data: childData, depth: depth + 1 };
+    out.push([field, shapeValue(child, at, walk)]);
   }
-  return out;
+  return ordered ? new OrderedObject(out) : Object.fromEntries(out);
 }
 
 /** Every string leaf under an identifier key (e.g. `metadata`) becomes an identifier slot. */
@@ -298,11 +313,12 @@ function shapeIds(value: unknown, walk: Walk, depth: number): Skeleton {
   if (value === null || typeof value === 'boolean' || typeof value === 'number') return value;
   if (value instanceof NumberText) return value;
   if (Array.isArray(value)) return value.map((item) => shapeIds(item, walk, depth + 1));
-  const out: Record<string, Skeleton> = {};
-  for (const [field, child] of Object.entries(value as Record<string, unknown>)) {
-    if (child !== undefined) out[field] = shapeIds(child, walk, depth + 1);
+  const ordered = value instanceof OrderedObject ? (value as OrderedObject) : undefined;
+  const out: [string, Skeleton][] = [];
+  for (const [field, child] of ordered?.entries ?? Object.entries(value as object)) {
+    if (child !== undefined) out.push([field, shapeIds(child, walk, depth + 1)]);
   }
-  return out;
+  return ordered ? new OrderedObject(out) : Object.fromEntries(out);
 }
 
 export interface ShapeInput {
@@ -316,6 +332,8 @@ export interface ShapeInput {
   headers: [string, string][];
   identity: string;
   maxCostUsd?: string;
+  /** How long before it reached the buyer its request id was made (a gateway's id). */
+  idAgeMs?: number;
 }
 
 /** The shape of a request, or undefined when it cannot be replayed (see the file comment). */
@@ -338,6 +356,7 @@ export function shapeOf(input: ShapeInput): RequestShape | undefined {
     ...(writing.escaping ? { escaping: writing.escaping } : {}),
     identity: input.identity,
     ...(input.maxCostUsd !== undefined ? { maxCostUsd: input.maxCostUsd } : {}),
+    ...(input.idAgeMs !== undefined ? { idAgeMs: input.idAgeMs } : {}),
     textChars: walk.textChars,
   };
 }

@@ -3,11 +3,11 @@
  * delivery-values.md), and the context serving it: the buyer, the response, the tries.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AUDIT_HEADER } from '../audit/index.js';
+import { AUDIT_HEADER, auditIdAgeOf } from '../audit/index.js';
 import type { ErrorStyle } from '../errors/index.js';
 import type { MicroUsd, TokenUsage } from '../money/index.js';
 import type { ApiProtocol } from '../network/index.js';
-import { headerValue, newRequestId, SVC_HEADER } from '../protocol/index.js';
+import { headerValue, newRequestId, requestIdAge, SVC_HEADER } from '../protocol/index.js';
 import type { PreferenceNarrowing } from '../routing/index.js';
 import type { BuyerService } from './BuyerService.js';
 import { type GatewayAccess, gatewayAccessOf, gatewayLimitsOf } from './gatewayAuth.js';
@@ -51,6 +51,11 @@ export interface RequestBody {
 export interface BuyerRequest extends RequestBody {
   /** The gateway's request id when it sent one; the buyer's own otherwise. */
   readonly id: string;
+  /**
+   * How long before `startedAt` the gateway made `id` (ms), by the time it holds: an audit copying
+   * the request gets an id as old (docs/decisions/223-key-order-and-id-time.md).
+   */
+  readonly idAgeMs?: number;
   /** The client's request; for a gateway's in-process call, the headers it forwards. */
   readonly head: RequestHead;
   readonly route: ProxyRoute;
@@ -104,7 +109,7 @@ export function openProxyContext(
     if (!res.writableFinished) clientAbort.abort(new Error('client closed the connection'));
   });
   const request: BuyerRequest = {
-    id: requestId ?? newRequestId(),
+    ...idOf(service, head, startedAt, requestId),
     head,
     route,
     startedAt,
@@ -124,6 +129,26 @@ export function openProxyContext(
 }
 
 const NO_LIMITS: RequestLimits = {};
+
+/**
+ * A request's id: the gateway's, with how long before arrival it was made; else the buyer's, made
+ * at arrival, or for an audit as long before it as the request it copies had its id made
+ * (docs/decisions/223-key-order-and-id-time.md). Made here, not by the auditor before sending:
+ * the hop to the proxy would add its own time.
+ */
+function idOf(
+  service: BuyerService,
+  head: RequestHead,
+  startedAt: number,
+  given: string | undefined,
+): { id: string; idAgeMs?: number } {
+  if (given !== undefined) {
+    const idAgeMs = requestIdAge(given, startedAt);
+    return idAgeMs === undefined ? { id: given } : { id: given, idAgeMs };
+  }
+  const age = auditIdAgeOf(head.headers, service.audits.marker);
+  return { id: age === undefined ? newRequestId() : newRequestId(startedAt - age) };
+}
 
 /** The context with the request's body in (a new request value: the old one is not changed). */
 export function withBody(ctx: ProxyContext, body: LoadedBody): ProxyContext {

@@ -63,6 +63,7 @@ function noteForAudits(
     identity: request.access.identity,
     costMicro: cost,
     arrivedAt: request.startedAt,
+    ...(request.idAgeMs !== undefined ? { idAgeMs: request.idAgeMs } : {}),
     ...(format ? { request: () => shapeInputOf(request, format) } : {}),
     ...(seen && format
       ? { answer: () => keptToItsSellers(ctx) ?? deliveredBodyOf(delivery, seen) }
@@ -81,6 +82,7 @@ function shapeInputOf(request: BuyerRequest, format: ApiFormat): ShapeInput {
     headers: Object.entries(headersForSeller(request.head)),
     identity: request.access.identity,
     ...(typeof maxCost === 'string' && request.access.authenticated ? { maxCostUsd: maxCost } : {}),
+    ...(request.idAgeMs !== undefined ? { idAgeMs: request.idAgeMs } : {}),
   };
 }
 

@@ -35,3 +35,22 @@ export function newRequestId(now = Date.now()): string {
   idOffset += RANDOM_BYTES;
   return `req_${id}`;
 }
+
+/** `newRequestId`'s form, with its time. */
+const ID_FORM = /^req_([0-9a-f]{12})[0-9a-f]{12}$/;
+
+/** Most an id's time may stand from its request's arrival and still be copied (a day, in ms). */
+export const MAX_ID_AGE_MS = 86_400_000;
+
+/**
+ * How long before `at` (unix ms) the request id was made, by the time it holds; undefined for an
+ * id of another form, or one further than `MAX_ID_AGE_MS` either way. Negative when the maker's
+ * clock is ahead of the reader's. A copy of the request is given an id as old
+ * (docs/decisions/223-key-order-and-id-time.md).
+ */
+export function requestIdAge(id: string, at: number): number | undefined {
+  const time = ID_FORM.exec(id)?.[1];
+  if (time === undefined) return undefined;
+  const age = Math.floor(at) - Number.parseInt(time, 16);
+  return Math.abs(age) <= MAX_ID_AGE_MS ? age : undefined;
+}

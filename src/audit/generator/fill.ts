@@ -6,7 +6,7 @@
  * body is written with the client's own JSON spacing.
  */
 import { randomUUID } from 'node:crypto';
-import { type Escaping, NumberText } from '../clientJson.js';
+import { type Escaping, NumberText, OrderedObject } from '../clientJson.js';
 import { IdSlot, JsonSlot, type RequestShape, type Skeleton, TextSlot } from '../shape.js';
 import { newTheme, type Random } from './draw.js';
 import { writeSlot } from './text.js';
@@ -26,6 +26,7 @@ type Written =
   | IdSlot
   | JsonText
   | Written[]
+  | OrderedObject<Written>
   | { [key: string]: Written };
 
 const ALPHABETS: Record<string, string> = {
@@ -41,6 +42,10 @@ function write(skeleton: Skeleton, theme: ReturnType<typeof newTheme>, random: R
   if (skeleton instanceof IdSlot) return skeleton;
   if (skeleton instanceof JsonSlot) return new JsonText(write(skeleton.skeleton, theme, random));
   if (Array.isArray(skeleton)) return skeleton.map((item) => write(item, theme, random));
+  if (skeleton instanceof OrderedObject) {
+    const entries = (skeleton as OrderedObject<Skeleton>).entries;
+    return new OrderedObject(entries.map(([key, value]) => [key, write(value, theme, random)]));
+  }
   if (skeleton !== null && typeof skeleton === 'object') {
     const out: Record<string, Written> = {};
     for (const [key, value] of Object.entries(skeleton)) out[key] = write(value, theme, random);
@@ -71,8 +76,12 @@ function freshId(slot: IdSlot, random: Random): string {
 function close(value: Written, ids: (slot: IdSlot) => string): unknown {
   if (value instanceof NumberText) return value;
   if (value instanceof IdSlot) return ids(value);
-  if (value instanceof JsonText) return JSON.stringify(close(value.value, ids));
+  if (value instanceof JsonText) return jsonText(close(value.value, ids), false);
   if (Array.isArray(value)) return value.map((item) => close(item, ids));
+  if (value instanceof OrderedObject) {
+    const entries = (value as OrderedObject<Written>).entries;
+    return new OrderedObject(entries.map(([key, item]) => [key, close(item, ids)]));
+  }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) out[key] = close(item, ids);
@@ -94,7 +103,8 @@ const goEscape = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStar
 /**
  * JSON as `JSON.stringify` writes it or, `spaced`, as Python's `json.dumps` does by default
  * (spaced separators, ASCII only), with the client's own escapes and final line feed where its
- * bytes showed them (`Escaping`); numbers the client wrote otherwise keep its text.
+ * bytes showed them (`Escaping`); numbers the client wrote otherwise keep its text, objects
+ * whose keys it ordered otherwise than JavaScript its order.
  */
 function jsonText(value: unknown, spaced: boolean, escaping?: Escaping): string {
   const [comma, colon] = spaced ? [', ', ': '] : [',', ':'];
@@ -113,7 +123,10 @@ function jsonText(value: unknown, spaced: boolean, escaping?: Escaping): string 
       return typeof item === 'string' ? string(item) : JSON.stringify(item);
     }
     if (Array.isArray(item)) return `[${item.map(walk).join(comma)}]`;
-    const entries = Object.entries(item as Record<string, unknown>);
+    const entries =
+      item instanceof OrderedObject
+        ? item.entries
+        : Object.entries(item as Record<string, unknown>);
     return `{${entries.map(([key, child]) => `${string(key)}${colon}${walk(child)}`).join(comma)}}`;
   };
   const text = walk(value);
