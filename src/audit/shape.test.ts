@@ -61,6 +61,20 @@ const agentBody = {
   stream: true,
 };
 
+/** The probe written from a chat request the client sent as `raw`, as the seller would get it. */
+function probeOfRaw(raw: string, original: boolean, seed: number): string {
+  const shape = shapeOf({
+    format: 'chat',
+    path: '/v1/chat/completions',
+    body: JSON.parse(raw) as Record<string, unknown>,
+    rawBody: new TextEncoder().encode(raw),
+    headers: [],
+    identity: 'default',
+  })!;
+  const random = seededRandom(seed);
+  return new TextDecoder().decode(renderProbe(writeProbe(shape, random), original, random));
+}
+
 describe('request shapes', () => {
   it('keep structure, parameters, key order and lengths, and none of the words', () => {
     const shape = shapeOf({
@@ -262,18 +276,7 @@ describe('probes written from a shape', () => {
   });
 
   it('keep the client’s escapes and final line feed: Go’s \\u003c and newline, PHP’s \\/', () => {
-    const write = (raw: string) => {
-      const shape = shapeOf({
-        format: 'chat',
-        path: '/v1/chat/completions',
-        body: JSON.parse(raw) as Record<string, unknown>,
-        rawBody: new TextEncoder().encode(raw),
-        headers: [],
-        identity: 'default',
-      })!;
-      const random = seededRandom(7);
-      return new TextDecoder().decode(renderProbe(writeProbe(shape, random), false, random));
-    };
+    const write = (raw: string) => probeOfRaw(raw, false, 7);
     const messages = '"messages":[{"role":"user","content":"hello there, how are you today?"}]';
     // Go's encoding/json through a json.Encoder: HTML characters escaped, a line feed at the end.
     const go = write(`{"model":"\\u003cteam\\u003e \\u0026 m",${messages}}\n`);
@@ -292,18 +295,7 @@ describe('probes written from a shape', () => {
 });
 
 describe('objects with integer-like keys', () => {
-  const write = (raw: string, original = true) => {
-    const shape = shapeOf({
-      format: 'chat',
-      path: '/v1/chat/completions',
-      body: JSON.parse(raw) as Record<string, unknown>,
-      rawBody: new TextEncoder().encode(raw),
-      headers: [],
-      identity: 'default',
-    })!;
-    const random = seededRandom(8);
-    return new TextDecoder().decode(renderProbe(writeProbe(shape, random), original, random));
-  };
+  const write = (raw: string, original = true) => probeOfRaw(raw, original, 8);
   const messages = '"messages":[{"role":"user","content":"hello there, how are you today?"}]';
 
   it('are written back in the client’s order, not JavaScript’s (which puts "13" before "50256")', () => {
