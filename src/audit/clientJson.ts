@@ -25,6 +25,32 @@ export class OrderedObject<T = unknown> {
   constructor(readonly entries: readonly (readonly [string, T])[]) {}
 }
 
+/** An object as the client ordered it: a plain one, or an `OrderedObject`. */
+export type WrittenObject<T> = OrderedObject<T> | { readonly [key: string]: T };
+
+/** The entries of `object` in the order the client wrote them. */
+export function entriesOf<T>(object: WrittenObject<T>): readonly (readonly [string, T])[] {
+  return object instanceof OrderedObject
+    ? (object as OrderedObject<T>).entries
+    : Object.entries(object as { readonly [key: string]: T });
+}
+
+/** `entries` as an object of the same kind as `like`: ordered only if `like` was. */
+export function objectLike<T>(
+  like: WrittenObject<unknown>,
+  entries: [string, T][],
+): OrderedObject<T> | Record<string, T> {
+  return like instanceof OrderedObject ? new OrderedObject(entries) : Object.fromEntries(entries);
+}
+
+/** `object` with each value mapped, of the same kind and in the same order. */
+export function mapObject<T, U>(object: WrittenObject<T>, map: (value: T) => U) {
+  return objectLike(
+    object,
+    entriesOf(object).map(([key, value]): [string, U] => [key, map(value)]),
+  );
+}
+
 /**
  * What a client's JSON encoder does that `JSON.stringify` does not, as its bytes show:
  * `html`, Go's `encoding/json` writing `<`, `>`, `&`, U+2028 and U+2029 as `\u003c`…; `slash`,

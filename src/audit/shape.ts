@@ -18,9 +18,12 @@ import type { ApiFormat } from '../formats/index.js';
 import {
   clientWriting,
   type Escaping,
+  entriesOf,
   NumberText,
   OrderedObject,
+  objectLike,
   parseAsWritten,
+  type WrittenObject,
 } from './clientJson.js';
 import {
   looksLikeCodeMeasured,
@@ -280,11 +283,12 @@ function shapeValue(value: unknown, place: Place, walk: Walk): Skeleton {
   }
   if (typeof value !== 'object') throw new Unshapeable('not JSON');
   // An object with integer-like keys the client ordered otherwise than JavaScript keeps its order.
-  const ordered = value instanceof OrderedObject ? (value as OrderedObject) : undefined;
-  const entries = ordered ? ordered.entries : Object.entries(value as Record<string, unknown>);
-  const object = ordered
-    ? (Object.fromEntries(entries) as Record<string, unknown>)
-    : (value as Record<string, unknown>);
+  const written = value as WrittenObject<unknown>;
+  const entries = entriesOf(written);
+  const object =
+    written instanceof OrderedObject
+      ? (Object.fromEntries(entries) as Record<string, unknown>)
+      : (written as Record<string, unknown>);
   if (typeof object.type === 'string' && UNREPLAYABLE_TYPES.has(object.type)) {
     throw new Unshapeable(`carries ${object.type}`);
   }
@@ -303,7 +307,7 @@ function shapeValue(value: unknown, place: Place, walk: Walk): Skeleton {
     const at = { key: field, voice: childVoice, data: childData, depth: depth + 1 };
     out.push([field, shapeValue(child, at, walk)]);
   }
-  return ordered ? new OrderedObject(out) : Object.fromEntries(out);
+  return objectLike(written, out);
 }
 
 /** Every string leaf under an identifier key (e.g. `metadata`) becomes an identifier slot. */
@@ -313,12 +317,12 @@ function shapeIds(value: unknown, walk: Walk, depth: number): Skeleton {
   if (value === null || typeof value === 'boolean' || typeof value === 'number') return value;
   if (value instanceof NumberText) return value;
   if (Array.isArray(value)) return value.map((item) => shapeIds(item, walk, depth + 1));
-  const ordered = value instanceof OrderedObject ? (value as OrderedObject) : undefined;
+  const written = value as WrittenObject<unknown>;
   const out: [string, Skeleton][] = [];
-  for (const [field, child] of ordered?.entries ?? Object.entries(value as object)) {
+  for (const [field, child] of entriesOf(written)) {
     if (child !== undefined) out.push([field, shapeIds(child, walk, depth + 1)]);
   }
-  return ordered ? new OrderedObject(out) : Object.fromEntries(out);
+  return objectLike(written, out);
 }
 
 export interface ShapeInput {

@@ -6,7 +6,13 @@
  * body is written with the client's own JSON spacing.
  */
 import { randomUUID } from 'node:crypto';
-import { type Escaping, NumberText, OrderedObject } from '../clientJson.js';
+import {
+  type Escaping,
+  mapObject,
+  NumberText,
+  OrderedObject,
+  type WrittenObject,
+} from '../clientJson.js';
 import { IdSlot, JsonSlot, type RequestShape, type Skeleton, TextSlot } from '../shape.js';
 import { newTheme, type Random } from './draw.js';
 import { writeSlot } from './text.js';
@@ -42,14 +48,8 @@ function write(skeleton: Skeleton, theme: ReturnType<typeof newTheme>, random: R
   if (skeleton instanceof IdSlot) return skeleton;
   if (skeleton instanceof JsonSlot) return new JsonText(write(skeleton.skeleton, theme, random));
   if (Array.isArray(skeleton)) return skeleton.map((item) => write(item, theme, random));
-  if (skeleton instanceof OrderedObject) {
-    const entries = (skeleton as OrderedObject<Skeleton>).entries;
-    return new OrderedObject(entries.map(([key, value]) => [key, write(value, theme, random)]));
-  }
   if (skeleton !== null && typeof skeleton === 'object') {
-    const out: Record<string, Written> = {};
-    for (const [key, value] of Object.entries(skeleton)) out[key] = write(value, theme, random);
-    return out;
+    return mapObject(skeleton as WrittenObject<Skeleton>, (value) => write(value, theme, random));
   }
   return skeleton;
 }
@@ -78,14 +78,8 @@ function close(value: Written, ids: (slot: IdSlot) => string): unknown {
   if (value instanceof IdSlot) return ids(value);
   if (value instanceof JsonText) return jsonText(close(value.value, ids), false);
   if (Array.isArray(value)) return value.map((item) => close(item, ids));
-  if (value instanceof OrderedObject) {
-    const entries = (value as OrderedObject<Written>).entries;
-    return new OrderedObject(entries.map(([key, item]) => [key, close(item, ids)]));
-  }
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = close(item, ids);
-    return out;
+    return mapObject(value as WrittenObject<Written>, (item) => close(item, ids));
   }
   return value;
 }
